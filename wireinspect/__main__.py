@@ -1,0 +1,3 @@
+from wireinspect.cli import main
+
+main()

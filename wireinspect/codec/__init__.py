@@ -1,0 +1,1 @@
+"""Byte-level building blocks shared by every format: varints, CRCs, bounded decompression."""

@@ -1,0 +1,1 @@
+"""Sans-I/O decoders, one module (or package) per format: bytes in, nodes out."""

@@ -1,0 +1,278 @@
+"""Kafka magic 0 and magic 1 messages (the "message set" log entries before record batches).
+
+Layout: ``org.apache.kafka.common.record.LegacyRecord`` and ``AbstractLegacyRecordBatch``, Kafka docs
+section 5.3.3 "Old Message Format"::
+
+    offset int64 | messageSize int32 | crc uint32 (CRC-32 over magic..end) | magic int8 |
+    attributes int8 (bits 0-2 codec, bit 3 timestampType for v1) | timestamp int64 (v1 only) |
+    keyLength int32 (-1 null) | key | valueLength int32 (-1 null) | value
+
+A compressed message is a wrapper whose value is a compressed message set. Inner offsets are
+absolute for magic 0 and relative for magic 1 (absolute = wrapper offset - last relative offset +
+relative offset; a wrapper offset of 0 is tolerated as Kafka does for old librdkafka). A magic-1
+wrapper with LogAppendTime gives its timestamp to every inner message. Magic-0 LZ4 carries Kafka's
+old, wrong frame header checksum.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from wireinspect.codec.compression import DEFAULT_LIMIT, decompress
+from wireinspect.codec.crc import crc32
+from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, codec_name
+from wireinspect.model import Node, Problem
+
+ENTRY = struct.Struct(">qiIbb")  # offset, messageSize, crc, magic, attributes
+LOG_OVERHEAD = 12
+MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
+I32 = struct.Struct(">i")
+I64 = struct.Struct(">q")
+
+
+class Message:
+    """A parsed legacy message entry. Spans index into ``data`` (absolute via ``data_base``).
+
+    ``inner``: list of :class:`Message` inside a compressed wrapper (their ``data`` is the
+    decompressed message set, ``data_base`` ``None``), else ``None``.
+    """
+
+    type = "message"
+    __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
+                 "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "problems", "inner",
+                 "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length")
+
+    def __init__(self, position):
+        self.position = position
+        self.length = 0
+        self.offset = self.size = self.crc = self.magic = self.attributes = self.timestamp = None
+        self.p_key = self.keyLength = self.p_val = self.valueLength = None
+        self.crc_ok = self.crc_computed = None
+        self.problems = []
+        self.inner = None
+        self.data = None
+        self.data_base = None
+        self.start = 0
+        self.abs_offset = None
+        self.abs_timestamp = None
+        self.compressed_length = None
+
+    @property
+    def base_offset(self):
+        if self.inner:
+            return self.inner[0].abs_offset
+        return self.offset
+
+    @property
+    def last_offset(self):
+        return self.offset
+
+    @property
+    def records_count(self) -> int:
+        return len(self.inner) if self.inner is not None else 1
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.crc_ok)
+
+    def _pos(self, i):
+        return None if self.data_base is None else self.data_base + i
+
+    def _bytes(self, p, n):
+        return None if p is None or n is None or n < 0 else bytes(self.data[p:p + n])
+
+    # -- projections -----------------------------------------------------------------------
+    def header_json(self) -> dict:
+        d = {"offset": self.offset, "messageSize": self.size, "crc": self.crc, "magic": self.magic,
+             "attributes": self.attributes}
+        if self.attributes is not None:
+            d["compression"] = codec_name(self.attributes & 7)
+            d["timestampType"] = TIMESTAMP_TYPES[(self.attributes >> 3) & 1] if self.magic == 1 else None
+        d["timestamp"] = self.timestamp
+        d["crcValid"] = self.crc_ok
+        return d
+
+    def record_json(self, enc) -> dict:
+        return {"position": self._pos(self.start), "length": self.length, "offset": self.abs_offset,
+                "timestamp": self.abs_timestamp, "key": enc(self._bytes(self.p_key, self.keyLength)),
+                "value": enc(self._bytes(self.p_val, self.valueLength)), "headers": []}
+
+    def to_json(self, enc) -> dict:
+        d = {"type": "message", "position": self.position, "length": self.length}
+        d.update(self.header_json())
+        d["problems"] = [p.to_dict() for p in self.problems]
+        if self.inner is not None:
+            recs = [m.record_json(enc) for m in self.inner]
+            if self.crc_ok is not True:
+                for r in recs:
+                    r["unverified"] = True
+        elif self.crc_ok is not None or self.p_val is not None:
+            recs = [self.record_json(enc)]
+            if self.crc_ok is not True:
+                recs[0]["unverified"] = True
+        else:
+            recs = []
+        d["records"] = recs
+        return d
+
+    def to_tree(self, name: str = "message") -> Node:
+        base = self.data_base if self.data_base is not None else 0
+        s = self.start
+        node = Node(name, base + s, self.length, type="message", problems=list(self.problems))
+        fields = [("offset", 8, self.offset), ("messageSize", 4, self.size), ("crc", 4, self.crc),
+                  ("magic", 1, self.magic), ("attributes", 1, self.attributes)]
+        if self.magic == 1:
+            fields.append(("timestamp", 8, self.timestamp))
+        p = s
+        for fname, size, value in fields:
+            if value is None:
+                return node
+            child = node.add(fname, base + p, size, value)
+            if fname == "crc":
+                child.display = f"0x{value:08x}" + ("" if self.crc_ok is None else " (valid)" if self.crc_ok
+                                                      else f" (computed 0x{self.crc_computed:08x})")
+            elif fname == "attributes":
+                child.add("compression", base + p, 1, codec_name(value & 7), display=f"{codec_name(value & 7)}"
+                          " (bits 0-2)")
+                if self.magic == 1:
+                    tt = TIMESTAMP_TYPES[(value >> 3) & 1]
+                    child.add("timestampType", base + p, 1, tt, display=f"{tt} (bit 3)")
+            p += size
+        if self.abs_offset is not None and self.abs_offset != self.offset:
+            node.add("absoluteOffset", base + s, 8, self.abs_offset, derived=True)
+        if self.keyLength is None:
+            return node
+        node.add("keyLength", base + self.p_key - 4, 4, self.keyLength)
+        node.add("key", base + self.p_key, max(self.keyLength, 0), self._bytes(self.p_key, self.keyLength))
+        if self.valueLength is None:
+            return node
+        node.add("valueLength", base + self.p_val - 4, 4, self.valueLength)
+        value = node.add("value", base + self.p_val, max(self.valueLength, 0),
+                         self._bytes(self.p_val, self.valueLength))
+        node.display = f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}"
+        if self.inner is not None:
+            value.value = None
+            value.kind = "list"
+            value.space = "decompressed"
+            value.display = f"{codec_name(self.attributes & 7)}: {self.compressed_length} bytes -> " \
+                            f"{len(self.inner[0].data) if self.inner else 0} bytes"
+            for i, m in enumerate(self.inner):
+                value.children.append(m.to_tree(f"messages[{i}]"))
+        return node
+
+
+def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = True, limit: int = DEFAULT_LIMIT,
+                  depth: int = 0) -> Message:
+    """Parse the legacy message entry at ``buf[pos]``; ``base`` is the absolute position of
+    ``buf[0]`` (``None`` inside decompressed data). Never raises on bad bytes."""
+    m = Message(base + pos if base is not None else pos)
+    m.data, m.data_base, m.start = buf, base, pos
+    at = (lambda i: base + i) if base is not None else (lambda i: m.position)
+    avail = len(buf) - pos
+    probs = m.problems
+    if avail < 18:
+        m.length = max(avail, 0)
+        if avail >= 12:
+            m.offset, m.size = struct.unpack_from(">qi", buf, pos)
+        probs.append(Problem("truncated", at(pos), f"message entry header needs 18 bytes, only {avail} remain",
+                             expected=18, actual=avail))
+        return m
+    m.offset, m.size, m.crc, m.magic, m.attributes = ENTRY.unpack_from(buf, pos)
+    m.abs_offset = m.offset
+    total = LOG_OVERHEAD + m.size
+    if m.magic not in (0, 1):
+        m.length = min(max(total, 17), avail)
+        probs.append(Problem("unknown_magic", at(pos + 16), f"magic {m.magic} in a legacy message entry",
+                             actual=m.magic))
+        return m
+    if m.size < MIN_SIZE[m.magic]:
+        m.length = min(18, avail)
+        probs.append(Problem("bad_length", at(pos + 8), f"messageSize {m.size} is smaller than the minimum "
+                             f"{MIN_SIZE[m.magic]} for magic {m.magic}", actual=m.size))
+        return m
+    end = pos + total
+    if total > avail:
+        m.length = avail
+        end = len(buf)
+        probs.append(Problem("truncated", at(pos + 8), f"message of {total} bytes runs past the end of the data "
+                             f"({avail} bytes left)", expected=total, actual=avail))
+    else:
+        m.length = total
+        m.crc_computed = crc32(buf[pos + 16:end])
+        m.crc_ok = m.crc_computed == m.crc
+        if not m.crc_ok:
+            probs.append(Problem("crc_mismatch", at(pos + 12), f"stored CRC-32 0x{m.crc:08x}, computed "
+                                 f"0x{m.crc_computed:08x}", expected=m.crc, actual=m.crc_computed))
+    q = pos + 18
+    if m.magic == 1:
+        if q + 8 > end:
+            return m
+        (m.timestamp,) = I64.unpack_from(buf, q)
+        q += 8
+    m.abs_timestamp = m.timestamp
+    for which in ("key", "value"):
+        if q + 4 > end:
+            probs.append(Problem("bad_message", at(q), f"{which}Length does not fit in the message"))
+            return m
+        (n,) = I32.unpack_from(buf, q)
+        q += 4
+        if n < -1 or q + max(n, 0) > end:
+            probs.append(Problem("bad_message", at(q - 4), f"{which}Length {n} runs past the message", actual=n))
+            return m
+        if which == "key":
+            m.p_key, m.keyLength = q, n
+        else:
+            m.p_val, m.valueLength = q, n
+        q += max(n, 0)
+    if q != end and total <= avail:
+        probs.append(Problem("message_trailing_bytes", at(q), f"{end - q} bytes follow the value"))
+    codec = m.attributes & 7
+    if codec and records:
+        _open_wrapper(m, codec, limit, depth, at)
+    return m
+
+
+def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at) -> None:
+    probs = m.problems
+    if depth:
+        probs.append(Problem("nested_compression", at(m.start + 17), "compressed message inside a compressed "
+                             "message set (Kafka rejects this)"))
+        return
+    if codec > 4 or m.valueLength is None or m.valueLength < 0:
+        probs.append(Problem("bad_wrapper", at(m.start + 17), f"wrapper with codec {codec_name(codec)} has no "
+                             "usable value"))
+        return
+    raw = m.data[m.p_val:m.p_val + m.valueLength]
+    m.compressed_length = len(raw)
+    data, err = decompress(codec, raw, limit, old_lz4=m.magic == 0)
+    if err:
+        probs.append(Problem(err[0], at(m.p_val), f"{codec_name(codec)}: {err[1]}"))
+    inner = []
+    p = 0
+    while p < len(data):
+        im = parse_message(data, p, None, records=True, limit=limit, depth=depth + 1)
+        for ip in im.problems:
+            ip.message = f"inner message at byte {p} of the decompressed set: {ip.message}"
+            ip.position = m.position
+        probs.extend(im.problems)
+        inner.append(im)
+        if im.length <= 0:
+            break
+        p += im.length
+        if im.magic is not None and im.magic != m.magic:
+            probs.append(Problem("inner_magic_mismatch", m.position, f"inner magic {im.magic} in a magic {m.magic} "
+                                 "wrapper", expected=m.magic, actual=im.magic))
+    if not inner:
+        probs.append(Problem("empty_wrapper", at(m.p_val), "compressed wrapper holds no messages"))
+    m.inner = inner
+    if m.magic == 1 and inner and m.offset:
+        last_rel = inner[-1].offset or 0
+        base_abs = m.offset - last_rel
+        for im in inner:
+            im.abs_offset = None if im.offset is None else base_abs + im.offset
+        if base_abs < 0:
+            probs.append(Problem("bad_wrapper_offset", at(m.start), f"wrapper offset {m.offset} is smaller than "
+                                 f"the last inner relative offset {last_rel}"))
+    if m.magic == 1 and m.attributes & 0x08:
+        for im in inner:
+            im.abs_timestamp = m.timestamp

@@ -1,0 +1,495 @@
+"""Kafka magic-2 record batches and the records inside them.
+
+Layout: ``org.apache.kafka.common.record.DefaultRecordBatch`` (header, CRC-32C over attributes..end)
+and ``DefaultRecord`` (varint-framed records), Kafka docs section 5.3 "Record Batch". Control
+records: ``ControlRecordType``, ``EndTransactionMarker``.
+
+One parse serves every front end: :func:`parse_batch` returns a :class:`Batch` holding header
+values, record spans and problems; :meth:`Batch.to_json` and :meth:`Batch.to_tree` project it.
+``records=False`` skips record parsing (the fast path of verify and recover).
+"""
+
+from __future__ import annotations
+
+from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, decompress
+from wireinspect.codec.crc import crc32c
+from wireinspect.codec.varint import read_varint
+from wireinspect.formats.kafka.fields import compile_table, partial_fields
+from wireinspect.model import Node, Problem
+
+BATCH_TABLE = (
+    ("baseOffset", "q"), ("batchLength", "i"), ("partitionLeaderEpoch", "i"), ("magic", "b"),
+    ("crc", "I"), ("attributes", "h"), ("lastOffsetDelta", "i"), ("baseTimestamp", "q"),
+    ("maxTimestamp", "q"), ("producerId", "q"), ("producerEpoch", "h"), ("baseSequence", "i"),
+    ("recordsCount", "i"),
+)
+BATCH_HEADER, BATCH_LAYOUT = compile_table(BATCH_TABLE)
+BATCH_NAMES = tuple(name for name, _ in BATCH_TABLE)
+RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
+CRC_START = 21  # CRC-32C covers attributes .. end of batch
+LOG_OVERHEAD = 12  # baseOffset + batchLength
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+                 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+
+def codec_name(codec: int) -> str:
+    return CODECS.get(codec, f"unknown({codec})")
+
+
+def decode_attributes(attr: int) -> dict:
+    """Kafka v2 batch attributes -> named parts (bits 0-2 compression, 3 timestampType,
+    4 isTransactional, 5 isControl, 6 hasDeleteHorizonMs)."""
+    return {
+        "compression": codec_name(attr & 7),
+        "timestampType": TIMESTAMP_TYPES[(attr >> 3) & 1],
+        "isTransactional": bool(attr & 0x10),
+        "isControl": bool(attr & 0x20),
+        "hasDeleteHorizonMs": bool(attr & 0x40),
+    }
+
+
+ATTRIBUTE_BITS = (("compression", "bits 0-2"), ("timestampType", "bit 3"), ("isTransactional", "bit 4"),
+                  ("isControl", "bit 5"), ("hasDeleteHorizonMs", "bit 6"))
+
+
+class Header:
+    """One record header: spans of ``headerKey`` and ``headerValue`` (``vlen`` -1 = null)."""
+
+    __slots__ = ("p_klen", "klen", "p_key", "p_vlen", "vlen", "p_val", "end")
+
+    def __init__(self, p_klen, klen, p_key, p_vlen, vlen, p_val, end):
+        self.p_klen, self.klen, self.p_key = p_klen, klen, p_key
+        self.p_vlen, self.vlen, self.p_val, self.end = p_vlen, vlen, p_val, end
+
+
+class Record:
+    """Spans (indexes into the batch's record data) and values of one ``DefaultRecord``.
+
+    Fields after a decoding failure stay ``None``; ``ok`` is False then.
+    """
+
+    __slots__ = ("start", "p_attr", "length", "attributes", "p_tsd", "timestampDelta", "p_od", "offsetDelta",
+                 "p_klen", "keyLength", "p_key", "p_vlen", "valueLength", "p_val", "p_hc", "headersCount",
+                 "headers", "end", "ok")
+
+    def __init__(self, start):
+        self.start = start
+        self.p_attr = self.length = self.attributes = self.p_tsd = self.timestampDelta = None
+        self.p_od = self.offsetDelta = self.p_klen = self.keyLength = self.p_key = None
+        self.p_vlen = self.valueLength = self.p_val = self.p_hc = self.headersCount = None
+        self.headers = []
+        self.end = start
+        self.ok = False
+
+
+def _vfail(err, what):
+    return f"record {what} varint is {err}"
+
+
+def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
+    """Parse one record starting at ``data[p]``; the record may not extend past ``limit``.
+
+    ``where(i)`` maps an index into ``data`` to a reported position. Problems are appended.
+    """
+    r = Record(p)
+    length, q = read_varint(data, p)
+    if length is None:
+        problems.append(Problem("bad_record", where(p), _vfail(q, "length")))
+        r.end = limit
+        return r
+    r.p_attr = q
+    r.length = length
+    end = q + length
+    if length < 0 or end > limit:
+        problems.append(Problem("bad_record_length", where(p),
+                                f"record length {length} runs past the records data ({limit - q} bytes left)",
+                                actual=length))
+        r.end = limit
+        return r
+    r.end = end
+    if q >= end:
+        problems.append(Problem("bad_record", where(q), "record body is empty"))
+        return r
+    r.attributes = data[q]
+    q += 1
+    r.p_tsd = q
+    v, q = read_varint(data, q, 10)
+    if v is None:
+        problems.append(Problem("bad_record", where(r.p_tsd), _vfail(q, "timestampDelta")))
+        return r
+    r.timestampDelta = v
+    r.p_od = q
+    v, q = read_varint(data, q)
+    if v is None:
+        problems.append(Problem("bad_record", where(r.p_od), _vfail(q, "offsetDelta")))
+        return r
+    r.offsetDelta = v
+    r.p_klen = q
+    v, q = read_varint(data, q)
+    if v is None or v < -1 or q + max(v, 0) > end:
+        problems.append(Problem("bad_record", where(r.p_klen), f"bad keyLength {v}" if v is not None
+                                else _vfail(q, "keyLength")))
+        return r
+    r.keyLength, r.p_key = v, q
+    q += max(v, 0)
+    r.p_vlen = q
+    v, q = read_varint(data, q)
+    if v is None or v < -1 or q + max(v, 0) > end:
+        problems.append(Problem("bad_record", where(r.p_vlen), f"bad valueLength {v}" if v is not None
+                                else _vfail(q, "valueLength")))
+        return r
+    r.valueLength, r.p_val = v, q
+    q += max(v, 0)
+    r.p_hc = q
+    v, q = read_varint(data, q)
+    if v is None or v < 0 or v > end - q:
+        problems.append(Problem("bad_record", where(r.p_hc), f"bad headersCount {v}" if v is not None
+                                else _vfail(q, "headersCount")))
+        return r
+    r.headersCount = v
+    for _ in range(v):
+        p_kl = q
+        kl, q = read_varint(data, q)
+        if kl is None or kl < 0 or q + kl > end:
+            problems.append(Problem("bad_record", where(p_kl), f"bad headerKeyLength {kl}" if kl is not None
+                                    else _vfail(q, "headerKeyLength")))
+            return r
+        p_k = q
+        q += kl
+        p_vl = q
+        vl, q = read_varint(data, q)
+        if vl is None or vl < -1 or q + max(vl, 0) > end:
+            problems.append(Problem("bad_record", where(p_vl), f"bad headerValueLength {vl}" if vl is not None
+                                    else _vfail(q, "headerValueLength")))
+            return r
+        p_v = q
+        q += max(vl, 0)
+        r.headers.append(Header(p_kl, kl, p_k, p_vl, vl, p_v, q))
+    if q != end:
+        problems.append(Problem("record_trailing_bytes", where(q),
+                                f"record declares {length} bytes but its fields end {end - q} bytes earlier",
+                                expected=q - r.p_attr, actual=length))
+    r.ok = True
+    return r
+
+
+class Batch:
+    """A parsed magic-2 record batch.
+
+    ``position``/``length``: absolute span in the input (bytes). ``header``: the 13 header values
+    (``None`` when fewer than 61 bytes were there; ``partial`` then holds what was). ``records``:
+    list of :class:`Record`, ``None`` when not parsed. ``data``: the record bytes (the input slice,
+    or the decompressed bytes); ``data_base``: absolute position of ``data[0]``, ``None`` when
+    decompressed. ``crc_ok``: CRC-32C verdict (``None`` when the batch is incomplete).
+    """
+
+    type = "batch"
+    __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
+                 "crc_computed", "compressed_length", "partial")
+
+    def __init__(self, position):
+        self.position = position
+        self.length = 0
+        self.header = None
+        self.problems = []
+        self.records = None
+        self.data = None
+        self.data_base = None
+        self.crc_ok = None
+        self.crc_computed = None
+        self.compressed_length = None
+        self.partial = b""
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def base_offset(self):
+        return self.header[0] if self.header else None
+
+    @property
+    def last_offset(self):
+        return self.header[0] + self.header[6] if self.header else None
+
+    @property
+    def magic(self):
+        return self.header[3] if self.header else 2
+
+    @property
+    def records_count(self) -> int:
+        return self.header[12] if self.header else 0
+
+    @property
+    def valid(self) -> bool:
+        """Passes what Kafka's ``LogSegment.recover`` checks: complete, size >= 61, CRC-32C."""
+        return bool(self.crc_ok)
+
+    def record_offset(self, r: Record):
+        return None if r.offsetDelta is None else self.header[0] + r.offsetDelta
+
+    def record_timestamp(self, r: Record):
+        h = self.header
+        if h[5] & 0x08:  # LogAppendTime: every record takes the batch maxTimestamp
+            return h[8]
+        return None if r.timestampDelta is None else h[7] + r.timestampDelta
+
+    # -- projections -----------------------------------------------------------------------
+    def to_json(self, enc) -> dict:
+        """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings."""
+        d = {"type": "batch", "position": self.position, "length": self.length}
+        if self.header:
+            h = self.header
+            d.update(zip(BATCH_NAMES, h))
+            d["lastOffset"] = h[0] + h[6]
+            d.update(decode_attributes(h[5]))
+            d["crcValid"] = self.crc_ok
+        else:
+            d.update((n.name, n.value) for n in self._partial_nodes())
+        d["problems"] = [p.to_dict() for p in self.problems]
+        d["records"] = self._records_json(enc) if self.records is not None else []
+        return d
+
+    def _records_json(self, enc) -> list:
+        data = self.data
+        base = self.data_base
+        control = bool(self.header[5] & 0x20)
+        unverified = self.crc_ok is not True
+        out = []
+        for r in self.records:
+            rec = {"position": None if base is None else base + r.start, "length": r.end - r.start,
+                   "offset": self.record_offset(r), "timestamp": self.record_timestamp(r),
+                   "key": None, "value": None, "headers": []}
+            if r.p_key is not None and r.keyLength >= 0:
+                rec["key"] = enc(data[r.p_key:r.p_key + r.keyLength])
+            if r.p_val is not None and r.valueLength >= 0:
+                rec["value"] = enc(data[r.p_val:r.p_val + r.valueLength])
+            rec["headers"] = [
+                [bytes(data[h.p_key:h.p_key + h.klen]).decode("utf-8", "backslashreplace"),
+                 None if h.vlen < 0 else enc(data[h.p_val:h.p_val + h.vlen])] for h in r.headers]
+            if control:
+                rec.update(control_record(data, r))
+            if unverified:
+                rec["unverified"] = True
+            out.append(rec)
+        return out
+
+    def _partial_nodes(self):
+        tmp = Node("batch", self.position, self.length)
+        partial_fields(tmp, BATCH_TABLE, self.partial, 0, self.position)
+        return tmp.children
+
+    def to_tree(self) -> Node:
+        """The field tree, every node at its absolute byte position."""
+        node = Node("batch", self.position, self.length, type="batch", problems=list(self.problems))
+        if not self.header:
+            node.children = self._partial_nodes()
+            node.display = "truncated record batch"
+            return node
+        h = self.header
+        base = self.position
+        for (name, off, size), value in zip(BATCH_LAYOUT, h):
+            child = node.add(name, base + off, size, value)
+            if name == "crc":
+                child.display = f"0x{value:08x}" + ("" if self.crc_ok is None else
+                                                      " (valid)" if self.crc_ok else
+                                                      f" (computed 0x{self.crc_computed:08x})")
+            elif name == "attributes":
+                for (part, bits), v in zip(ATTRIBUTE_BITS, decode_attributes(value).values()):
+                    child.add(part, base + off, size, v, display=f"{v} ({bits})")
+            elif name == "lastOffsetDelta":
+                node.add("lastOffset", base + off, size, h[0] + value, derived=True)
+        node.display = (f"offsets {h[0]}..{h[0] + h[6]}  {codec_name(h[5] & 7)}  {h[12]} records"
+                        + ("  control" if h[5] & 0x20 else "") + ("  transactional" if h[5] & 0x10 else ""))
+        if self.records is not None:
+            node.children.append(self._records_tree())
+        return node
+
+    def _records_tree(self) -> Node:
+        codec = self.header[5] & 7
+        start = self.position + RECORD_BATCH_OVERHEAD
+        recs = Node("records", start, self.position + self.length - start, kind="list")
+        if self.data_base is None:
+            recs.space = "decompressed"
+            recs.display = f"{codec_name(codec)}: {self.compressed_length} bytes -> {len(self.data)} bytes"
+        base = self.data_base or 0
+        data = self.data
+        control = bool(self.header[5] & 0x20)
+        for i, r in enumerate(self.records):
+            rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
+            _record_nodes(rn, r, data, base)
+            off = self.record_offset(r)
+            if off is not None:
+                rn.add("offset", base + r.p_od, r.p_klen - r.p_od, off, derived=True)
+                rn.display = f"offset {off}"
+            ts = self.record_timestamp(r)
+            if ts is not None:
+                rn.add("timestamp", base + (r.p_tsd or r.start), (r.p_od or r.start) - (r.p_tsd or r.start), ts,
+                       derived=True)
+            if control:
+                for k, v in control_record(data, r).items():
+                    rn.add(k, base + (r.p_key or r.start), max(r.keyLength or 0, 0), v, derived=True)
+        return recs
+
+
+def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
+    """Leaves of one record, in wire order, as far as it was decoded."""
+    add = rn.add
+    if r.p_attr is None:
+        return
+    add("length", base + r.start, r.p_attr - r.start, r.length)
+    if r.attributes is None:
+        return
+    add("attributes", base + r.p_attr, 1, r.attributes)
+    if r.timestampDelta is None:
+        return
+    add("timestampDelta", base + r.p_tsd, r.p_od - r.p_tsd, r.timestampDelta)
+    if r.offsetDelta is None:
+        return
+    add("offsetDelta", base + r.p_od, r.p_klen - r.p_od, r.offsetDelta)
+    if r.keyLength is None:
+        return
+    add("keyLength", base + r.p_klen, r.p_key - r.p_klen, r.keyLength)
+    add("key", base + r.p_key, max(r.keyLength, 0), None if r.keyLength < 0 else bytes(
+        data[r.p_key:r.p_key + r.keyLength]))
+    if r.valueLength is None:
+        return
+    add("valueLength", base + r.p_vlen, r.p_val - r.p_vlen, r.valueLength)
+    add("value", base + r.p_val, max(r.valueLength, 0), None if r.valueLength < 0 else bytes(
+        data[r.p_val:r.p_val + r.valueLength]))
+    if r.headersCount is None:
+        return
+    p_h = r.headers[0].p_klen if r.headers else r.end
+    add("headersCount", base + r.p_hc, p_h - r.p_hc, r.headersCount)
+    hs = add("headers", base + p_h, (r.headers[-1].end if r.headers else p_h) - p_h, kind="list")
+    for j, h in enumerate(r.headers):
+        hn = hs.add(f"headers[{j}]", base + h.p_klen, h.end - h.p_klen, kind="pair")
+        hn.add("headerKeyLength", base + h.p_klen, h.p_key - h.p_klen, h.klen)
+        key = bytes(data[h.p_key:h.p_key + h.klen])
+        hn.add("headerKey", base + h.p_key, h.klen, key.decode("utf-8", "backslashreplace"))
+        hn.add("headerValueLength", base + h.p_vlen, h.p_val - h.p_vlen, h.vlen)
+        hn.add("headerValue", base + h.p_val, max(h.vlen, 0),
+               None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
+
+
+def control_record(data, r: Record) -> dict:
+    """Decode a control record: key ``version int16 | type int16``; for ABORT/COMMIT the value is
+    ``version int16 | coordinatorEpoch int32`` (``EndTransactionMarker``)."""
+    out = {}
+    if r.p_key is None or r.keyLength is None or r.keyLength < 4:
+        return {"controlType": None}
+    ctype = int.from_bytes(data[r.p_key + 2:r.p_key + 4], "big", signed=True)
+    out["controlType"] = CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})")
+    if ctype in (0, 1) and r.p_val is not None and r.valueLength is not None and r.valueLength >= 6:
+        out["coordinatorEpoch"] = int.from_bytes(data[r.p_val + 2:r.p_val + 6], "big", signed=True)
+    return out
+
+
+def check_header(b: Batch, h, problems) -> None:
+    """Header checks beyond Kafka's ``ensureValid`` (which only checks size and CRC)."""
+    pos = b.position
+    if h[3] != 2:
+        problems.append(Problem("unknown_magic", pos + 16, f"magic {h[3]} is not a known record format "
+                                "(Kafka reads it as magic 2)", expected=2, actual=h[3]))
+    codec = h[5] & 7
+    if codec > 4:
+        problems.append(Problem("unknown_codec", pos + 21, f"unknown compression codec {codec}", actual=codec))
+    if h[12] < 0:
+        problems.append(Problem("bad_records_count", pos + 57, f"negative recordsCount {h[12]}", actual=h[12]))
+    if h[6] < 0:
+        problems.append(Problem("bad_offset_delta", pos + 23, f"negative lastOffsetDelta {h[6]}", actual=h[6]))
+
+
+def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool = True,
+                limit: int = DEFAULT_LIMIT) -> Batch:
+    """Parse the magic-2 batch at ``buf[pos]`` (absolute position ``base + pos``).
+
+    ``buf`` may end before the batch does (a truncated batch gets a ``truncated`` problem). Never
+    raises on bad bytes. ``limit`` bounds decompressed bytes. Returns a :class:`Batch`.
+    """
+    b = Batch(base + pos)
+    avail = len(buf) - pos
+    if avail < RECORD_BATCH_OVERHEAD:
+        b.length = max(avail, 0)
+        b.partial = bytes(buf[pos:])
+        b.problems.append(Problem("truncated", base + pos,
+                                  f"record batch header needs 61 bytes, only {avail} remain",
+                                  expected=RECORD_BATCH_OVERHEAD, actual=avail))
+        return b
+    h = BATCH_HEADER.unpack_from(buf, pos)
+    b.header = h
+    size = LOG_OVERHEAD + h[1]
+    problems = b.problems
+    if size < RECORD_BATCH_OVERHEAD:
+        b.length = RECORD_BATCH_OVERHEAD
+        problems.append(Problem("bad_length", base + pos + 8,
+                                f"batchLength {h[1]} gives a size of {size}, smaller than the minimum 61",
+                                actual=h[1]))
+        return b
+    if size > avail:
+        b.length = avail
+        problems.append(Problem("truncated", base + pos + 8,
+                                f"batch of {size} bytes runs past the end of the data ({avail} bytes left)",
+                                expected=size, actual=avail))
+    else:
+        b.length = size
+        b.crc_computed = crc32c(buf[pos + CRC_START:pos + size])
+        b.crc_ok = b.crc_computed == h[4]
+        if not b.crc_ok:
+            problems.append(Problem("crc_mismatch", base + pos + 17,
+                                    f"stored CRC-32C 0x{h[4]:08x}, computed 0x{b.crc_computed:08x}",
+                                    expected=h[4], actual=b.crc_computed))
+    check_header(b, h, problems)
+    if records:
+        _parse_records(b, buf, pos, base, limit)
+    return b
+
+
+def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
+    h = b.header
+    start = pos + RECORD_BATCH_OVERHEAD
+    end = pos + b.length
+    codec = h[5] & 7
+    if codec > 4:
+        return
+    problems = b.problems
+    if codec:
+        b.compressed_length = end - start
+        data, err = decompress(codec, buf[start:end], limit)
+        if err:
+            problems.append(Problem(err[0], base + start, f"{codec_name(codec)}: {err[1]}"))
+        b.data, b.data_base = data, None
+        first, stop = 0, len(data)
+        dpos = base + start
+
+        def where(i):  # decompressed bytes have no input position: report the compressed start
+            return dpos
+    else:
+        b.data, b.data_base = buf, base
+        first, stop = start, end
+
+        def where(i):
+            return base + i
+    data = b.data
+    recs = []
+    p = first
+    count = max(h[12], 0)
+    while p < stop and len(recs) < count:
+        r = parse_record(data, p, stop, problems, where)
+        recs.append(r)
+        if r.end <= p:
+            break
+        p = r.end
+    b.records = recs
+    if len(recs) < count:
+        problems.append(Problem("records_count_mismatch", base + pos + 57,
+                                f"recordsCount says {count}, the data holds {len(recs)}",
+                                expected=count, actual=len(recs)))
+    elif p < stop and not (b.problems and b.problems[-1].code == "decompression_limit"):
+        problems.append(Problem("batch_trailing_bytes", where(p),
+                                f"{stop - p} bytes follow the last of {count} records",
+                                actual=stop - p))
+    # Compaction may remove the last records and keep lastOffsetDelta, so only "greater" is wrong.
+    if recs and recs[-1].ok and recs[-1].offsetDelta > h[6]:
+        problems.append(Problem("last_offset_delta_mismatch", base + pos + 23,
+                                f"lastOffsetDelta {h[6]} but a record has offsetDelta {recs[-1].offsetDelta}",
+                                expected=h[6], actual=recs[-1].offsetDelta))

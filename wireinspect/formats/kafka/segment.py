@@ -1,0 +1,266 @@
+"""Walking a Kafka log segment (``.log``): a sequence of magic-2 batches and legacy messages.
+
+Framing follows ``org.apache.kafka.common.record.FileLogInputStream.nextBatch``: fewer than 17 bytes
+left ends the log; ``size < 14`` is corrupt; an entry running past the end is a torn write; magic
+``< 2`` is a legacy entry, anything else is read as magic 2. Validity follows
+``LogSegment.recover``: an entry is kept when it is complete, big enough and its CRC matches.
+
+Unlike Kafka, the walk does not stop at damage: it reports the bad entry, then resynchronises on the
+next position where an entry passes every check, and reports the bytes in between as an
+:class:`Unparsed` unit.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.codec.crc import crc32, crc32c
+from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
+from wireinspect.formats.kafka.records import CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
+from wireinspect.inputs.source import Source, Window
+from wireinspect.model import Node, Problem
+
+HEADER_SIZE_UP_TO_MAGIC = 17
+MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
+DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
+OFFSET_SIZE = struct.Struct(">qi")
+_MAGIC = re.compile(rb"[\x00\x01\x02]")
+_NONZERO = re.compile(rb"[^\x00]")
+
+
+class Unparsed:
+    """Bytes that hold no valid entry: garbage between entries, a zero-filled or torn tail."""
+
+    type = "unparsed"
+    records_count = 0
+    valid = False
+    base_offset = last_offset = None
+
+    def __init__(self, position: int, length: int, problems: list, preview: bytes = b""):
+        self.position = position
+        self.length = length
+        self.problems = problems
+        self.preview = preview
+
+    def to_json(self, enc) -> dict:
+        return {"type": "unparsed", "position": self.position, "length": self.length,
+                "problems": [p.to_dict() for p in self.problems], "records": []}
+
+    def to_tree(self) -> Node:
+        return Node("unparsed", self.position, self.length, self.preview or None,
+                    display=f"{self.length} bytes that hold no valid entry", problems=list(self.problems),
+                    type="unparsed")
+
+
+def _stream_crc(source: Source, start: int, end: int, fn) -> int:
+    value = 0
+    pos = start
+    while pos < end:
+        chunk = source.read(pos, min(8 << 20, end - pos))
+        if not chunk:
+            break
+        value = fn(chunk, value)
+        pos += len(chunk)
+    return value
+
+
+def entry_ok(win: Window, pos: int) -> int:
+    """Size of the entry at ``pos`` if it passes every check Kafka's recovery makes (framing, minimum
+    size, CRC) plus magic in 0..2 and a known codec; else 0."""
+    size = win.source.size
+    if size - pos < HEADER_SIZE_UP_TO_MAGIC:
+        return 0
+    buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
+    _, length = OFFSET_SIZE.unpack_from(buf, i)
+    magic = buf[i + 16]
+    total = 12 + length
+    if magic == 2:
+        if length < RECORD_BATCH_OVERHEAD - 12 or pos + total > size or buf[i + 22] & 7 > 4:
+            return 0
+        first, fn, stored_at = CRC_START, crc32c, 17
+    elif magic in (0, 1):
+        if length < MIN_SIZE[magic] or pos + total > size or len(buf) - i < 18 or buf[i + 17] & 7 > 4:
+            return 0
+        first, fn, stored_at = 16, crc32, 12
+    else:
+        return 0
+    (stored,) = struct.unpack_from(">I", buf, i + stored_at)
+    if total <= win.chunk:
+        buf, i = win.get(pos, total)
+        computed = fn(buf[i + first:i + total])
+    else:
+        computed = _stream_crc(win.source, pos + first, pos + total, fn)
+    return total if computed == stored else 0
+
+
+def next_valid(win: Window, start: int) -> int | None:
+    """The first position ``>= start`` where :func:`entry_ok` holds, or ``None``.
+
+    Candidates are positions whose byte 16 is a magic 0..2; runs of zeros are skipped, since an
+    entry needs a non-zero size field (bytes 8..11).
+    """
+    size = win.source.size
+    pos = start
+    while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
+        n = min(win.chunk, size - pos)
+        buf, i = win.get(pos, n)
+        stop = i + n
+        j = i + 16
+        while True:
+            m = _MAGIC.search(buf, j, stop)
+            if m is None:
+                break
+            j = m.start()
+            p = pos + (j - 16 - i)
+            if buf[j - 8:j - 4] == b"\x00\x00\x00\x00":
+                z = _NONZERO.search(buf, j - 8, stop)
+                if z is None:
+                    break
+                j = max(j + 1, z.start() + 5)
+                continue
+            if entry_ok(win, p):
+                return p
+            buf, i = win.get(pos, n)  # entry_ok may have moved the window
+            stop = i + n
+            j = i + (p - pos) + 17
+        if pos + n >= size:
+            return None
+        pos = pos + n - 16
+    return None
+
+
+def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
+    buf, i = win.get(start, min(end - start, 64))
+    preview = bytes(buf[i:i + min(end - start, 64)])
+    return Unparsed(start, end - start, problems, preview)
+
+
+def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:
+    """Name a stretch of bytes that holds no valid entry: zero fill or garbage."""
+    n = end - start
+    zeros = True
+    p = start
+    while p < end and zeros:
+        buf, i = win.get(p, min(win.chunk, end - p))
+        chunk = buf[i:i + min(win.chunk, end - p)]
+        zeros = not chunk.strip(b"\x00") if chunk else True
+        p += len(chunk) or (end - p)
+    if zeros:
+        where = "to the end of the file" if at_end else f"up to position {end}"
+        return Problem("zero_fill", start, f"{n} zero bytes from position {start} {where} (a preallocated or "
+                       "torn segment tail; Kafka's recovery truncates here)", actual=n)
+    return Problem("garbage", start, f"{n} bytes from position {start} hold no valid entry", actual=n)
+
+
+def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
+             max_batch: int = DEFAULT_MAX_BATCH, resync: bool = True, start: int = 0,
+             base_offset: int | None = None):
+    """Yield the units of a log segment in position order: ``Batch`` (magic 2), ``Message``
+    (magic 0/1) and :class:`Unparsed` stretches.
+
+    ``records=False`` skips record parsing and decompression (fast path). ``base_offset``, the
+    segment's base offset from its file name, enables Kafka's offset-range check.
+    """
+    win = Window(source)
+    size = source.size
+    pos = start
+    while pos < size:
+        remaining = size - pos
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            buf, i = win.get(pos, remaining)
+            if not bytes(buf[i:i + remaining]).strip(b"\x00"):
+                prob = _describe_gap(win, pos, size, True)
+            else:
+                prob = Problem("truncated", pos, f"{remaining} bytes at the end are too few for an entry header "
+                               "(17 bytes)", expected=HEADER_SIZE_UP_TO_MAGIC, actual=remaining)
+            yield _unparsed(win, pos, size, [prob])
+            return
+        buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
+        _, length = OFFSET_SIZE.unpack_from(buf, i)
+        magic = buf[i + 16]
+        total = 12 + length
+        if length == 0 and not bytes(buf[i:i + 17]).strip(b"\x00"):
+            nxt = next_valid(win, pos + 1) if resync else None
+            end = size if nxt is None else nxt
+            yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        if length < MIN_ENTRY or total > remaining:
+            if length < MIN_ENTRY:
+                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum record "
+                               f"overhead ({MIN_ENTRY}); Kafka's recovery truncates here", actual=length)
+            else:
+                prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
+                               f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
+            nxt = next_valid(win, pos + 1) if resync else None
+            end = size if nxt is None else nxt
+            if length >= MIN_ENTRY and nxt is None and end - pos <= max_batch:
+                # A torn final entry: decode what is there.
+                buf, i = win.get(pos, remaining)
+                unit = _parse(buf, i, win.start, magic, records, limit)
+                yield unit
+                return
+            yield _unparsed(win, pos, end, [prob])
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        if total > max_batch:
+            unit = _parse_big(win, pos, total, magic, records)
+        else:
+            buf, i = win.get(pos, total)
+            unit = _parse(buf, i, win.start, magic, records, limit)
+        if base_offset is not None and unit.last_offset is not None and unit.valid:
+            rel = unit.last_offset - base_offset
+            if rel < 0 or rel > 0x7FFFFFFF:
+                unit.problems.append(Problem("offset_out_of_range", pos, f"last offset {unit.last_offset} is "
+                                             f"outside the segment's range (base offset {base_offset}); Kafka's "
+                                             "recovery would split the segment", actual=unit.last_offset))
+        yield unit
+        pos += total
+        if not unit.valid and resync and pos < size and not entry_ok(win, pos):
+            nxt = next_valid(win, unit.position + 1)
+            if nxt is not None and nxt < pos:
+                continue  # a valid entry inside the bad one's claimed span: go on after the bad one
+            end = size if nxt is None else nxt
+            if end > pos:
+                yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
+            if nxt is None:
+                return
+            pos = nxt
+
+
+def _parse(buf, i, base, magic, records, limit):
+    if magic in (0, 1):
+        return parse_message(buf, i, base, records=records, limit=limit)
+    if magic > 127:  # a negative magic byte: Kafka takes the legacy path
+        return parse_message(buf, i, base, records=records, limit=limit)
+    return parse_batch(buf, i, base, records=records, limit=limit)
+
+
+def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):
+    """An entry too big to hold in memory: header only, CRC computed in chunks."""
+    buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
+    head = bytes(buf[i:i + RECORD_BATCH_OVERHEAD])
+    unit = _parse(head, 0, pos, magic, False, 0)
+    unit.problems = [p for p in unit.problems if p.code != "truncated"]
+    unit.length = total
+    if magic in (0, 1):
+        unit.crc_computed = _stream_crc(win.source, pos + 16, pos + total, crc32)
+        unit.crc_ok = unit.crc_computed == unit.crc
+        stored, at = unit.crc, pos + 12
+    else:
+        unit.crc_computed = _stream_crc(win.source, pos + CRC_START, pos + total, crc32c)
+        unit.crc_ok = unit.crc_computed == unit.header[4]
+        stored, at = unit.header[4], pos + 17
+    if not unit.crc_ok:
+        unit.problems.append(Problem("crc_mismatch", at, f"stored CRC 0x{stored:08x}, computed "
+                                     f"0x{unit.crc_computed:08x}", expected=stored, actual=unit.crc_computed))
+    if records:
+        unit.problems.append(Problem("records_not_decoded", pos, f"entry of {total} bytes is larger than --max-batch; "
+                                     "its header and CRC were checked, its records not decoded", actual=total))
+    return unit

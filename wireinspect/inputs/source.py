@@ -1,0 +1,99 @@
+"""Random-access, read-only byte sources: files (read with ``pread``, never mapped writable, never
+modified), stdin and decoded hex dumps (held in memory)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from wireinspect.errors import InputError
+
+
+class Source:
+    """Bytes of one input. ``name`` is what messages call it, ``size`` its length in bytes."""
+
+    name: str
+    size: int
+    path: str | None = None
+
+    def read(self, pos: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``pos`` (fewer at the end)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class BytesSource(Source):
+    def __init__(self, data: bytes, name: str, path: str | None = None):
+        self.data = bytes(data)
+        self.name = name
+        self.size = len(self.data)
+        self.path = path
+
+    def read(self, pos: int, n: int) -> bytes:
+        return self.data[pos:pos + n]
+
+
+class FileSource(Source):
+    """A regular file opened ``O_RDONLY``; reads are ``pread`` so memory stays bounded."""
+
+    def __init__(self, path: str):
+        self.name = self.path = path
+        try:
+            self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(f"{path}: is a directory") from None
+        except PermissionError:
+            raise InputError(f"{path}: permission denied") from None
+        except OSError as e:
+            raise InputError(f"{path}: cannot open: {e.strerror}") from None
+        st = os.fstat(self.fd)
+        if stat.S_ISDIR(st.st_mode):
+            os.close(self.fd)
+            raise InputError(f"{path}: is a directory")
+        self.size = st.st_size
+
+    def read(self, pos: int, n: int) -> bytes:
+        try:
+            return os.pread(self.fd, n, pos)
+        except OSError as e:
+            raise InputError(f"{self.name}: read error at byte {pos}: {e.strerror}") from None
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Window:
+    """A sliding read buffer over a :class:`Source`.
+
+    ``get(pos, n)`` returns ``(buf, i)`` with ``buf[i:i+n]`` the requested bytes (fewer at the end
+    of the source); whole chunks are read so that small reads cost no system call.
+    """
+
+    def __init__(self, source: Source, chunk: int = 8 << 20):
+        self.source = source
+        self.chunk = chunk
+        self.buf = b""
+        self.start = 0
+
+    def get(self, pos: int, n: int):
+        off = pos - self.start
+        if off >= 0 and off + n <= len(self.buf):
+            return self.buf, off
+        if off >= 0 and pos + n > self.source.size and off <= len(self.buf) and \
+                self.start + len(self.buf) >= self.source.size:
+            return self.buf, off  # already holds everything up to the end
+        self.buf = self.source.read(pos, max(n, self.chunk))
+        self.start = pos
+        return self.buf, 0

@@ -1,0 +1,112 @@
+"""The one tree every decoder produces.
+
+Every format decodes into :class:`Node` objects: a name, an absolute byte ``position`` and
+``length`` in the input, a ``value`` (int, str, bytes, bool, None for containers), optional
+``display`` text, children and :class:`Problem` objects. Decoders never raise on bad bytes: damage
+becomes problems attached to the node where it was found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+
+@dataclass(slots=True)
+class Problem:
+    """A finding about the bytes.
+
+    ``code`` is a stable snake_case identifier (see docs/problems.md), ``position`` the absolute
+    byte position it concerns, ``expected``/``actual`` optional values (for example two CRCs).
+    """
+
+    code: str
+    position: int
+    message: str
+    expected: object = None
+    actual: object = None
+
+    def to_dict(self) -> dict:
+        d = {"code": self.code, "position": self.position, "message": self.message}
+        if self.expected is not None:
+            d["expected"] = self.expected
+        if self.actual is not None:
+            d["actual"] = self.actual
+        return d
+
+
+@dataclass(slots=True)
+class Node:
+    """A decoded field or structure.
+
+    ``position`` and ``length`` are absolute, in bytes. ``kind`` says how a container projects to
+    JSON: ``"struct"`` (an object keyed by child names), ``"list"`` (an array of its children)
+    or ``"pair"`` (an array of its children's values, e.g. a record header ``[key, value]``).
+    ``derived`` marks values computed from other fields (``lastOffset``, a record's absolute
+    ``offset``) rather than stored at ``position``. ``space="decompressed"`` on a container says
+    that its descendants' positions count from the start of its decompressed bytes, not the input.
+    """
+
+    name: str
+    position: int
+    length: int
+    value: object = None
+    display: str | None = None
+    children: list["Node"] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    kind: str = "struct"
+    derived: bool = False
+    type: str | None = None
+    space: str | None = None
+
+    # -- building -------------------------------------------------------------------------
+    def add(self, name: str, position: int, length: int, value: object = None, display: str | None = None,
+            **kw) -> "Node":
+        """Append and return a child node."""
+        child = Node(name, position, length, value, display, **kw)
+        self.children.append(child)
+        return child
+
+    def problem(self, code: str, position: int, message: str, expected: object = None,
+                actual: object = None) -> Problem:
+        p = Problem(code, position, message, expected, actual)
+        self.problems.append(p)
+        return p
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def end(self) -> int:
+        return self.position + self.length
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children and self.kind == "struct"
+
+    def child(self, name: str) -> "Node | None":
+        for c in self.children:
+            if c.name == name:
+                return c
+        return None
+
+    def get(self, name: str, default: object = None) -> object:
+        """Value of the direct child ``name`` (``default`` when absent)."""
+        c = self.child(name)
+        return default if c is None else c.value
+
+    def walk(self) -> Iterator["Node"]:
+        """Every node of the subtree, parents before children (iterative, no recursion limit)."""
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(n.children))
+
+    def all_problems(self) -> list[Problem]:
+        """Problems of the whole subtree, in position order."""
+        out = [p for n in self.walk() for p in n.problems]
+        out.sort(key=lambda p: p.position)
+        return out
+
+
+def problem_codes(node: Node) -> set[str]:
+    return {p.code for p in node.all_problems()}
