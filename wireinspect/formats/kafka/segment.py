@@ -235,10 +235,9 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
 
 
 def _parse(buf, i, base, magic, records, limit):
-    if magic in (0, 1):
-        return parse_message(buf, i, base, records=records, limit=limit)
-    if magic > 127:  # a negative magic byte: Kafka takes the legacy path
-        return parse_message(buf, i, base, records=records, limit=limit)
+    if magic in (0, 1) or magic > 127:  # a negative magic byte: Kafka takes the legacy path
+        # Legacy wrappers are always opened: their record count is only known inside.
+        return parse_message(buf, i, base, records=True, limit=limit)
     return parse_batch(buf, i, base, records=records, limit=limit)
 
 

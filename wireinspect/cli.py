@@ -1,0 +1,216 @@
+"""The ``wireinspect`` command line: thin commands over ``wireinspect.ops``.
+
+Exit status: 0 nothing wrong was found; 1 the data has problems; 2 usage error or an input that
+cannot be read (missing, unreadable, not a recognised format). Data goes to stdout, diagnostics
+to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+
+from wireinspect import __version__
+from wireinspect.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, InputError
+from wireinspect.ops.options import Options
+from wireinspect.render.bytesfmt import BYTES_MODES, bytes_encoder
+
+
+def _size(text: str) -> int:
+    """``64M``, ``1G``, ``4096`` -> bytes."""
+    s = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
+    try:
+        n = int(s[:-1] if mult > 1 else s) * mult
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a size (e.g. 64M, 1G, 4096)") from None
+    if n <= 0:
+        raise click.BadParameter("must be positive")
+    return n
+
+
+class Size(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, int) else _size(value)
+
+
+class App:
+    """Per-invocation state: options, the consoles, and the exit status so far."""
+
+    def __init__(self, opts: Options, forced: str | None):
+        self.opts = opts
+        self.forced = forced
+        self.status = EXIT_OK
+        self._out = None
+        self._err = None
+
+    @property
+    def out(self):
+        if self._out is None:
+            from rich.console import Console
+
+            tty = sys.stdout.isatty()
+            self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
+                                color_system="auto" if tty else None, width=None if tty else 240)
+        return self._out
+
+    @property
+    def err(self):
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(file=sys.stderr, stderr=True, highlight=False, emoji=False, markup=False,
+                                soft_wrap=True)
+        return self._err
+
+    def error(self, message: str) -> None:
+        from wireinspect.render.safe import safe_text
+
+        click.echo(f"wireinspect: {safe_text(message)}", err=True)
+        self.status = EXIT_USAGE
+
+    def skipped(self, path: str, why: str) -> None:
+        from wireinspect.render.safe import safe_text
+
+        click.echo(f"wireinspect: skipping {safe_text(path)}: {safe_text(why)}", err=True)
+
+    def found(self, n: int) -> None:
+        if n and self.status == EXIT_OK:
+            self.status = EXIT_PROBLEMS
+
+    def items(self, paths):
+        """Items for ``paths``; unreadable ones are reported and skipped (exit 2 at the end)."""
+        from wireinspect.inputs.open import iter_items
+
+        for path in paths:
+            try:
+                yield from iter_items([path], self.forced, on_skip=self.skipped)
+            except InputError as e:
+                self.error(str(e))
+
+
+def common_options(fn):
+    @click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats').")
+    @click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
+                  help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
+    @click.option("--max-batch", type=Size(), default="64M", show_default=True,
+                  help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
+    @functools.wraps(fn)
+    def wrapper(*args, fmt, max_decompressed, max_batch, **kw):
+        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt)
+        try:
+            fn(app, *args, **kw)
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, as cat does.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(app.status)
+        sys.exit(app.status)
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="wireinspect")
+def cli():
+    """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka
+    wire protocol captures, Kafka 0.7/Jafka and RocketMQ.
+
+    PATH may be a file, a directory (a Kafka partition directory is walked in offset order), '-' for
+    stdin, a hex dump (xxd, hexdump -C, plain hex), or PATH:FORMAT to force a format.
+
+    Exit status: 0 clean, 1 problems found in the data, 2 usage error or unreadable input.
+    """
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
+@click.option("--tree", "full_tree", is_flag=True, help="With --json: the whole field tree of each unit.")
+@click.option("--hexdump", is_flag=True, help="Bytes annotated with the fields they hold.")
+@click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
+              help="How byte values (keys, values...) appear in JSON.")
+@common_options
+def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
+    """Decode PATH... into field trees with byte positions (or JSON Lines)."""
+    from wireinspect.ops.dump import dump_items
+
+    enc = bytes_encoder(bytes_mode)
+    mode = "json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else "tree"
+    found = dump_items(app, app.items(paths), mode, enc)
+    app.found(found)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per input.")
+@click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")
+@common_options
+def verify(app: App, paths, as_json, deep):
+    """Check CRCs and structure; print every problem with its code and position, then a summary."""
+    from wireinspect.ops.report import print_verify
+    from wireinspect.ops.verify import verify_item
+
+    app.opts.deep = deep
+    reports = []
+    for item in app.items(paths):
+        with item.source:
+            rep = verify_item(item, app.opts)
+        reports.append(rep)
+        print_verify(app, rep, as_json)
+        app.found(len(rep.problems))
+    if not as_json and len(reports) > 1:
+        bad = sum(1 for r in reports if r.problems)
+        click.echo(f"{len(reports)} inputs, {bad} with problems", err=False)
+
+
+@cli.command()
+@click.argument("path")
+@click.option("-o", "--output", "out", metavar="OUT", help="Where to write the recovered copy (file or directory).")
+@click.option("--salvage", is_flag=True, help="Also keep valid entries found past the damage.")
+@click.option("--dry-run", is_flag=True, help="Only report what would be kept.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@common_options
+def recover(app: App, path, out, salvage, dry_run, as_json):
+    """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
+    the damage), written atomically to OUT. The input is never modified."""
+    from wireinspect.ops.recover import execute, plan_recovery
+    from wireinspect.ops.report import print_recover
+
+    if not dry_run and not out:
+        raise click.UsageError("give -o OUT, or --dry-run to only report")
+    for item in app.items([path]):
+        with item.source:
+            try:
+                plan = plan_recovery(item, app.opts, salvage)
+                if not dry_run:
+                    execute(item, plan, out, app.opts)
+            except InputError as e:
+                app.error(str(e))
+                continue
+            except OSError as e:
+                app.error(f"{out}: cannot write: {e.strerror}")
+                continue
+        print_recover(app, plan, as_json, dry_run)
+        app.found(len(plan.problems))
+
+
+@cli.command()
+def formats():
+    """List every format and how it is recognised."""
+    from wireinspect.formats.registry import all_formats
+
+    for f in all_formats():
+        click.echo(f"{f.id:22} {f.description}")
+        click.echo(f"{'':22} recognised by: {f.recognised_by}")
+
+
+def main():
+    try:
+        cli.main(prog_name="wireinspect")
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,125 @@
+"""The formats wireinspect reads, as one explicit tuple (no import side effects).
+
+A :class:`Format` says how it is recognised and how to decode a whole input into *units*: the
+top-level things ``dump`` prints one at a time (a record batch, a legacy message, an index entry
+table, a protocol frame, a RocketMQ commitlog record...). Every unit has:
+
+* ``type`` (str), ``position`` and ``length`` (absolute bytes), ``problems`` (list of Problem);
+* ``to_json(enc) -> dict`` (the ``dump --json`` object, ``enc`` encodes bytes values) and
+  ``to_tree() -> Node``;
+* for log formats (``recoverable=True``): ``valid`` (bool, as the broker's recovery judges it),
+  ``records_count`` (int) and ``base_offset``/``last_offset`` (logical offsets or ``None``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from wireinspect.inputs.source import Source
+
+
+@dataclass(frozen=True)
+class Format:
+    id: str
+    description: str
+    recognised_by: str
+    sniff: Callable[[bytes, str], int]  # (first bytes, file name) -> confidence 0..100
+    units: Callable[[Source, "object"], Iterable]  # (source, Options) -> units in position order
+    check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
+    recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
+    rebuild: Callable | None = None  # (kept units with their new positions, output path, options) -> [paths]
+
+
+SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+
+
+def segment_base_offset(name: str) -> int | None:
+    m = SEGMENT_NAME.match(os.path.basename(name))
+    return int(m.group(1)) if m else None
+
+
+def _kafka_log_sniff(head: bytes, name: str) -> int:
+    base = os.path.basename(name)
+    if base.endswith(".log") or base.endswith(".checkpoint") and "-" in base:
+        return 90
+    if len(head) >= 17:
+        magic = head[16]
+        if magic == 2 and len(head) >= 61 and head[22] & 7 <= 4:
+            return 60
+        if magic in (0, 1) and len(head) >= 18 and head[17] & 7 <= 4:
+            return 40
+    return 0
+
+
+def _kafka_log_units(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                    base_offset=segment_base_offset(source.name))
+
+
+def _kafka_log_check(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    return iter_log(source, records=opts.deep, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                    base_offset=segment_base_offset(source.name))
+
+
+def _kafka_rebuild(kept, out_path, opts):
+    from wireinspect.formats.kafka.indexes import rebuild_indexes
+
+    return rebuild_indexes(kept, out_path, opts)
+
+
+KAFKA_LOG = Format(
+    id="kafka-log",
+    description="Kafka log segment (.log): record batches of magic 2 and legacy messages of magic 0/1",
+    recognised_by="name NNNNNNNNNNNNNNNNNNNN.log, or byte 16 (magic) is 0, 1 or 2 with a known codec",
+    sniff=_kafka_log_sniff,
+    units=_kafka_log_units,
+    check=_kafka_log_check,
+    recoverable=True,
+    rebuild=_kafka_rebuild,
+)
+
+
+def all_formats() -> tuple[Format, ...]:
+    """Every format, in the order ``wireinspect formats`` lists them."""
+    formats = [KAFKA_LOG]
+    for module, attr in EXTRA_FORMATS:
+        try:
+            mod = __import__(module, fromlist=[attr])
+        except ImportError:
+            continue
+        formats.extend(getattr(mod, attr))
+    return tuple(formats)
+
+
+# Modules that contribute formats: (module, name of a tuple of Format objects).
+EXTRA_FORMATS = (
+    ("wireinspect.formats.kafka.sidecar", "FORMATS"),
+    ("wireinspect.formats.kafka.protocol.format", "FORMATS"),
+    ("wireinspect.formats.jafka", "FORMATS"),
+    ("wireinspect.formats.rocketmq.format", "FORMATS"),
+    ("wireinspect.inputs.capture", "FORMATS"),
+)
+
+
+def get_format(fid: str) -> Format | None:
+    for f in all_formats():
+        if f.id == fid:
+            return f
+    return None
+
+
+def choose_format(head: bytes, name: str) -> Format | None:
+    """The format that claims ``head``/``name`` most confidently, or ``None``."""
+    best, score = None, 0
+    for f in all_formats():
+        s = f.sniff(head, name)
+        if s > score:
+            best, score = f, s
+    return best

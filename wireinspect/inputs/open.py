@@ -1,0 +1,139 @@
+"""Turn command-line arguments into (source, format) items.
+
+``-`` is stdin; a directory is walked (a Kafka partition directory in offset order); a text file
+holding a hex dump is decoded; ``PATH:FORMAT`` or ``--format`` forces a format.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from wireinspect.errors import InputError
+from wireinspect.formats.registry import Format, choose_format, get_format
+from wireinspect.inputs.hexdump import looks_textual, parse_hexdump
+from wireinspect.inputs.source import BytesSource, FileSource, Source
+
+SNIFF_BYTES = 4096
+MAX_STDIN = 1 << 31
+
+
+@dataclass
+class Item:
+    """One input to process: an open source and the format chosen for it."""
+
+    source: Source
+    format: Format
+    note: str = ""
+
+
+def read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", sys.stdin)
+    data = stream.read(MAX_STDIN + 1)
+    if isinstance(data, str):
+        data = data.encode("latin-1")
+    if len(data) > MAX_STDIN:
+        raise InputError("<stdin>: more than 2 GiB; save it to a file first")
+    return data
+
+
+def _maybe_hex(source: Source) -> Source:
+    head = source.read(0, SNIFF_BYTES)
+    if not looks_textual(head) or source.size > (256 << 20):
+        return source
+    data = source.read(0, source.size)
+    raw = parse_hexdump(data.decode("ascii", "replace"))
+    if raw is None:
+        return source
+    return BytesSource(raw, f"{source.name} (hex dump)", source.path)
+
+
+def open_source(arg: str) -> Source:
+    if arg == "-":
+        src: Source = BytesSource(read_stdin(), "<stdin>")
+    else:
+        src = FileSource(arg)
+    return _maybe_hex(src)
+
+
+def pick_format(source: Source, forced: str | None) -> Format | None:
+    if forced:
+        fmt = get_format(forced)
+        if fmt is None:
+            raise InputError(f"unknown format {forced!r} (see 'wireinspect formats')")
+        return fmt
+    return choose_format(source.read(0, SNIFF_BYTES), source.path or source.name)
+
+
+def split_forced(arg: str) -> tuple[str, str | None]:
+    """``PATH:FORMAT`` -> (PATH, FORMAT) when FORMAT names a format and PATH is not itself a file."""
+    if ":" in arg and not os.path.exists(arg):
+        path, _, fid = arg.rpartition(":")
+        if get_format(fid) is not None:
+            return path, fid
+    return arg, None
+
+
+def iter_items(args, forced: str | None = None, on_skip=None):
+    """Yield :class:`Item` objects for every argument (directories expanded).
+
+    Raises :class:`InputError` for a missing/unreadable path, a directory with nothing
+    recognisable, or a file no format recognises. ``on_skip(path, why)`` hears about files inside
+    a directory that were passed over.
+    """
+    for arg in args:
+        path, fid = split_forced(arg)
+        fid = fid or forced
+        if path != "-" and os.path.isdir(path):
+            found = 0
+            for item in iter_directory(path, fid, on_skip):
+                found += 1
+                yield item
+            if not found:
+                raise InputError(f"{path}: directory holds no file wireinspect can read")
+            continue
+        src = open_source(path)
+        fmt = pick_format(src, fid)
+        if fmt is None:
+            name = src.name
+            src.close()
+            if src.size == 0:
+                raise InputError(f"{name}: empty file; nothing to decode (use --format to say what it is)")
+            raise InputError(f"{name}: not a format wireinspect recognises (see 'wireinspect formats'; "
+                             "use --format to force one)")
+        yield Item(src, fmt)
+
+
+def directory_order(names):
+    """Kafka order: files grouped by 20-digit base offset (segments in offset order), then the rest."""
+    def key(n):
+        stem = n.split(".", 1)[0]
+        if len(stem) == 20 and stem.isdigit():
+            return (0, int(stem), n)
+        return (1, 0, n)
+    return sorted(names, key=key)
+
+
+def iter_directory(path: str, fid: str | None, on_skip=None):
+    try:
+        names = os.listdir(path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot list directory: {e.strerror}") from None
+    for name in directory_order(names):
+        full = os.path.join(path, name)
+        if os.path.isdir(full):
+            continue
+        try:
+            src = open_source(full)
+        except InputError as e:
+            if on_skip:
+                on_skip(full, str(e))
+            continue
+        fmt = pick_format(src, fid)
+        if fmt is None:
+            src.close()
+            if on_skip:
+                on_skip(full, "not a recognised format")
+            continue
+        yield Item(src, fmt)

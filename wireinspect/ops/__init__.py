@@ -1,0 +1,1 @@
+"""What the commands do, as importable functions (the CLI only parses options and prints)."""

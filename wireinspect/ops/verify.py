@@ -1,0 +1,59 @@
+"""``verify``: one report per input, from the fast path (no tree)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from wireinspect.inputs.open import Item
+from wireinspect.ops.options import Options
+
+
+@dataclass
+class FileReport:
+    """What ``verify --json`` prints for one input (see docs/json.md).
+
+    ``validBytes``: length in bytes of the prefix the broker's recovery would keep (for formats
+    that are not logs: up to the first problem).
+    """
+
+    path: str
+    format: str
+    size: int
+    batches: int = 0
+    records: int = 0
+    validBytes: int = 0
+    problems: list = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "ok" if not self.problems else "problems"
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "format": self.format, "size": self.size, "status": self.status,
+                "batches": self.batches, "records": self.records, "validBytes": self.validBytes,
+                "problems": [p.to_dict() for p in self.problems]}
+
+
+def verify_item(item: Item, opts: Options, units=None) -> FileReport:
+    """Check one input; ``units`` (an iterable) overrides the format's fast path."""
+    fmt = item.format
+    src = item.source
+    rep = FileReport(src.name, fmt.id, src.size)
+    if units is None:
+        units = (fmt.check or fmt.units)(src, opts)
+    prefix_open = True
+    for u in units:
+        if u.type != "unparsed":
+            rep.batches += 1
+            rep.records += getattr(u, "records_count", 0) or 0
+        if u.problems:
+            rep.problems.extend(u.problems)
+        ok = getattr(u, "valid", not u.problems) if fmt.recoverable else not u.problems
+        if prefix_open:
+            if ok:
+                rep.validBytes = u.position + u.length
+            else:
+                prefix_open = False
+    if prefix_open:
+        rep.validBytes = src.size if not rep.problems else rep.validBytes
+    return rep

@@ -1,0 +1,49 @@
+"""JSON Lines output: the stable per-unit objects (docs/json.md) and the generic tree form."""
+
+from __future__ import annotations
+
+import json
+
+from wireinspect.model import Node
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+def dumps(obj) -> str:
+    return _dumps(obj)
+
+
+def node_to_dict(node: Node, enc) -> dict:
+    """The whole tree of a unit: ``{name, position, length, value, display, derived, space,
+    problems, children}``; bytes values through ``enc``."""
+    def one(n: Node) -> dict:
+        d = {"name": n.name, "position": n.position, "length": n.length}
+        v = n.value
+        if isinstance(v, (bytes, bytearray, memoryview)):
+            v = enc(bytes(v))
+        if v is not None:
+            d["value"] = v
+        if n.display:
+            d["display"] = n.display
+        if n.derived:
+            d["derived"] = True
+        if n.space:
+            d["space"] = n.space
+        if n.type:
+            d["type"] = n.type
+        if n.problems:
+            d["problems"] = [p.to_dict() for p in n.problems]
+        return d
+
+    root = one(node)
+    stack = [(node, root)]
+    while stack:
+        n, d = stack.pop()
+        if n.children:
+            kids = []
+            for c in n.children:
+                cd = one(c)
+                kids.append(cd)
+                stack.append((c, cd))
+            d["children"] = kids
+    return root
