@@ -13,6 +13,7 @@ table, a protocol frame, a RocketMQ commitlog record...). Every unit has:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ class Format:
     sniff: Callable[[bytes, str], int]  # (first bytes, file name) -> confidence 0..100
     units: Callable[[Source, "object"], Iterable]  # (source, Options) -> units in position order
     check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
+    entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     rebuild: Callable | None = None  # (kept units with their new positions, output path, options) -> [paths]
 
@@ -64,7 +66,18 @@ def _kafka_log_units(source: Source, opts):
 def _kafka_log_check(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
-    return iter_log(source, records=opts.deep, limit=opts.max_decompressed, max_batch=opts.max_batch,
+    base = segment_base_offset(source.name)
+    if not opts.deep:
+        from wireinspect.formats.kafka.fastscan import fast_check
+
+        return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
+    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
+
+
+def _kafka_log_entries(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    return iter_log(source, records=False, limit=opts.max_decompressed, max_batch=opts.max_batch,
                     base_offset=segment_base_offset(source.name))
 
 
@@ -81,11 +94,13 @@ KAFKA_LOG = Format(
     sniff=_kafka_log_sniff,
     units=_kafka_log_units,
     check=_kafka_log_check,
+    entries=_kafka_log_entries,
     recoverable=True,
     rebuild=_kafka_rebuild,
 )
 
 
+@functools.lru_cache(maxsize=None)
 def all_formats() -> tuple[Format, ...]:
     """Every format, in the order ``wireinspect formats`` lists them."""
     formats = [KAFKA_LOG]
@@ -94,7 +109,7 @@ def all_formats() -> tuple[Format, ...]:
             mod = __import__(module, fromlist=[attr])
         except ImportError:
             continue
-        formats.extend(getattr(mod, attr))
+        formats.extend(getattr(mod, attr, ()))
     return tuple(formats)
 
 

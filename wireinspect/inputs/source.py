@@ -75,25 +75,43 @@ class FileSource(Source):
 
 
 class Window:
-    """A sliding read buffer over a :class:`Source`.
+    """A sliding view over a :class:`Source`.
 
     ``get(pos, n)`` returns ``(buf, i)`` with ``buf[i:i+n]`` the requested bytes (fewer at the end
-    of the source); whole chunks are read so that small reads cost no system call.
+    of the source). Files are mapped read-only one window at a time (no copy, and the process keeps
+    at most about one window of the file resident); other sources are read in chunks.
     """
 
-    def __init__(self, source: Source, chunk: int = 8 << 20):
+    def __init__(self, source: Source, chunk: int = 8 << 20, window: int = 64 << 20):
         self.source = source
         self.chunk = chunk
         self.buf = b""
         self.start = 0
+        fd = getattr(source, "fd", -1)
+        self.window = window if fd >= 0 and source.size > 0 else 0
 
     def get(self, pos: int, n: int):
         off = pos - self.start
         if off >= 0 and off + n <= len(self.buf):
             return self.buf, off
-        if off >= 0 and pos + n > self.source.size and off <= len(self.buf) and \
-                self.start + len(self.buf) >= self.source.size:
+        end = self.source.size
+        if off >= 0 and self.start + len(self.buf) >= end and pos <= end:
             return self.buf, off  # already holds everything up to the end
-        self.buf = self.source.read(pos, max(n, self.chunk))
-        self.start = pos
-        return self.buf, 0
+        if self.window:
+            self.buf, self.start = self._map(pos, n)
+        else:
+            self.buf = self.source.read(pos, max(n, self.chunk))
+            self.start = pos
+        return self.buf, pos - self.start
+
+    def _map(self, pos: int, n: int):
+        import mmap
+
+        start = pos - pos % mmap.ALLOCATIONGRANULARITY
+        length = min(max(self.window, pos - start + n), self.source.size - start)
+        try:
+            m = mmap.mmap(self.source.fd, length, offset=start, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # not mappable (a pipe, /proc, a file that shrank): read instead
+            self.window = 0
+            return self.source.read(pos, max(n, self.chunk)), pos
+        return memoryview(m), start

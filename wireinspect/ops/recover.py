@@ -80,7 +80,7 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
     src = item.source
     plan = RecoverPlan(src.name, src.size)
     last_kept_offset = None
-    for u in (fmt.check or fmt.units)(src, opts):
+    for u in (fmt.entries or fmt.check or fmt.units)(src, opts):
         plan.problems.extend(u.problems)
         end = u.position + u.length
         if plan.truncateAt is None:

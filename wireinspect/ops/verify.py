@@ -13,7 +13,8 @@ class FileReport:
     """What ``verify --json`` prints for one input (see docs/json.md).
 
     ``validBytes``: length in bytes of the prefix the broker's recovery would keep (for formats
-    that are not logs: up to the first problem).
+    that are not logs: up to the first problem). ``notes``: findings that are not damage (units'
+    ``notes``, e.g. an index's zero padding); in the JSON only when there are some.
     """
 
     path: str
@@ -23,15 +24,19 @@ class FileReport:
     records: int = 0
     validBytes: int = 0
     problems: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     @property
     def status(self) -> str:
         return "ok" if not self.problems else "problems"
 
     def to_json(self) -> dict:
-        return {"path": self.path, "format": self.format, "size": self.size, "status": self.status,
-                "batches": self.batches, "records": self.records, "validBytes": self.validBytes,
-                "problems": [p.to_dict() for p in self.problems]}
+        d = {"path": self.path, "format": self.format, "size": self.size, "status": self.status,
+             "batches": self.batches, "records": self.records, "validBytes": self.validBytes,
+             "problems": [p.to_dict() for p in self.problems]}
+        if self.notes:
+            d["notes"] = [p.to_dict() for p in self.notes]
+        return d
 
 
 def verify_item(item: Item, opts: Options, units=None) -> FileReport:
@@ -44,10 +49,11 @@ def verify_item(item: Item, opts: Options, units=None) -> FileReport:
     prefix_open = True
     for u in units:
         if u.type != "unparsed":
-            rep.batches += 1
+            rep.batches += getattr(u, "entries", 1)
             rep.records += getattr(u, "records_count", 0) or 0
         if u.problems:
             rep.problems.extend(u.problems)
+        rep.notes.extend(getattr(u, "notes", ()))
         ok = getattr(u, "valid", not u.problems) if fmt.recoverable else not u.problems
         if prefix_open:
             if ok:

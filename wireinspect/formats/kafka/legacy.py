@@ -210,14 +210,18 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         (m.timestamp,) = I64.unpack_from(buf, q)
         q += 8
     m.abs_timestamp = m.timestamp
+    torn = total > avail  # already reported as truncated: fields cut by the end are not news
     for which in ("key", "value"):
         if q + 4 > end:
-            probs.append(Problem("bad_message", at(q), f"{which}Length does not fit in the message"))
+            if not torn:
+                probs.append(Problem("bad_message", at(q), f"{which}Length does not fit in the message"))
             return m
         (n,) = I32.unpack_from(buf, q)
         q += 4
         if n < -1 or q + max(n, 0) > end:
-            probs.append(Problem("bad_message", at(q - 4), f"{which}Length {n} runs past the message", actual=n))
+            if not torn:
+                probs.append(Problem("bad_message", at(q - 4), f"{which}Length {n} runs past the message",
+                                     actual=n))
             return m
         if which == "key":
             m.p_key, m.keyLength = q, n

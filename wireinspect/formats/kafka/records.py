@@ -473,13 +473,20 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
     recs = []
     p = first
     count = max(h[12], 0)
+    torn = b.crc_ok is None  # the batch is cut short: already reported as truncated
+    before = len(problems)
     while p < stop and len(recs) < count:
+        before = len(problems)
         r = parse_record(data, p, stop, problems, where)
         recs.append(r)
         if r.end <= p:
             break
         p = r.end
     b.records = recs
+    if torn:
+        if recs and not recs[-1].ok:
+            del problems[before:]  # the last record is cut by the end of the data, nothing more
+        return
     if len(recs) < count:
         problems.append(Problem("records_count_mismatch", base + pos + 57,
                                 f"recordsCount says {count}, the data holds {len(recs)}",

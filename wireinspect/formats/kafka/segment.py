@@ -24,6 +24,8 @@ from wireinspect.model import Node, Problem
 
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
+# Smallest size field per magic: LegacyRecord.RECORD_OVERHEAD_V0/V1, DefaultRecordBatch overhead 61 - 12.
+MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - 12}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
 OFFSET_SIZE = struct.Struct(">qi")
 _MAGIC = re.compile(rb"[\x00\x01\x02]")
@@ -86,6 +88,8 @@ def entry_ok(win: Window, pos: int) -> int:
         first, fn, stored_at = 16, crc32, 12
     else:
         return 0
+    if not _plausible(buf, i, magic, total, pos, size, win):
+        return 0
     (stored,) = struct.unpack_from(">I", buf, i + stored_at)
     if total <= win.chunk:
         buf, i = win.get(pos, total)
@@ -93,6 +97,31 @@ def entry_ok(win: Window, pos: int) -> int:
     else:
         computed = _stream_crc(win.source, pos + first, pos + total, fn)
     return total if computed == stored else 0
+
+
+_V2_CHECKS = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+
+
+def _plausible(buf, i, magic, total, pos, size, win) -> bool:
+    """Cheap filters before a CRC is computed over a candidate (resynchronisation only): fields
+    every writer fills in a known range, and a plausible entry (or the end) right after it."""
+    if magic == 2:
+        if len(buf) - i < RECORD_BATCH_OVERHEAD:
+            return False
+        attrs, lod, _, _, _, epoch, seq, count = _V2_CHECKS.unpack_from(buf, i + 21)
+        if attrs & ~0x7F or lod < 0 or count < 0 or count > lod + 1 or epoch < -1 or seq < -1:
+            return False
+    else:
+        attrs = buf[i + 17]
+        if attrs & (0xF8 if magic == 0 else 0xF0):
+            return False
+    nxt = pos + total
+    if nxt == size or size - nxt < HEADER_SIZE_UP_TO_MAGIC:
+        return True
+    b2, j = win.get(nxt, HEADER_SIZE_UP_TO_MAGIC)
+    ok = b2[j + 16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, j)[1] >= MIN_ENTRY or not any(b2[j:j + 17])
+    win.get(pos, min(total, win.chunk))  # put the window back over the candidate
+    return ok
 
 
 def next_valid(win: Window, start: int) -> int | None:
@@ -144,7 +173,7 @@ def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:
     p = start
     while p < end and zeros:
         buf, i = win.get(p, min(win.chunk, end - p))
-        chunk = buf[i:i + min(win.chunk, end - p)]
+        chunk = bytes(buf[i:i + min(win.chunk, end - p)])
         zeros = not chunk.strip(b"\x00") if chunk else True
         p += len(chunk) or (end - p)
     if zeros:
@@ -189,16 +218,18 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
                 return
             pos = nxt
             continue
-        if length < MIN_ENTRY or total > remaining:
-            if length < MIN_ENTRY:
-                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum record "
-                               f"overhead ({MIN_ENTRY}); Kafka's recovery truncates here", actual=length)
+        least = MIN_LENGTH.get(magic, MIN_LENGTH[2])
+        if length < least or total > remaining:
+            if length < least:
+                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum "
+                               f"{least} for magic {magic if magic < 128 else magic - 256}; Kafka's recovery "
+                               "truncates here", actual=length)
             else:
                 prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
                                f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
             nxt = next_valid(win, pos + 1) if resync else None
             end = size if nxt is None else nxt
-            if length >= MIN_ENTRY and nxt is None and end - pos <= max_batch:
+            if length >= least and nxt is None and end - pos <= max_batch:
                 # A torn final entry: decode what is there.
                 buf, i = win.get(pos, remaining)
                 unit = _parse(buf, i, win.start, magic, records, limit)

@@ -1,0 +1,167 @@
+"""The fast path of ``verify`` for Kafka segments: clean stretches of magic-2 batches are checked
+with no per-batch objects.
+
+Checks per batch are exactly those :func:`~wireinspect.formats.kafka.segment.iter_log` makes with
+``records=False``: framing, size, magic 2, codec, counts, offset range, CRC-32C. At the first batch
+that fails any of them, the stretch so far is reported as one :class:`Run` and the full walker takes
+over from that batch (so problems are reported by the same code as everywhere else) until it
+yields a valid entry again; then the fast path resumes.
+
+The file is mapped one window at a time (``mmap``, read-only), so memory stays bounded whatever the
+file size. A large file is split in two at a batch boundary found by resynchronisation, and a
+forked child checks the second half while this process checks the first (CRC calls on ~20 KB
+batches are too short for threads to help); the halves must meet exactly, else the child's work
+is dropped and the walk goes on serially.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+
+from wireinspect.codec.crc import crc32c
+from wireinspect.formats.kafka.records import BATCH_HEADER, CRC_START, RECORD_BATCH_OVERHEAD
+from wireinspect.formats.kafka.segment import iter_log, next_valid
+from wireinspect.inputs.source import Source, Window
+
+WINDOW = 32 << 20
+SPLIT_MIN = 64 << 20  # files at least this big are checked by two processes
+SMALLEST = RECORD_BATCH_OVERHEAD - 12  # smallest batchLength
+_HDR = BATCH_HEADER.unpack_from
+_LEN = struct.Struct(">i").unpack
+
+
+class Run:
+    """Many consecutive valid batches, counted but not kept."""
+
+    type = "run"
+    problems: list = []
+    valid = True
+
+    def __init__(self, position, length, tally):
+        self.position, self.length = position, length
+        self.entries, self.records_count, self.base_offset, self.last_offset = tally
+
+
+def _walk(view, vstart, pos, stop_at, size, base_offset, tally):
+    """Check the batches that lie whole in ``view`` (mapped from file position ``vstart``), from
+    ``pos`` up to ``stop_at``. Returns the position reached and whether it stopped at a batch that
+    is not clean (``True``) or at the window's end (``False``)."""
+    limit = vstart + len(view)
+    entries, records, first, last = tally
+    while pos < stop_at:
+        i = pos - vstart
+        if pos + RECORD_BATCH_OVERHEAD > limit:
+            break
+        h = _HDR(view, i)
+        total = 12 + h[1]
+        if h[1] < SMALLEST or pos + total > size or h[3] != 2 or h[5] & 7 > 4 or h[12] < 0 or h[6] < 0:
+            tally[:] = entries, records, first, last
+            return pos, True
+        if pos + total > limit:
+            break
+        lo = h[0] + h[6]
+        if base_offset is not None and not 0 <= lo - base_offset <= 0x7FFFFFFF:
+            tally[:] = entries, records, first, last
+            return pos, True
+        if crc32c(view[i + CRC_START:i + total]) != h[4]:
+            tally[:] = entries, records, first, last
+            return pos, True
+        entries += 1
+        records += h[12]
+        if first is None:
+            first = h[0]
+        last = lo
+        pos += total
+    tally[:] = entries, records, first, last
+    return pos, False
+
+
+def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset):
+    """Check ``[pos, stop_at)``. Returns (position reached, tally, stopped at a bad batch)."""
+    fd, size = source.fd, source.size
+    tally = [0, 0, None, None]
+    while pos < stop_at:
+        if size - pos < RECORD_BATCH_OVERHEAD:
+            return pos, tally, True
+        (blen,) = _LEN(source.read(pos + 8, 4))
+        need = 12 + blen
+        if blen < SMALLEST or pos + need > size or need > max_batch:
+            return pos, tally, True
+        start = pos - pos % mmap.ALLOCATIONGRANULARITY
+        length = min(size - start, max(WINDOW, pos - start + need))
+        view = memoryview(mmap.mmap(fd, length, offset=start, access=mmap.ACCESS_READ))
+        try:
+            pos, bad = _walk(view, start, pos, stop_at, size, base_offset, tally)
+        finally:
+            view.release()
+        if bad:
+            return pos, tally, True
+    return pos, tally, False
+
+
+def _merge(a, b):
+    return [a[0] + b[0], a[1] + b[1], a[2] if a[2] is not None else b[2], b[3] if b[3] is not None else a[3]]
+
+
+def _split_scan(source: Source, max_batch: int, base_offset):
+    """Like ``_scan(source, 0, size)``, with the second half checked by a forked child."""
+    size = source.size
+    mid = next_valid(Window(source), size // 2)
+    if mid is None or not hasattr(os, "fork"):
+        return _scan(source, 0, size, max_batch, base_offset)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: check [mid, size), report as one JSON line, exit at once
+        code = 0
+        try:
+            os.close(r)
+            res = _scan(source, mid, size, max_batch, base_offset)
+            os.write(w, json.dumps(res).encode())
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        first = _scan(source, 0, mid, max_batch, base_offset)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+    finally:
+        os.waitpid(pid, 0)
+    reached, tally, bad = first
+    if bad or reached != mid or not data:
+        return first if bad or reached != mid else _scan(source, mid, size, max_batch, base_offset)
+    reached2, tally2, bad2 = json.loads(data)
+    return reached2, _merge(tally, tally2), bad2
+
+
+def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int | None):
+    """Yield :class:`Run` units for clean stretches and the full walker's units elsewhere."""
+    if getattr(source, "fd", -1) < 0:
+        yield from iter_log(source, records=False, limit=limit, max_batch=max_batch, base_offset=base_offset)
+        return
+    size = source.size
+    pos = 0
+    while pos < size:
+        if pos == 0 and size >= SPLIT_MIN:
+            reached, tally, _ = _split_scan(source, max_batch, base_offset)
+        else:
+            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset)
+        if tally[0]:
+            yield Run(pos, reached - pos, tally)
+        if reached >= size:
+            return
+        # The full walker reports what is wrong here; resume fast after its next valid entry.
+        resume = None
+        for u in iter_log(source, records=False, limit=limit, max_batch=max_batch, start=reached,
+                          base_offset=base_offset):
+            if u.valid and not u.problems and u.position > reached:
+                resume = u.position
+                break
+            yield u
+        if resume is None:
+            return
+        pos = resume
