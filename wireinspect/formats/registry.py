@@ -59,7 +59,7 @@ def _kafka_log_sniff(head: bytes, name: str) -> int:
 def _kafka_log_units(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
-    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch,
+    return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
                     base_offset=segment_base_offset(source.name))
 
 

@@ -24,19 +24,24 @@ def progress(app, item):
         yield lambda pos: bar.update(task, completed=pos)
 
 
-def dump_items(app, items, mode: str, enc) -> int:
-    """Print every unit; returns the number of problems found."""
+def dump_items(app, items, mode: str, enc, enc_mode: str = "base64") -> int:
+    """Print every unit; returns the number of problems found. ``enc`` encodes bytes for JSON,
+    ``enc_mode`` names it (``--bytes``)."""
     found = 0
     write = sys.stdout.write
     for item in items:
         src = item.source
         with src, progress(app, item) as update:
+            extra = {"path": src.name}
             for n, unit in enumerate(item.format.units(src, app.opts)):
-                found += len(unit.problems)
                 if mode == "json":
-                    d = unit.to_json(enc)
-                    d["path"] = src.name
-                    write(dumps(d))
+                    fast = getattr(unit, "json_line", None)
+                    if fast is not None:
+                        write(fast(enc, enc_mode, dumps, extra))
+                    else:
+                        d = unit.to_json(enc)
+                        d.update(extra)
+                        write(dumps(d))
                     write("\n")
                 elif mode == "json-tree":
                     d = node_to_dict(unit.to_tree(), enc)
@@ -59,6 +64,7 @@ def dump_items(app, items, mode: str, enc) -> int:
                     if n == 0:
                         app.out.print(f"{src.name}  ({item.format.id}, {src.size} bytes)", style="bold")
                     app.out.print(to_rich(unit.to_tree()))
+                found += len(unit.problems)  # after rendering: lazily parsed records add theirs
                 if n % 256 == 0:
                     update(unit.position + unit.length)
     sys.stdout.flush()

@@ -187,7 +187,7 @@ class Batch:
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial")
+                 "crc_computed", "compressed_length", "partial", "_lazy")
 
     def __init__(self, position):
         self.position = position
@@ -201,6 +201,7 @@ class Batch:
         self.crc_computed = None
         self.compressed_length = None
         self.partial = b""
+        self._lazy = None  # (buf, pos, base, limit) while records are not parsed yet
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -234,8 +235,45 @@ class Batch:
         return None if r.timestampDelta is None else h[7] + r.timestampDelta
 
     # -- projections -----------------------------------------------------------------------
+    def parse_records(self) -> None:
+        """Parse the records now if the batch was parsed with ``records="lazy"``."""
+        if self._lazy is not None:
+            buf, pos, base, limit = self._lazy
+            self._lazy = None
+            _parse_records(self, buf, pos, base, limit)
+
+    def header_json(self) -> dict:
+        d = {"type": "batch", "position": self.position, "length": self.length}
+        if self.header:
+            h = self.header
+            d.update(zip(BATCH_NAMES, h))
+            d["lastOffset"] = h[0] + h[6]
+            d.update(decode_attributes(h[5]))
+            d["crcValid"] = self.crc_ok
+        else:
+            d.update((n.name, n.value) for n in self._partial_nodes())
+        return d
+
+    def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
+        """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
+        control, no problems) has its records written straight to JSON text by
+        :func:`fast_records_json`; anything else takes the full path."""
+        lazy = self._lazy
+        if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20:
+            buf, pos, base, limit = lazy
+            text = fast_records_json(self, buf, pos, base, limit, mode)
+            if text is not None:
+                d = self.header_json()
+                d["problems"] = []
+                d.update(extra)
+                return dumps(d)[:-1] + ',"records":[' + text + "]}"
+        d = self.to_json(enc)
+        d.update(extra)
+        return dumps(d)
+
     def to_json(self, enc) -> dict:
         """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings."""
+        self.parse_records()
         d = {"type": "batch", "position": self.position, "length": self.length}
         if self.header:
             h = self.header
@@ -280,6 +318,7 @@ class Batch:
 
     def to_tree(self) -> Node:
         """The field tree, every node at its absolute byte position."""
+        self.parse_records()
         node = Node("batch", self.position, self.length, type="batch", problems=list(self.problems))
         if not self.header:
             node.children = self._partial_nodes()
@@ -399,12 +438,14 @@ def check_header(b: Batch, h, problems) -> None:
         problems.append(Problem("bad_offset_delta", pos + 23, f"negative lastOffsetDelta {h[6]}", actual=h[6]))
 
 
-def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool = True,
+def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
                 limit: int = DEFAULT_LIMIT) -> Batch:
     """Parse the magic-2 batch at ``buf[pos]`` (absolute position ``base + pos``).
 
     ``buf`` may end before the batch does (a truncated batch gets a ``truncated`` problem). Never
-    raises on bad bytes. ``limit`` bounds decompressed bytes. Returns a :class:`Batch`.
+    raises on bad bytes. ``limit`` bounds decompressed bytes. ``records``: ``True`` parse them,
+    ``False`` skip them, ``"lazy"`` parse them when a projection first needs them (``buf`` is kept
+    until then). Returns a :class:`Batch`.
     """
     b = Batch(base + pos)
     avail = len(buf) - pos
@@ -439,7 +480,9 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool = True,
                                     f"stored CRC-32C 0x{h[4]:08x}, computed 0x{b.crc_computed:08x}",
                                     expected=h[4], actual=b.crc_computed))
     check_header(b, h, problems)
-    if records:
+    if records == "lazy":
+        b._lazy = (buf, pos, base, limit)
+    elif records:
         _parse_records(b, buf, pos, base, limit)
     return b
 
@@ -500,3 +543,125 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
         problems.append(Problem("last_offset_delta_mismatch", base + pos + 23,
                                 f"lastOffsetDelta {h[6]} but a record has offsetDelta {recs[-1].offsetDelta}",
                                 expected=h[6], actual=recs[-1].offsetDelta))
+
+
+def _records_data(b: Batch, buf, pos: int, base: int, limit: int):
+    """(data, first index, stop index, absolute base or None) of a batch's records, decompressing
+    if needed; ``None`` if decompression reported anything."""
+    start = pos + RECORD_BATCH_OVERHEAD
+    end = pos + b.length
+    codec = b.header[5] & 7
+    if not codec:
+        return buf, start, end, base
+    data, err = decompress(codec, buf[start:end], limit)
+    if err:
+        return None
+    return data, 0, len(data), None
+
+
+def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str) -> str | None:
+    """The records of a plain valid batch as JSON text (the objects of :meth:`Batch.to_json`,
+    comma-separated), or ``None`` at the first irregularity, for the caller to take the full path.
+    ``mode`` is the ``--bytes`` mode."""
+    got = _records_data(b, buf, pos, base, limit)
+    if got is None:
+        return None
+    data, p, stop, dbase = got
+    h = b.header
+    base_offset, base_ts = h[0], h[7]
+    log_append = h[5] & 0x08
+    count = h[12]
+    if mode == "base64":
+        from binascii import b2a_base64
+
+        def enc(a, z):
+            return '"' + b2a_base64(data[a:z], newline=False).decode() + '"'
+    elif mode == "hex":
+        def enc(a, z):
+            return '"' + data[a:z].hex() + '"'
+    else:
+        import json
+
+        def enc(a, z):
+            return json.dumps(bytes(data[a:z]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
+    import json
+
+    out = []
+    append = out.append
+    vi = _vi
+    try:
+        for _ in range(count):
+            start = p
+            ln, p = vi(data, p)
+            end = p + ln
+            if ln <= 0 or end > stop:
+                return None
+            p += 1  # attributes
+            tsd, p = vi(data, p)
+            od, p = vi(data, p)
+            kl, p = vi(data, p)
+            if kl >= 0:
+                key = enc(p, p + kl)
+                p += kl
+            elif kl == -1:
+                key = "null"
+            else:
+                return None
+            vl, p = vi(data, p)
+            if vl >= 0:
+                value = enc(p, p + vl)
+                p += vl
+            elif vl == -1:
+                value = "null"
+            else:
+                return None
+            hc, p = vi(data, p)
+            if hc:
+                if hc < 0:
+                    return None
+                hs = []
+                for _ in range(hc):
+                    hkl, p = vi(data, p)
+                    if hkl < 0:
+                        return None
+                    hk = json.dumps(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
+                    p += hkl
+                    hvl, p = vi(data, p)
+                    if hvl >= 0:
+                        hv = enc(p, p + hvl)
+                        p += hvl
+                    elif hvl == -1:
+                        hv = "null"
+                    else:
+                        return None
+                    hs.append(f"[{hk},{hv}]")
+                headers = ",".join(hs)
+            else:
+                headers = ""
+            if p != end or end > stop:
+                return None
+            append(f'{{"position":{"null" if dbase is None else dbase + start},"length":{end - start},'
+                   f'"offset":{base_offset + od},"timestamp":{h[8] if log_append else base_ts + tsd},'
+                   f'"key":{key},"value":{value},"headers":[{headers}]}}')
+            p = end
+    except (IndexError, TypeError):
+        return None
+    if p != stop or (out and od > h[6]):
+        return None
+    return ",".join(out)
+
+
+def _vi(data, p):
+    """Zig-zag varint at ``p`` (int32): (value, next position); raises IndexError past the end and
+    TypeError (value None) when overlong, which :func:`fast_records_json` treats as irregular."""
+    b = data[p]
+    if b < 0x80:
+        return (b >> 1) ^ -(b & 1), p + 1
+    b2 = data[p + 1]
+    if b2 < 0x80:
+        v = (b & 0x7F) | (b2 << 7)
+        return (v >> 1) ^ -(v & 1), p + 2
+    v, q = read_varint(data, p, 10)
+    if v is None:
+        raise TypeError("bad varint")
+    return v, q
