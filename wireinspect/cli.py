@@ -141,7 +141,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
 
     enc = bytes_encoder(bytes_mode)
     mode = "json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else "tree"
-    found = dump_items(app, app.items(paths), mode, enc)
+    found = dump_items(app, app.items(paths), mode, enc, bytes_mode)
     app.found(found)
 
 
