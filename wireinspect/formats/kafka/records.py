@@ -571,11 +571,12 @@ def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str)
     base_offset, base_ts = h[0], h[7]
     log_append = h[5] & 0x08
     count = h[12]
-    if mode == "base64":
-        from binascii import b2a_base64
+    from binascii import b2a_base64 as b2a
 
+    b64 = mode == "base64"
+    if b64:
         def enc(a, z):
-            return '"' + b2a_base64(data[a:z], newline=False).decode() + '"'
+            return '"' + b2a(data[a:z], newline=False).decode() + '"'
     elif mode == "hex":
         def enc(a, z):
             return '"' + data[a:z].hex() + '"'
@@ -597,22 +598,41 @@ def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str)
             if ln <= 0 or end > stop:
                 return None
             p += 1  # attributes
-            tsd, p = vi(data, p)
-            od, p = vi(data, p)
-            kl, p = vi(data, p)
-            if kl >= 0:
-                key = enc(p, p + kl)
+            b = data[p]  # the one-byte varints are decoded inline: the common case
+            if b < 0x80:
+                tsd = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                tsd, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                od = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                od, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                kl = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                kl, p = vi(data, p)
+            if kl > 0:
+                key = ('"' + b2a(data[p:p + kl], newline=False).decode() + '"') if b64 else enc(p, p + kl)
                 p += kl
             elif kl == -1:
                 key = "null"
+            elif kl == 0:
+                key = '""'
             else:
                 return None
             vl, p = vi(data, p)
-            if vl >= 0:
-                value = enc(p, p + vl)
+            if vl > 0:
+                value = ('"' + b2a(data[p:p + vl], newline=False).decode() + '"') if b64 else enc(p, p + vl)
                 p += vl
             elif vl == -1:
                 value = "null"
+            elif vl == 0:
+                value = '""'
             else:
                 return None
             hc, p = vi(data, p)
