@@ -250,3 +250,17 @@ def test_python_dash_m(tmp_path):
 
     r = subprocess.run([sys.executable, "-m", "wireinspect", "verify", str(TXN)], capture_output=True, text=True)
     assert r.returncode == 0 and "ok" in r.stdout
+
+
+def test_recover_directory(tmp_path):
+    src = tmp_path / "orders-0"
+    src.mkdir()
+    shutil.copy(DAMAGED, src / "00000000000000000000.log")
+    (src / "00000000000000000032.log").write_bytes(b"".join(v2_batch(32 + i * 4, 4) for i in range(3)))
+    out = tmp_path / "out"
+    r = run("recover", "--json", src, "-o", out)
+    reps = lines(r.stdout)
+    assert [rep["truncateAt"] for rep in reps] == [888, None]
+    assert sorted(os.listdir(out)) == ["00000000000000000000.index", "00000000000000000000.log",
+                                      "00000000000000000000.timeindex", "00000000000000000032.index",
+                                      "00000000000000000032.log", "00000000000000000032.timeindex"]

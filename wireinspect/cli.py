@@ -170,7 +170,8 @@ def verify(app: App, paths, as_json, deep):
 
 @cli.command()
 @click.argument("path")
-@click.option("-o", "--output", "out", metavar="OUT", help="Where to write the recovered copy (file or directory).")
+@click.option("-o", "--output", "out", metavar="OUT",
+              help="Where to write the recovered copy: a file, or a directory (required when PATH is one).")
 @click.option("--salvage", is_flag=True, help="Also keep valid entries found past the damage.")
 @click.option("--dry-run", is_flag=True, help="Only report what would be kept.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
@@ -183,7 +184,15 @@ def recover(app: App, path, out, salvage, dry_run, as_json):
 
     if not dry_run and not out:
         raise click.UsageError("give -o OUT, or --dry-run to only report")
+    is_dir = os.path.isdir(path)
+    if is_dir and out and not dry_run:
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise click.UsageError("recovering a directory needs -o to name a directory")
+        os.makedirs(out, exist_ok=True)
     for item in app.items([path]):
+        if is_dir and not item.format.recoverable:
+            item.source.close()  # sidecar files: rebuilt beside each recovered log, not copied
+            continue
         with item.source:
             try:
                 plan = plan_recovery(item, app.opts, salvage)
