@@ -1,0 +1,15 @@
+"""Every problem code the source can emit is documented in docs/problems.md."""
+
+import re
+
+from tests.conftest import ROOT
+
+
+def test_every_problem_code_is_documented():
+    doc = (ROOT / "docs" / "problems.md").read_text()
+    documented = set(re.findall(r"`([a-z][a-z0-9_]*)`", doc))
+    used = set()
+    for path in (ROOT / "wireinspect").rglob("*.py"):
+        used |= set(re.findall(r'Problem\(\s*"([a-z][a-z0-9_]*)"', path.read_text()))
+    missing = sorted(used - documented)
+    assert not missing, f"undocumented problem codes: {missing}"
