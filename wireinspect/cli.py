@@ -105,11 +105,11 @@ def common_options(fn):
         app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt)
         try:
             fn(app, *args, **kw)
+            sys.stdout.flush()
         except BrokenPipeError:
             # The reader went away (``| head``): stop quietly, as cat does.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-            sys.exit(app.status)
         sys.exit(app.status)
     return wrapper
 
