@@ -57,6 +57,7 @@ class App:
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
                                 color_system="auto" if tty else None, width=None if tty else 240)
+            self._out.on_broken_pipe = self._broken_pipe  # rich would exit 1 on its own
         return self._out
 
     @property
@@ -67,6 +68,12 @@ class App:
             self._err = Console(file=sys.stderr, stderr=True, highlight=False, emoji=False, markup=False,
                                 soft_wrap=True)
         return self._err
+
+    def _broken_pipe(self) -> None:
+        """The reader of stdout went away (``| head``): stop quietly with the status so far."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(self.status)
 
     def error(self, message: str) -> None:
         from wireinspect.render.safe import safe_text
