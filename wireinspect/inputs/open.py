@@ -39,6 +39,10 @@ def read_stdin() -> bytes:
 
 
 def _maybe_hex(source: Source) -> Source:
+    from wireinspect.formats.kafka.sidecar import claims_name
+
+    if claims_name(source.path or source.name):  # a Kafka checkpoint such as "0\n1\n0 0" is not a hex dump
+        return source
     head = source.read(0, SNIFF_BYTES)
     if not looks_textual(head) or source.size > (256 << 20):
         return source
@@ -116,11 +120,17 @@ def directory_order(names):
 
 
 def iter_directory(path: str, fid: str | None, on_skip=None):
+    """Items for the files of directory ``path`` in :func:`directory_order`; a Kafka partition
+    directory then gets one ``kafka-partition`` item for its directory-level checks (only that item
+    when ``fid`` is ``kafka-partition``)."""
+    from wireinspect.formats.kafka.partition import KAFKA_PARTITION, partition_item
+
     try:
         names = os.listdir(path)
     except OSError as e:
         raise InputError(f"{path}: cannot list directory: {e.strerror}") from None
-    for name in directory_order(names):
+    part = partition_item(path, names, fid)
+    for name in directory_order(names if fid != KAFKA_PARTITION.id else ()):
         full = os.path.join(path, name)
         if os.path.isdir(full):
             continue
@@ -137,3 +147,5 @@ def iter_directory(path: str, fid: str | None, on_skip=None):
                 on_skip(full, "not a recognised format")
             continue
         yield Item(src, fmt)
+    if part is not None:
+        yield part

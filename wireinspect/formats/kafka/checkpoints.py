@@ -1,0 +1,417 @@
+"""Kafka's text sidecar files, with byte positions for every line and token.
+
+* ``leader-epoch-checkpoint`` (``LeaderEpochCheckpointFile``) and the offset checkpoints
+  ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
+  ``replication-offset-checkpoint``, ``cleaner-offset-checkpoint`` (``OffsetCheckpointFile``): the
+  ``CheckpointFile`` frame, line 1 the version ``0``, line 2 the entry count, then one entry per
+  line, fields split on whitespace: ``<epoch int32> <startOffset int64>`` or ``<topic> <partition
+  int32> <offset int64>``.
+* ``partition.metadata`` (``PartitionMetadataFile``): ``version: 0`` and ``topic_id: <Uuid>`` (base64
+  URL-safe, 16 bytes, not zero), each line split on ``:\\s+``.
+* ``.kafka_cleanshutdown`` (``CleanShutdownFileHandler``): JSON ``{"version":0,"brokerEpoch":N}``;
+  empty before Kafka 3.5.
+* ``meta.properties`` (``MetaProperties``): Java properties; ``version`` 0 (``broker.id``) or 1
+  (``node.id``, ``cluster.id``).
+* ``quorum-state`` (``FileQuorumStateStore``, ``QuorumStateData``): JSON with ``data_version`` 0 or 1.
+
+Every file is one :class:`TextFile` unit; lines are entries ``{"line", "linePosition",
+"lineLength", <fields>}``. Problems carry the byte position of the offending line (or token).
+Never raises on bad bytes. A ``.tmp`` left by an interrupted write is read as the file it replaces.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+
+from wireinspect.formats.kafka.sidefile import SideFile
+from wireinspect.formats.registry import Format
+from wireinspect.model import Node
+
+INT32 = (-(1 << 31), (1 << 31) - 1)
+INT64 = (-(1 << 63), (1 << 63) - 1)
+_INT = re.compile(rb"^[+-]?[0-9]+$")
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
+_TOKEN = re.compile(rb"\S+")
+_TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+class Line:
+    """One line: ``number`` (from 0), byte ``position`` and ``length`` (without its terminator),
+    ``fields`` as ``(name, position, length, value)``."""
+
+    __slots__ = ("number", "position", "length", "fields")
+
+    def __init__(self, number, position, length):
+        self.number, self.position, self.length = number, position, length
+        self.fields = []
+
+
+class TextFile(SideFile):
+    """A decoded text file. ``lines``: the entry lines (header lines are ``fields``)."""
+
+    def __init__(self, type_, length, title):
+        super().__init__(type_, length, title)
+        self.lines: list[Line] = []
+
+    @property
+    def count(self) -> int:
+        return len(self.lines)
+
+    def entries_json(self, enc) -> list:
+        out = []
+        for ln in self.lines:
+            d = {"line": ln.number + 1, "linePosition": ln.position, "lineLength": ln.length}
+            d.update((name, v) for name, _, _, v in ln.fields)
+            out.append(d)
+        return out
+
+    def entry_nodes(self) -> list[Node]:
+        kids = []
+        for ln in self.lines:
+            n = Node(f"lines[{ln.number}]", ln.position, ln.length, type="line",
+                     display=f"line {ln.number + 1}")
+            for name, p, length, v in ln.fields:
+                n.add(name, p, length, v)
+            kids.append(n)
+        return kids
+
+
+def split_lines(buf: bytes):
+    """``[(position, bytes without terminator)]`` as Java's ``readLine`` splits (``\\n``, ``\\r``, ``\\r\\n``)."""
+    out = []
+    for m in _LINE.finditer(buf):
+        raw = m.group()
+        if not raw:
+            break
+        out.append((m.start(), raw.rstrip(b"\r\n")))
+    return out
+
+
+def _int(tok: bytes, bounds) -> int | None:
+    """Java ``Integer.parseInt``/``Long.parseLong``: digits with an optional sign, in range."""
+    if not _INT.match(tok):
+        return None
+    v = int(tok)
+    return v if bounds[0] <= v <= bounds[1] else None
+
+
+def _show(raw: bytes, limit: int = 60) -> str:
+    text = raw[:limit].decode("utf-8", "backslashreplace")
+    return repr(text) + ("..." if len(raw) > limit else "")
+
+
+def _tokens(pos: int, raw: bytes):
+    """Whitespace-split tokens with absolute spans; ``None`` if the line starts with whitespace
+    (Java's ``split`` then yields an empty first field)."""
+    if raw[:1].isspace():
+        return None
+    return [(pos + m.start(), m.group()) for m in _TOKEN.finditer(raw)]
+
+
+def _header_int(t: TextFile, lines, i: int, name: str) -> int | None:
+    pos, raw = lines[i]
+    v = _int(raw, INT32)
+    if v is None:
+        t.problem("malformed_line", pos, f"line {i + 1}: {name} {_show(raw)} is not an integer")
+        return None
+    t.fields.append((name, pos, len(raw), v))
+    return v
+
+
+def parse_checkpoint(buf: bytes, type_: str, title: str, columns) -> TextFile:
+    """Decode the ``CheckpointFile`` frame: version, count, entries of ``columns`` ((name, kind) with
+    kind ``"int32"``, ``"int64"`` or ``"topic"``).
+
+    Problems: ``empty_file``, ``truncated`` (no count line), ``malformed_line`` (what Kafka rejects
+    with 'Malformed line in checkpoint file'), ``unknown_version``, ``bad_count``,
+    ``entries_count_mismatch``, ``bad_topic_name``.
+    """
+    t = TextFile(type_, len(buf), title)
+    if not buf:
+        t.problem("empty_file", 0, "empty file: Kafka writes at least a version and a count (it reads this as no "
+                  "entries)")
+        return t
+    lines = split_lines(buf)
+    version = _header_int(t, lines, 0, "version")
+    if version is None:
+        return t
+    if version != 0:
+        t.problem("unknown_version", lines[0][0], f"line 1: version {version}, expected 0 (Kafka: 'Unrecognised "
+                  "version')", expected=0, actual=version)
+        return t
+    if len(lines) < 2:
+        t.problem("truncated", len(buf), "the file ends after its version line: no entry count (Kafka reads it as "
+                  "no entries)")
+        return t
+    count = _header_int(t, lines, 1, "count")
+    if count is None:
+        return t
+    if count < 0:
+        t.problem("bad_count", lines[1][0], f"line 2: negative entry count {count}", actual=count)
+    bounds = {"int32": INT32, "int64": INT64}
+    for i in range(2, len(lines)):
+        pos, raw = lines[i]
+        toks = _tokens(pos, raw)
+        if toks is None or len(toks) != len(columns):
+            t.problem("malformed_line", pos, f"line {i + 1}: {_show(raw)} is not {len(columns)} fields "
+                      f"({' '.join(n for n, _ in columns)})")
+            continue
+        ln = Line(i, pos, len(raw))
+        for (name, kind), (p, tok) in zip(columns, toks):
+            v = tok.decode("utf-8", "backslashreplace") if kind == "topic" else _int(tok, bounds[kind])
+            if v is None:
+                t.problem("malformed_line", p, f"line {i + 1}: {name} {_show(tok)} is not an {kind}")
+                break
+            if kind == "topic" and not _TOPIC.match(v):
+                t.problem("bad_topic_name", p, f"line {i + 1}: {_show(tok)} is not a valid topic name")
+            ln.fields.append((name, p, len(tok), v))
+        else:
+            t.lines.append(ln)
+    found = len(lines) - 2
+    if count >= 0 and found != count:
+        t.problem("entries_count_mismatch", lines[1][0], f"line 2 declares {count} entries, {found} lines follow "
+                  "(Kafka: 'Expected [n] entries in checkpoint file')", expected=count, actual=found)
+    return t
+
+
+def _value(ln: Line, name: str):
+    for n, _, _, v in ln.fields:
+        if n == name:
+            return v
+    return None
+
+
+def parse_leader_epoch_checkpoint(buf: bytes) -> TextFile:
+    """``leader-epoch-checkpoint``: entries ``(epoch, startOffset)``; besides the frame's problems:
+    ``bad_value`` (negative), ``epoch_not_increasing``, ``offset_not_increasing``."""
+    t = parse_checkpoint(buf, "leader_epoch_checkpoint", "leader epoch checkpoint",
+                         (("epoch", "int32"), ("startOffset", "int64")))
+    prev = None
+    for ln in t.lines:
+        epoch, start = _value(ln, "epoch"), _value(ln, "startOffset")
+        if epoch < 0 or start < 0:
+            t.problem("bad_value", ln.position, f"line {ln.number + 1}: negative epoch or startOffset")
+        if prev is not None:
+            if epoch <= prev[0]:
+                t.problem("epoch_not_increasing", ln.position, f"line {ln.number + 1}: epoch {epoch} after "
+                          f"epoch {prev[0]}", expected=prev[0] + 1, actual=epoch)
+            if start <= prev[1]:
+                t.problem("offset_not_increasing", ln.position, f"line {ln.number + 1}: startOffset {start} after "
+                          f"{prev[1]}", expected=prev[1] + 1, actual=start)
+        prev = (epoch, start)
+    return t
+
+
+def parse_offset_checkpoint(buf: bytes, name: str = "") -> TextFile:
+    """An offset checkpoint: entries ``(topic, partition, offset)``; besides the frame's problems:
+    ``bad_value`` (negative partition or offset), ``duplicate_partition``."""
+    t = parse_checkpoint(buf, "offset_checkpoint", name or "offset checkpoint",
+                         (("topic", "topic"), ("partition", "int32"), ("offset", "int64")))
+    if name:
+        t.info["checkpoint"] = name
+    seen = {}
+    for ln in t.lines:
+        key = (_value(ln, "topic"), _value(ln, "partition"))
+        if key[1] < 0 or _value(ln, "offset") < 0:
+            t.problem("bad_value", ln.position, f"line {ln.number + 1}: negative partition or offset")
+        if key in seen:
+            t.problem("duplicate_partition", ln.position, f"line {ln.number + 1}: {key[0]}-{key[1]} already on line "
+                      f"{seen[key]}")
+        seen.setdefault(key, ln.number + 1)
+    return t
+
+
+def _java_split(raw: bytes, pattern: bytes):
+    parts = re.split(pattern, raw)
+    while parts and not parts[-1]:
+        parts.pop()
+    return parts
+
+
+def decode_uuid(text: str) -> bytes | None:
+    """Kafka ``Uuid.fromString``: URL-safe base64 (padding optional) of exactly 16 bytes."""
+    if len(text) > 24 or not re.fullmatch(r"[A-Za-z0-9_-]+={0,2}", text):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text.rstrip("=") + "=" * (-len(text.rstrip("=")) % 4))
+    except ValueError:
+        return None
+    return raw if len(raw) == 16 else None
+
+
+def parse_partition_metadata(buf: bytes) -> TextFile:
+    """``partition.metadata``: ``version: 0`` then ``topic_id: <Uuid>``.
+
+    Problems: ``empty_file``, ``malformed_line``, ``unexpected_key`` (Kafka does not check the keys),
+    ``unknown_version``, ``bad_topic_id`` (not a 16-byte URL-safe base64 value, or the zero UUID),
+    ``trailing_bytes`` (more lines).
+    """
+    t = TextFile("partition_metadata", len(buf), "partition metadata")
+    if not buf:
+        t.problem("empty_file", 0, "empty file (Kafka fails to read it: malformed line)")
+        return t
+    lines = split_lines(buf)
+    for i, (key, name) in enumerate((("version", "version"), ("topic_id", "topicId"))):
+        if i >= len(lines):
+            t.problem("truncated", len(buf), f"no line {i + 1} ({key})")
+            return t
+        pos, raw = lines[i]
+        parts = _java_split(raw, rb":\s+")
+        if len(parts) != 2:
+            t.problem("malformed_line", pos, f"line {i + 1}: {_show(raw)} is not '{key}: <value>'")
+            return t
+        if parts[0] != key.encode():
+            t.problem("unexpected_key", pos, f"line {i + 1}: key {_show(parts[0])}, expected {key!r}")
+        vpos = pos + len(raw) - len(parts[1])
+        text = parts[1].decode("utf-8", "backslashreplace")
+        if i == 0:
+            v = _int(parts[1], INT32)
+            if v is None:
+                t.problem("malformed_line", vpos, f"line 1: version {_show(parts[1])} is not an integer")
+                return t
+            t.fields.append((name, vpos, len(parts[1]), v))
+            if v != 0:
+                t.problem("unknown_version", vpos, f"version {v}, expected 0 (Kafka: 'Unrecognized version of "
+                          "partition metadata file')", expected=0, actual=v)
+                return t
+        else:
+            t.fields.append((name, vpos, len(parts[1]), text))
+            raw_id = decode_uuid(text)
+            if raw_id is None:
+                t.problem("bad_topic_id", vpos, f"topic_id {_show(parts[1])} is not a base64 UUID of 16 bytes")
+            elif raw_id == bytes(16):
+                t.problem("bad_topic_id", vpos, "topic_id is the zero UUID (Kafka: 'Invalid topic ID in partition "
+                          "metadata file')")
+            else:
+                t.info["topicIdHex"] = raw_id.hex()
+    if len(lines) > 2 and any(raw.strip() for _, raw in lines[2:]):
+        t.problem("trailing_bytes", lines[2][0], f"{len(buf) - lines[2][0]} bytes follow the topic_id line",
+                  actual=len(buf) - lines[2][0])
+    return t
+
+
+def _json_file(buf: bytes, type_: str, title: str) -> tuple[TextFile, object]:
+    t = TextFile(type_, len(buf), title)
+    try:
+        doc = json.loads(buf.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        t.problem("malformed_json", e.start, f"not UTF-8 at byte {e.start}")
+        return t, None
+    except json.JSONDecodeError as e:
+        at = len(buf.decode("utf-8")[:e.pos].encode("utf-8"))
+        t.problem("malformed_json", at, f"not JSON: {e.msg} at line {e.lineno} column {e.colno}")
+        return t, None
+    if not isinstance(doc, dict):
+        t.problem("malformed_json", 0, f"a JSON {type(doc).__name__}, not an object")
+        return t, None
+    t.info["content"] = doc
+    return t, doc
+
+
+def _need(t: TextFile, doc: dict, keys, versions, vkey: str) -> None:
+    for k in keys:
+        if k not in doc:
+            t.problem("missing_key", 0, f"no {k!r}")
+    v = doc.get(vkey)
+    if vkey in doc and v not in versions:
+        t.problem("unknown_version", 0, f"{vkey} {v!r}, expected one of {list(versions)}", actual=v)
+
+
+def parse_clean_shutdown(buf: bytes) -> TextFile:
+    """``.kafka_cleanshutdown``: the broker shut down cleanly (log recovery is skipped at startup).
+    Empty: the marker of Kafka before 3.5 (a note). Problems: ``malformed_json``, ``missing_key``,
+    ``unknown_version``."""
+    if not buf.strip():
+        t = TextFile("clean_shutdown", len(buf), "clean shutdown marker")
+        t.note("empty_marker", 0, "empty clean-shutdown marker (as written before Kafka 3.5, without brokerEpoch)")
+        return t
+    t, doc = _json_file(buf, "clean_shutdown", "clean shutdown marker")
+    if doc is not None:
+        _need(t, doc, ("version", "brokerEpoch"), (0,), "version")
+    return t
+
+
+def parse_quorum_state(buf: bytes) -> TextFile:
+    """``quorum-state`` (KRaft): problems ``malformed_json``, ``missing_key``, ``unknown_version``."""
+    t, doc = _json_file(buf, "quorum_state", "KRaft quorum state")
+    if doc is not None:
+        _need(t, doc, ("leaderEpoch", "data_version"), (0, 1), "data_version")
+    return t
+
+
+def parse_meta_properties(buf: bytes) -> TextFile:
+    """``meta.properties``: ``key=value`` lines (``#``/``!`` comments); one entry per property.
+    Problems: ``missing_key``, ``unknown_version``, ``bad_value`` (an id that is not an integer)."""
+    t = TextFile("meta_properties", len(buf), "log directory meta.properties")
+    props = {}
+    for i, (pos, raw) in enumerate(split_lines(buf)):
+        s = raw.lstrip()
+        if not s or s[:1] in (b"#", b"!"):
+            continue
+        m = re.match(rb"\s*([^=:\s]+)\s*[=:\s]\s*(.*)$", raw)
+        key, value = (m.group(1), m.group(2)) if m else (s, b"")
+        k, v = key.decode("utf-8", "backslashreplace"), value.decode("utf-8", "backslashreplace")
+        ln = Line(i, pos, len(raw))
+        ln.fields = [("key", pos, len(key), k), ("value", pos + len(raw) - len(value), len(value), v)]
+        t.lines.append(ln)
+        props[k] = (v, ln.position)
+    version = props.get("version", (None, 0))[0]
+    if version is None:
+        t.problem("missing_key", 0, "no 'version' property")
+        return t
+    need = {"0": ("broker.id",), "1": ("node.id", "cluster.id")}.get(version)
+    if need is None:
+        t.problem("unknown_version", props["version"][1], f"version {version!r}, expected 0 or 1", actual=version)
+        return t
+    for k in need:
+        if k not in props:
+            t.problem("missing_key", 0, f"version {version} needs {k!r}")
+    for k in ("broker.id", "node.id"):
+        if k in props and _int(props[k][0].encode(), INT32) is None:
+            t.problem("bad_value", props[k][1], f"{k} {props[k][0]!r} is not an integer")
+    return t
+
+
+OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+                      "replication-offset-checkpoint", "cleaner-offset-checkpoint")
+
+
+def _named(*names):
+    def sniff(head: bytes, name: str) -> int:
+        base = os.path.basename(name or "")
+        return 95 if base.removesuffix(".tmp") in names else 0
+    return sniff
+
+
+def _units(parse):
+    def units(source, opts):
+        from wireinspect.formats.kafka.sidecar import read_all
+
+        return [parse(read_all(source))]
+    return units
+
+
+def _offset_units(source, opts):
+    from wireinspect.formats.kafka.sidecar import read_all
+
+    name = os.path.basename(source.path or source.name).removesuffix(".tmp")
+    return [parse_offset_checkpoint(read_all(source), name if name in OFFSET_CHECKPOINTS else "")]
+
+
+FORMATS = (
+    Format("kafka-leader-epoch-checkpoint", "Kafka leader-epoch-checkpoint (text): epoch, startOffset",
+           "name leader-epoch-checkpoint", _named("leader-epoch-checkpoint"), _units(parse_leader_epoch_checkpoint)),
+    Format("kafka-offset-checkpoint", "Kafka offset checkpoint (text): topic, partition, offset",
+           "name " + ", ".join(OFFSET_CHECKPOINTS), _named(*OFFSET_CHECKPOINTS), _offset_units),
+    Format("kafka-partition-metadata", "Kafka partition.metadata (text): version, topic_id",
+           "name partition.metadata", _named("partition.metadata"), _units(parse_partition_metadata)),
+    Format("kafka-clean-shutdown", "Kafka .kafka_cleanshutdown marker (JSON: version, brokerEpoch)",
+           "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _units(parse_clean_shutdown)),
+    Format("kafka-meta-properties", "Kafka log directory meta.properties (Java properties)",
+           "name meta.properties", _named("meta.properties"), _units(parse_meta_properties)),
+    Format("kafka-quorum-state", "KRaft quorum-state (JSON)", "name quorum-state", _named("quorum-state"),
+           _units(parse_quorum_state)),
+)

@@ -1,0 +1,276 @@
+"""Index entries checked against their segment's ``.log``, read-only and header by header.
+
+What is checked is what ``kafka.tools.DumpLogSegments`` checks (``dumpIndex``, ``dumpTimeIndex``),
+without its crashes, plus the ``.txnindex`` against the log's ABORT markers:
+
+* ``.index``: each ``position`` must be the start of an entry (size, magic 0..2, inside the log)
+  whose offsets contain the entry's offset. Kafka indexes a batch's *last* offset; before KAFKA-806
+  a follower appending several batches at once indexed the last offset of the *last* batch at the
+  position of the *first*: such an entry gets the note ``multi_batch_append_entry``, not a problem.
+* ``.timeindex``: each offset must be the last offset of a batch, whose ``maxTimestamp`` must equal
+  the entry's timestamp (an offset inside a batch with that ``maxTimestamp`` gets the note
+  ``offset_inside_batch``: the record-level offset some brokers wrote).
+* ``.txnindex``: ``lastOffset`` must hold an ABORT control record of the entry's ``producerId``;
+  ``firstOffset`` (when in this segment) a transactional batch of that producer.
+
+Only entry headers are read (61 bytes for magic 2; a legacy entry whole), never CRCs: the log's
+own report covers its damage. :class:`LogView` never raises on bad bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from typing import NamedTuple
+
+from wireinspect.errors import InputError
+from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
+from wireinspect.formats.kafka.records import BATCH_HEADER, RECORD_BATCH_OVERHEAD, control_record, parse_batch
+from wireinspect.inputs.source import FileSource
+
+LEGACY_MAX = 64 << 20
+CONTROL_MAX = 1 << 20
+_PREFIX = struct.Struct(">qi")
+
+
+class Head(NamedTuple):
+    """One log entry as an index sees it: byte ``position`` and ``size``, logical offsets, the
+    batch ``maxTimestamp`` (ms, -1 for magic 0), ``attributes``, ``producerId`` and
+    ``partitionLeaderEpoch`` (-1 for legacy messages)."""
+
+    position: int
+    size: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    attributes: int
+    producer_id: int
+    leader_epoch: int
+
+
+class LogView:
+    """Random access to the entries of a log :class:`Source` by position."""
+
+    def __init__(self, source):
+        self.source = source
+        self.size = source.size
+
+    def head(self, pos: int) -> Head | str:
+        """The entry starting at ``pos``, or why no entry starts there (a str)."""
+        left = self.size - pos
+        if pos < 0 or left <= 0:
+            return f"position {pos} is outside the log ({self.size} bytes)"
+        if left < 17:
+            return f"only {left} bytes remain at position {pos}, fewer than an entry header"
+        buf = self.source.read(pos, RECORD_BATCH_OVERHEAD)
+        _, length = _PREFIX.unpack_from(buf, 0)
+        magic = buf[16]
+        size = 12 + length
+        if magic == 2:
+            if length < RECORD_BATCH_OVERHEAD - 12 or len(buf) < RECORD_BATCH_OVERHEAD:
+                return f"batchLength {length} at position {pos} is too small for a record batch"
+            if size > left:
+                return f"the batch at position {pos} ({size} bytes) runs past the end of the log"
+            h = BATCH_HEADER.unpack_from(buf, 0)
+            return Head(pos, size, 2, h[0], h[0] + h[6], h[8], h[5], h[9], h[2])
+        if magic in (0, 1):
+            if length < MIN_SIZE[magic] or size > left:
+                return f"entry size {length} at position {pos} does not fit a magic {magic} message"
+            m = parse_message(self.source.read(pos, size) if size <= LEGACY_MAX else buf, 0, pos,
+                              records=size <= LEGACY_MAX)
+            if m.last_offset is None:
+                return f"the message at position {pos} cannot be read"
+            ts = m.timestamp if m.timestamp is not None else -1
+            first = m.base_offset if m.base_offset is not None else m.last_offset
+            return Head(pos, size, magic, first, m.last_offset, ts, m.attributes or 0, -1, -1)
+        return f"byte 16 at position {pos} (magic) is {magic}, not 0, 1 or 2"
+
+    def scan(self, pos: int, target: int, stop: int | None = None):
+        """Walk entries from ``pos`` to the first whose last offset is ``>= target``.
+
+        Returns ``(Head, None)`` or ``(None, why)``; the walk ends at ``stop`` (a position), at the
+        end of the log, or at the first position where no entry starts.
+        """
+        stop = self.size if stop is None else stop
+        last = None
+        while pos < stop:
+            h = self.head(pos)
+            if isinstance(h, str):
+                return None, h
+            if h.last_offset >= target:
+                return h, None
+            last = h
+            pos += h.size
+        return None, ("the log is empty" if last is None else f"the log ends at offset {last.last_offset}")
+
+    def control_type(self, h: Head) -> str | None:
+        """``"ABORT"``, ``"COMMIT"``... for a control batch (its first record), else ``None``."""
+        if h.magic != 2 or not h.attributes & 0x20 or h.size > CONTROL_MAX:
+            return None
+        b = parse_batch(self.source.read(h.position, h.size), 0, h.position, records=True)
+        if not b.records:
+            return None
+        return control_record(b.data, b.records[0]).get("controlType")
+
+
+class OffsetLookup:
+    """``OffsetIndex.lookup``: the position of the largest indexed offset <= a target (0 if none),
+    from the increasing prefix of a segment's ``.index`` entries."""
+
+    def __init__(self, base_offset: int, entries):
+        self.offsets, self.positions = [], []
+        for rel, pos in entries:
+            if (self.offsets and base_offset + rel <= self.offsets[-1]) or rel < 0 or pos < 0:
+                break
+            self.offsets.append(base_offset + rel)
+            self.positions.append(pos)
+
+    def __call__(self, target: int) -> int:
+        i = bisect.bisect_right(self.offsets, target) - 1
+        return self.positions[i] if i >= 0 else 0
+
+
+def load_lookup(path: str | None, base_offset: int) -> OffsetLookup:
+    """The lookup of the ``.index`` beside ``path`` (empty when there is none or it cannot be read)."""
+    from wireinspect.formats.kafka.sidecar import parse_offset_index, read_all, sibling
+
+    p = sibling(path, "index") if path else None
+    if p is None:
+        return OffsetLookup(base_offset, ())
+    try:
+        with FileSource(p) as src:
+            return OffsetLookup(base_offset, parse_offset_index(read_all(src), base_offset).rows)
+    except InputError:
+        return OffsetLookup(base_offset, ())
+
+
+def find(view: LogView, lookup: OffsetLookup, target: int, after: Head | None = None):
+    """The entry holding ``target`` (or the first past it): ``(Head, None)`` or ``(None, why)``.
+
+    The walk starts at the indexed position for ``target``, or at ``after`` (an entry found before)
+    when that is further and still below ``target``, so increasing targets cost one pass.
+    """
+    start = lookup(target)
+    if after is not None and after.position > start and after.base_offset <= target:
+        start = after.position
+    h, why = view.scan(start, target)
+    if h is None and start:
+        h, why = view.scan(0, target)  # the index pointed somewhere useless: walk from the start
+    return h, why
+
+
+def run(log_path: str, unit, kind: str, path: str) -> None:
+    """Check ``unit`` (a decoded index of ``kind``) against the log at ``log_path``."""
+    try:
+        src = FileSource(log_path)
+    except InputError as e:
+        unit.note("log_unreadable", 0, f"{e}: entries were not checked against the log")
+        return
+    unit.info["log"] = os.path.basename(log_path)
+    with src:
+        view = LogView(src)
+        try:
+            CHECKS[kind](unit, view, path)
+        except InputError as e:  # a read error part way
+            unit.note("log_unreadable", 0, f"{e}: the check against the log stopped")
+
+
+def check_offset_index(unit, view: LogView, path: str) -> None:
+    base = unit.info["baseOffset"]
+    entries = unit.rows
+    for i, (rel, pos) in enumerate(entries):
+        at = unit.entry_position(i)
+        off = base + rel
+        if rel < 0 or pos < 0:
+            continue
+        if pos >= view.size:
+            unit.problem("position_past_log_end", at + 4, f"entry {i}: position {pos} is past the end of the log "
+                         f"({view.size} bytes)", expected=view.size - 1, actual=pos)
+            continue
+        h = view.head(pos)
+        if isinstance(h, str):
+            unit.problem("not_batch_start", at + 4, f"entry {i} (offset {off}): no entry starts at position {pos}: {h}",
+                         actual=pos)
+            continue
+        if h.base_offset <= off <= h.last_offset:
+            continue
+        if off > h.last_offset:
+            nxt = entries[i + 1][1] if i + 1 < len(entries) and entries[i + 1][1] > pos else view.size
+            later = _last_offset_at(view, pos + h.size, off, nxt)
+            if later is not None:
+                unit.note("multi_batch_append_entry", at, f"entry {i}: offset {off} is the last offset of the batch at "
+                          f"position {later}, but the entry points at the batch at {pos} (offsets {h.base_offset}.."
+                          f"{h.last_offset}) that begins the same append: a follower's multi-batch append indexed "
+                          "before KAFKA-806, not corruption", expected=h.last_offset, actual=off)
+                continue
+        unit.problem("offset_mismatch", at, f"entry {i}: offset {off} (relativeOffset {rel}) but the batch at position "
+                     f"{pos} holds offsets {h.base_offset}..{h.last_offset}", expected=h.last_offset, actual=off)
+
+
+def _last_offset_at(view: LogView, pos: int, target: int, stop: int) -> int | None:
+    """Position of the batch in [pos, stop) whose last offset is exactly ``target``, else None."""
+    h, _ = view.scan(pos, target, stop)
+    return h.position if h is not None and h.last_offset == target else None
+
+
+def check_time_index(unit, view: LogView, path: str) -> None:
+    base = unit.info["baseOffset"]
+    lookup = load_lookup(path, base)
+    found = None
+    for i, (ts, rel) in enumerate(unit.rows):
+        at = unit.entry_position(i)
+        off = base + rel
+        if rel < 0:
+            continue
+        h, why = find(view, lookup, off, found)
+        found = h or found
+        if h is None:
+            unit.problem("offset_not_found", at + 8, f"entry {i}: offset {off} is not in the log ({why})", actual=off)
+        elif h.last_offset != off and h.base_offset <= off and h.max_timestamp == ts:
+            unit.note("offset_inside_batch", at + 8, f"entry {i}: offset {off} is inside the batch at position "
+                      f"{h.position} (offsets {h.base_offset}..{h.last_offset}) whose maxTimestamp it has: the offset "
+                      "of the record with that timestamp rather than the batch's last offset, as some brokers "
+                      "wrote it (DumpLogSegments reports it as not found)", expected=h.last_offset, actual=off)
+        elif h.last_offset != off:
+            unit.problem("offset_not_found", at + 8, f"entry {i}: offset {off} is not the last offset of a batch (the "
+                         f"batch at position {h.position} holds offsets {h.base_offset}..{h.last_offset})",
+                         expected=h.last_offset, actual=off)
+        elif h.max_timestamp != ts:
+            unit.problem("timestamp_mismatch", at, f"entry {i}: timestamp {ts} but the batch at position {h.position} "
+                         f"(offsets {h.base_offset}..{h.last_offset}) has maxTimestamp {h.max_timestamp}",
+                         expected=h.max_timestamp, actual=ts)
+
+
+def check_txn_index(unit, view: LogView, path: str) -> None:
+    base = unit.info["baseOffset"]
+    lookup = load_lookup(path, base)
+    found = None
+    for i, (_, pid, first, last, _) in enumerate(unit.rows):
+        at = unit.entry_position(i)
+        h, why = find(view, lookup, last, found)
+        found = h or found
+        if h is None or not h.base_offset <= last <= h.last_offset:
+            why = why or f"the batch at position {h.position} holds offsets {h.base_offset}..{h.last_offset}"
+            unit.problem("abort_marker_missing", at + 18, f"entry {i}: no entry of the log holds lastOffset {last} "
+                         f"({why})", actual=last)
+        else:
+            ctype = view.control_type(h)
+            wrong = ("is not a control batch" if ctype is None else
+                     f"belongs to producerId {h.producer_id}" if h.producer_id != pid else
+                     f"is a {ctype} marker" if ctype != "ABORT" else None)
+            if wrong:
+                unit.problem("abort_marker_missing", at + 18, f"entry {i}: the batch holding lastOffset {last} "
+                             f"(position {h.position}) {wrong}, not producerId {pid}'s ABORT marker", actual=last)
+        if first < base:
+            continue  # the transaction began in an earlier segment
+        h, _ = find(view, lookup, first)
+        if h is not None and h.base_offset <= first and (h.producer_id != pid or not h.attributes & 0x10):
+            unit.problem("txn_first_offset_mismatch", at + 10, f"entry {i}: firstOffset {first} is in the batch at "
+                         f"position {h.position} (producerId {h.producer_id}, "
+                         f"{'transactional' if h.attributes & 0x10 else 'not transactional'}), not in a transactional "
+                         f"batch of producerId {pid}", actual=first)
+
+
+CHECKS = {"offset_index": check_offset_index, "time_index": check_time_index, "txn_index": check_txn_index}
