@@ -121,6 +121,27 @@ def common_options(fn):
     return wrapper
 
 
+def capture_options(fn):
+    """``--port``, ``--api``, ``--connection``, ``--correlation-id`` for captures (docs/protocol.md)."""
+    @click.option("--port", "ports", type=int, multiple=True, metavar="PORT",
+                  help="TCP port to decode as a server (Kafka 9092 by default; repeatable). Streams whose first "
+                       "bytes look like a known protocol are decoded whatever their port.")
+    @click.option("--api", "apis", multiple=True, metavar="NAME|KEY",
+                  help="Only frames of this API (Produce, 0, fetch...; repeatable, comma-separated).")
+    @click.option("--connection", "connections", multiple=True, metavar="CONN",
+                  help="Only this connection: its index, an ADDR:PORT of either end, or a port (repeatable).")
+    @click.option("--correlation-id", "correlation_ids", type=int, multiple=True, metavar="ID",
+                  help="Only frames with this correlation id (repeatable).")
+    @functools.wraps(fn)
+    def wrapper(app, *args, ports, apis, connections, correlation_ids, **kw):
+        app.opts.ports = tuple(ports)
+        app.opts.extra["api"] = [a.strip() for v in apis for a in v.split(",") if a.strip()]
+        app.opts.extra["connection"] = list(connections)
+        app.opts.extra["correlation_id"] = list(correlation_ids)
+        return fn(app, *args, **kw)
+    return wrapper
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 def cli():
@@ -142,6 +163,7 @@ def cli():
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
               help="How byte values (keys, values...) appear in JSON.")
 @common_options
+@capture_options
 def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
     """Decode PATH... into field trees with byte positions (or JSON Lines)."""
     from wireinspect.ops.dump import dump_items
@@ -157,6 +179,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per input.")
 @click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")
 @common_options
+@capture_options
 def verify(app: App, paths, as_json, deep):
     """Check CRCs and structure; print every problem with its code and position, then a summary."""
     from wireinspect.ops.report import print_verify

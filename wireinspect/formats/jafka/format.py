@@ -1,0 +1,100 @@
+"""Formats for Kafka 0.7 / Jafka: log files (``jafka-log``) and raw request streams
+(``jafka-requests``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+
+from wireinspect.codec.crc import crc32
+from wireinspect.formats.registry import Format
+from wireinspect.inputs.source import Source
+
+LOG_NAME = re.compile(r"^(\d{20})\.(kafka|jafka)$")
+MAX_MESSAGE_SNIFF = 1 << 20
+
+
+def log_name(name: str):
+    """``(file base offset, dialect)`` from a log file name, or ``(None, None)``."""
+    m = LOG_NAME.match(os.path.basename(name or ""))
+    if not m:
+        return None, None
+    return int(m.group(1)), "jafka" if m.group(2) == "jafka" else "kafka07"
+
+
+def first_message_ok(head: bytes) -> bool:
+    """Does ``head`` start with a complete magic 0/1 message whose payload checksum matches?"""
+    if len(head) < 10:
+        return False
+    size, magic = struct.unpack_from(">ib", head, 0)
+    if magic not in (0, 1) or not 5 <= size <= len(head) - 4:
+        return False
+    start = 9 if magic == 0 else 10
+    if magic == 1 and (size < 6 or head[5] & 0xFC):
+        return False
+    return crc32(head[start:4 + size]) == struct.unpack_from(">I", head, start - 4)[0]
+
+
+def _log_sniff(head: bytes, name: str) -> int:
+    base, _ = log_name(name)
+    if base is not None:
+        return 95
+    return 70 if first_message_ok(head) else 0
+
+
+def _dialect(source: Source, opts) -> tuple[int, str]:
+    base, dialect = log_name(source.path or source.name)
+    dialect = (getattr(opts, "extra", {}) or {}).get("jafka_dialect", dialect) or "kafka07"
+    return base or 0, dialect
+
+
+def _log_units(source: Source, opts):
+    from wireinspect.formats.jafka.messages import iter_log
+
+    base, dialect = _dialect(source, opts)
+    return iter_log(source, file_base=base, dialect=dialect, records=True, limit=opts.max_decompressed,
+                    max_entry=opts.max_batch)
+
+
+def _log_check(source: Source, opts):
+    from wireinspect.formats.jafka.messages import iter_log
+
+    base, dialect = _dialect(source, opts)
+    return iter_log(source, file_base=base, dialect=dialect, records=opts.deep, limit=opts.max_decompressed,
+                    max_entry=opts.max_batch)
+
+
+def _requests_sniff(head: bytes, name: str) -> int:
+    from wireinspect.formats.jafka_stream import PROTOCOL
+
+    return min(PROTOCOL.sniff(head[:64]), 35)
+
+
+def _requests_units(source: Source, opts):
+    from wireinspect.formats.jafka_stream import iter_requests
+
+    return iter_requests(source, opts)
+
+
+JAFKA_LOG = Format(
+    id="jafka-log",
+    description="Kafka 0.7 / Jafka log file: message sets of magic 0/1 messages, offsets are byte positions",
+    recognised_by="name NNNNNNNNNNNNNNNNNNNN.kafka (Kafka 0.7) or .jafka (Jafka), or a first message "
+                  "(size, magic 0/1, CRC-32 of the payload) that checks out",
+    sniff=_log_sniff,
+    units=_log_units,
+    check=_log_check,
+    recoverable=True,
+)
+
+JAFKA_REQUESTS = Format(
+    id="jafka-requests",
+    description="Kafka 0.7 / Jafka client-to-broker bytes: size + requestType framed requests (PRODUCE, FETCH, "
+                "MULTIFETCH, MULTIPRODUCE, OFFSETS, CREATE, DELETE)",
+    recognised_by="a first request whose size, type 0..6 and topic string agree (weak; use --format)",
+    sniff=_requests_sniff,
+    units=_requests_units,
+)
+
+FORMATS = (JAFKA_LOG, JAFKA_REQUESTS)

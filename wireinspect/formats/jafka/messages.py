@@ -1,0 +1,332 @@
+"""Kafka 0.7 and Jafka messages, message sets and log files.
+
+Message-set entry (``kafka.message.MessageSet`` / ``io.jafka.message.MessageSet``; ``LogOverhead`` = 4)::
+
+    size int32 | magic int8 | [attributes int8, magic 1 only] | checksum uint32 | payload (size - 5 or - 6)
+
+``checksum`` is ``java.util.zip.CRC32`` of the payload only (not masked). ``attributes & 3`` is the
+compression codec (0 none, 1 gzip, 2 snappy, xerial stream framing); a compressed message is a
+wrapper whose payload is a compressed message set. Kafka 0.7 reads magic 0 and 1 (``MinHeaderSize``
+5); Jafka only magic 1 (``MinHeaderSize`` 6, ``crcOffset`` throws on magic 0).
+
+Offsets are byte positions in the partition's log: a log file ``<20-digit offset>.kafka`` (Kafka
+0.7) or ``.jafka`` (Jafka) starts at the offset in its name. An entry's ``offset`` here is where it
+starts (the offset a FETCH names); ``nextOffset`` is where the next one starts (what Kafka 0.7's
+``MessageAndOffset.offset`` reports). Deep iteration gives every inner message of a wrapper the
+wrapper's start offset except the last, which gets the wrapper's end offset
+(``ByteBufferMessageSet.internalIterator``).
+
+Recovery (``FileMessageSet.recover``, the same in both): entries are kept while the size is at
+least ``MinHeaderSize``, the entry fits in the file and the checksum matches; the file is
+truncated at the first that fails.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+from wireinspect.codec.compression import DEFAULT_LIMIT, decompress
+from wireinspect.codec.crc import crc32
+from wireinspect.formats.rocketmq.walk import scan, walk
+from wireinspect.model import Node, Problem
+
+CODECS = {0: "none", 1: "gzip", 2: "snappy"}
+MIN_HEADER = {"kafka07": 5, "jafka": 6}
+DIALECTS = ("kafka07", "jafka")
+I32 = struct.Struct(">i")
+U32 = struct.Struct(">I")
+_MAGIC = re.compile(rb"[\x00\x01]")
+
+
+class Message:
+    """One message-set entry. ``data``/``start``: the bytes holding it; ``base``: absolute position
+    of ``data[0]`` (``None`` inside decompressed data). ``inner``: messages of a compressed wrapper."""
+
+    type = "message"
+    __slots__ = ("position", "length", "data", "start", "base", "size", "magic", "attributes", "checksum",
+                 "p_payload", "payload_len", "crc_ok", "crc_computed", "problems", "inner", "offset", "next_offset",
+                 "dialect", "framing_ok", "compressed_length", "partial")
+
+    def __init__(self, data, start, base, dialect):
+        self.data, self.start, self.base, self.dialect = data, start, base, dialect
+        self.position = (base if base is not None else 0) + start
+        self.length = 0
+        self.size = self.magic = self.attributes = self.checksum = None
+        self.p_payload = self.payload_len = None
+        self.crc_ok = self.crc_computed = None
+        self.problems = []
+        self.inner = None
+        self.offset = self.next_offset = None
+        self.framing_ok = False
+        self.compressed_length = None
+        self.partial = False
+
+    @property
+    def codec(self) -> int:
+        return (self.attributes or 0) & 3 if self.magic == 1 else 0
+
+    @property
+    def valid(self) -> bool:
+        """As ``FileMessageSet.recover`` judges it (Jafka cannot validate magic 0)."""
+        return bool(self.framing_ok and self.crc_ok and not (self.dialect == "jafka" and self.magic != 1))
+
+    @property
+    def records_count(self) -> int:
+        return len(self.inner) if self.inner is not None else 1
+
+    @property
+    def base_offset(self):
+        return self.offset
+
+    @property
+    def last_offset(self):
+        return self.offset
+
+    def payload(self) -> bytes | None:
+        if self.p_payload is None:
+            return None
+        return bytes(self.data[self.p_payload:self.p_payload + self.payload_len])
+
+    def to_json(self, enc) -> dict:
+        d = {"type": "message", "position": self.position if self.base is not None else None,
+             "length": self.length, "offset": self.offset, "nextOffset": self.next_offset, "size": self.size,
+             "magic": self.magic}
+        if self.magic == 1:
+            d["attributes"] = self.attributes
+        d["compressionCodec"] = CODECS.get(self.codec, f"unknown({self.codec})") if self.magic is not None else None
+        d["checksum"] = self.checksum
+        d["checksumValid"] = self.crc_ok
+        d["payload"] = enc(self.payload()) if self.inner is None else None
+        if self.inner is not None:
+            d["messages"] = [m.to_json(enc) for m in self.inner]
+        d["valid"] = self.valid
+        if self.partial:
+            d["partial"] = True
+        d["problems"] = [p.to_dict() for p in self.problems]
+        return d
+
+    def to_tree(self, name: str = "message") -> Node:
+        b = self.base if self.base is not None else 0
+        s = self.start
+        node = Node(name, b + s, self.length, type="message", problems=list(self.problems))
+        where = "" if self.offset is None else f"offset {self.offset}  "
+        node.display = f"{where}{CODECS.get(self.codec, '?')}  magic {self.magic}"
+        if self.size is None:
+            return node
+        node.add("size", b + s, 4, self.size)
+        if self.magic is None:
+            return node
+        node.add("magic", b + s + 4, 1, self.magic)
+        p = s + 5
+        if self.magic == 1:
+            node.add("attributes", b + p, 1, self.attributes,
+                     display=f"{self.attributes} (compressionCodec {CODECS.get(self.codec, '?')}, bits 0-1)")
+            p += 1
+        if self.checksum is None:
+            return node
+        c = node.add("checksum", b + p, 4, self.checksum)
+        if self.crc_ok is not None:
+            c.display = f"0x{self.checksum:08x}" + (" (valid)" if self.crc_ok else
+                                                    f" (computed 0x{self.crc_computed:08x})")
+        if self.offset is not None:
+            node.add("offset", b + s, self.length, self.offset, derived=True)
+        if self.p_payload is None:
+            return node
+        pn = node.add("payload", b + self.p_payload, self.payload_len, self.payload())
+        if self.inner is not None:
+            pn.value = None
+            pn.kind = "list"
+            pn.space = "decompressed"
+            pn.display = f"{CODECS.get(self.codec)}: {self.compressed_length} bytes -> " \
+                         f"{len(self.inner[0].data) if self.inner else 0} bytes"
+            for i, m in enumerate(self.inner):
+                pn.children.append(m.to_tree(f"messages[{i}]"))
+        return node
+
+
+def _where(m: Message, off: int) -> int:
+    return m.base + m.start + off if m.base is not None else m.position
+
+
+def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "kafka07", offset: int | None = None,
+                  records: bool = True, limit: int = DEFAULT_LIMIT, end: int | None = None,
+                  depth: int = 0) -> Message:
+    """Parse the message-set entry at ``buf[pos]``. ``base``: absolute position of ``buf[0]``
+    (``None`` inside decompressed data); ``offset``: the log offset of this entry, if known.
+    ``records=False`` does not open compressed wrappers. Never raises."""
+    end = len(buf) if end is None else end
+    m = Message(buf, pos, base, dialect)
+    m.offset = offset
+    avail = end - pos
+    if avail < 4:
+        m.length = max(avail, 0)
+        m.problems.append(Problem("truncated", _where(m, 0), f"entry size needs 4 bytes, {avail} remain",
+                                  expected=4, actual=avail))
+        return m
+    (m.size,) = I32.unpack_from(buf, pos)
+    total = 4 + m.size
+    minimum = MIN_HEADER[dialect]
+    if m.size < minimum:
+        m.length = 4
+        m.problems.append(Problem("bad_length", _where(m, 0), f"message size {m.size} is below MinHeaderSize "
+                                  f"({minimum})", expected=minimum, actual=m.size))
+        return m
+    if avail < 5:
+        m.length = avail
+        m.problems.append(Problem("truncated", _where(m, 0), "message ends before its magic byte"))
+        return m
+    m.magic = buf[pos + 4]
+    if m.magic not in (0, 1):
+        m.length = min(total, avail)
+        m.problems.append(Problem("unknown_magic", _where(m, 4), f"magic {m.magic} (Kafka 0.7 reads 0 and 1; "
+                                  "the broker throws UnknownMagicByteException)", actual=m.magic))
+        return m
+    hdr = 5 if m.magic == 0 else 6
+    if m.size < hdr:
+        m.length = min(total, avail)
+        m.problems.append(Problem("bad_length", _where(m, 0), f"size {m.size} is too small for a magic {m.magic} "
+                                  f"header ({hdr})", expected=hdr, actual=m.size))
+        return m
+    if total > avail:
+        m.length = avail
+        m.problems.append(Problem("truncated", _where(m, 0), f"message of {total} bytes runs past the end of the "
+                                  f"data ({avail} bytes left)", expected=total, actual=avail))
+    else:
+        m.length = total
+        m.framing_ok = True
+    if m.magic == 1 and pos + 6 <= end:
+        m.attributes = buf[pos + 5]
+    q = pos + 4 + hdr - 4
+    if q + 4 > pos + m.length:
+        return m
+    (m.checksum,) = U32.unpack_from(buf, q)
+    m.p_payload = q + 4
+    m.payload_len = pos + m.length - m.p_payload
+    if m.offset is not None:
+        m.next_offset = m.offset + total
+    if not m.framing_ok:
+        return m
+    m.crc_computed = crc32(buf[m.p_payload:pos + total])
+    m.crc_ok = m.crc_computed == m.checksum
+    if not m.crc_ok:
+        m.problems.append(Problem("crc_mismatch", _where(m, q - pos), f"stored checksum 0x{m.checksum:08x}, "
+                                  f"computed 0x{m.crc_computed:08x}", expected=m.checksum, actual=m.crc_computed))
+    if dialect == "jafka" and m.magic == 0:
+        m.problems.append(Problem("unsupported_magic", _where(m, 4), "magic 0 in a Jafka log: Jafka only reads "
+                                  "magic 1 (FileMessageSet.recover would throw)", actual=0))
+    if m.magic == 1 and m.attributes & 0xFC:
+        m.problems.append(Problem("unknown_attributes", _where(m, 5), f"attributes 0x{m.attributes:02x} set bits "
+                                  "other than the codec (bits 0-1)", actual=m.attributes))
+    codec = m.codec
+    if codec == 3:
+        m.problems.append(Problem("unknown_codec", _where(m, 5), "compression codec 3 is not defined"))
+    elif codec and records:
+        _open_wrapper(m, codec, limit, depth)
+    return m
+
+
+def _open_wrapper(m: Message, codec: int, limit: int, depth: int) -> None:
+    raw = m.data[m.p_payload:m.p_payload + m.payload_len]
+    m.compressed_length = len(raw)
+    data, err = decompress(codec, raw, limit)
+    if err:
+        m.problems.append(Problem(err[0], _where(m, m.p_payload - m.start), f"{CODECS[codec]}: {err[1]}"))
+    if depth >= 8:
+        m.problems.append(Problem("nested_compression", m.position, "wrappers nested more than 8 deep"))
+        return
+    inner = parse_message_set(data, 0, len(data), None, m.dialect, records=True, limit=limit, depth=depth + 1)
+    for i, im in enumerate(inner):
+        im.offset = m.offset if i < len(inner) - 1 or m.offset is None else m.next_offset
+        for p in im.problems:
+            p.message = f"inner message at byte {im.start} of the decompressed set: {p.message}"
+            p.position = m.position
+            m.problems.append(p)
+    if not inner:
+        m.problems.append(Problem("empty_wrapper", m.position, "compressed wrapper holds no messages"))
+    m.inner = inner
+
+
+def parse_message_set(buf, start: int, end: int, base: int | None, dialect: str = "kafka07", *,
+                      offset: int | None = None, records: bool = True, limit: int = DEFAULT_LIMIT, depth: int = 0,
+                      partial_tail_ok: bool = False) -> list:
+    """Messages of the message set ``buf[start:end]``. ``offset``: the log offset of ``buf[start]``.
+    ``partial_tail_ok``: a FETCH response may end with a partial entry (the client skips it); it is
+    then kept as a message marked ``partial`` whose problems are dropped."""
+    out = []
+    p = start
+    while p < end:
+        m = parse_message(buf, p, base, dialect=dialect, offset=None if offset is None else offset + p - start,
+                          records=records, limit=limit, end=end, depth=depth)
+        torn = m.size is None or (m.size >= MIN_HEADER[dialect] and p + 4 + m.size > end)
+        if partial_tail_ok and not m.framing_ok and torn and out:
+            m.problems = []
+            m.partial = True
+            out.append(m)
+            break
+        out.append(m)
+        if not m.framing_ok or m.length <= 0:
+            break
+        p += m.length
+    return out
+
+
+# -- log files --------------------------------------------------------------------------------------
+
+class LogWalker:
+    """State of a walk over one Kafka 0.7 / Jafka log file (offsets from ``file_base``)."""
+
+    def __init__(self, size: int, file_base: int, dialect: str, records: bool, limit: int, max_entry: int):
+        self.size, self.file_base, self.dialect = size, file_base, dialect
+        self.records, self.limit, self.max_entry = records, limit, max_entry
+
+    def entry(self, win, pos):
+        remaining = self.size - pos
+        if remaining < 4:
+            return None, Problem("truncated", pos, f"{remaining} bytes at the end are too few for an entry size",
+                                 expected=4, actual=remaining)
+        buf, i = win.get(pos, min(remaining, 10))
+        (size,) = I32.unpack_from(buf, i)
+        minimum = MIN_HEADER[self.dialect]
+        if size < minimum:
+            return None, Problem("bad_length", pos, f"entry size {size} is below MinHeaderSize ({minimum}); "
+                                 "FileMessageSet.recover truncates here", expected=minimum, actual=size)
+        if 4 + size > self.max_entry:
+            return None, Problem("bad_length", pos, f"entry size {size} is larger than --max-batch "
+                                 f"({self.max_entry}); not decoded", actual=size)
+        if len(buf) - i >= 5 and buf[i + 4] not in (0, 1):
+            return None, Problem("unknown_magic", pos + 4, f"magic {buf[i + 4]}: the broker throws "
+                                 "UnknownMagicByteException", actual=buf[i + 4])
+        n = min(4 + size, remaining)
+        buf, i = win.get(pos, n)
+        m = parse_message(buf, i, win.start, dialect=self.dialect, offset=self.file_base + pos,
+                          records=self.records, limit=self.limit, end=i + n)
+        if 4 + size > remaining:
+            return m, m.problems[0] if m.problems else Problem("truncated", pos, "torn entry")
+        return m, None
+
+    def valid_at(self, win, pos) -> bool:
+        remaining = self.size - pos
+        if remaining < 4 + MIN_HEADER[self.dialect]:
+            return False
+        buf, i = win.get(pos, 10)
+        (size,) = I32.unpack_from(buf, i)
+        if size < MIN_HEADER[self.dialect] or 4 + size > min(remaining, self.max_entry) or buf[i + 4] > 1:
+            return False
+        if self.dialect == "jafka" and buf[i + 4] != 1:
+            return False
+        if buf[i + 4] == 1 and buf[i + 5] & 0xFC:
+            return False
+        buf, i = win.get(pos, 4 + size)
+        m = parse_message(buf, i, win.start, dialect=self.dialect, records=False, end=i + 4 + size)
+        return m.valid
+
+    def find(self, win, start: int):
+        return scan(win, start, self.size, _MAGIC, 4, self.valid_at, skip_zero_lead=True)
+
+
+def iter_log(source, *, file_base: int = 0, dialect: str = "kafka07", records: bool = True,
+             limit: int = DEFAULT_LIMIT, max_entry: int = 64 << 20, resync: bool = True):
+    """Yield the :class:`Message` units and gaps of one Kafka 0.7 / Jafka log file in order."""
+    w = LogWalker(source.size, file_base, dialect, records, limit, max_entry)
+    yield from walk(source, w.entry, w.find, w.valid_at, resync=resync, zero_tail_ok=False, what="message")

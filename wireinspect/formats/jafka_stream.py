@@ -1,0 +1,146 @@
+"""Kafka 0.7 / Jafka as a capture stream protocol (see :mod:`wireinspect.inputs.capture`), and raw
+dumps of the client-to-broker bytes (``jafka-requests``).
+
+Requests and responses are ``size int32``-framed (:mod:`wireinspect.formats.jafka.requests`). With
+no correlation id, a response answers the oldest request still waiting for one; PRODUCE and
+MULTIPRODUCE get no response. Positions are byte positions in that direction's stream.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import deque
+
+from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.formats.jafka.requests import ERROR_CODES, MAX_REQUEST, NO_RESPONSE, parse_request, parse_response
+from wireinspect.formats.rocketmq.walk import LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.model import Problem
+
+_HEAD = struct.Struct(">ih")
+
+
+def _size(buf, p: int, need: int):
+    """The size field at ``buf[p]`` when it is in range and ``need`` bytes are there; ``False``
+    when it is out of range; ``None`` when more bytes are needed to tell."""
+    n = len(buf) - p
+    if n < 4:
+        return None
+    (size,) = struct.unpack_from(">i", buf, p)
+    if not 2 <= size <= MAX_REQUEST:
+        return False
+    return size if n >= need else None
+
+
+def plausible_request(buf, p: int):
+    """Could a request start at ``buf[p]``? Size in range, type 0..6 and a topic shortString that
+    fits and looks like a topic name. ``None``: too few bytes to tell."""
+    size = _size(buf, p, 8)
+    if not size:
+        return size
+    _, kind = _HEAD.unpack_from(buf, p)
+    if not 0 <= kind <= 6:
+        return False
+    q = p + 6 + (2 if kind in (2, 3) else 0)
+    if len(buf) < q + 2:
+        return None
+    (tl,) = struct.unpack_from(">h", buf, q)
+    if tl < 0 or tl > 255 or q + 2 + tl > p + 4 + size:
+        return False
+    topic = bytes(buf[q + 2:q + 2 + tl])
+    return all(32 < c < 127 for c in topic)
+
+
+def plausible_response(buf, p: int):
+    """Could a response start at ``buf[p]``? Size in range and a known error code."""
+    size = _size(buf, p, 6)
+    if not size:
+        return size
+    return struct.unpack_from(">h", buf, p + 4)[0] in ERROR_CODES
+
+
+def _describe(what):
+    def describe(buf, p, base):
+        (size,) = struct.unpack_from(">i", buf, p)
+        if not 2 <= size <= MAX_REQUEST:
+            return Problem("bad_length", base + p, f"{what} size {size} is outside 2..{MAX_REQUEST}", actual=size)
+        return Problem("garbage", base + p, f"bytes that do not start a {what}")
+    return describe
+
+
+def sniff(first_bytes: bytes) -> int:
+    """A client's first bytes: a plausible request whose size matches its fields exactly (FETCH,
+    OFFSETS, PRODUCE, CREATE, DELETE) scores 90, above the 80 a modern Kafka request sniffs (the
+    same bytes can pass for one); other plausible requests 45."""
+    if plausible_request(first_bytes, 0) is not True:
+        return 0
+    size, kind = _HEAD.unpack_from(first_bytes, 0)
+    if kind in (2, 3):
+        return 45
+    tl = struct.unpack_from(">h", first_bytes, 6)[0]
+    q = 8 + tl  # after the topic
+    rest = {1: 16, 4: 16, 5: 5}.get(kind)
+    if rest is None and len(first_bytes) >= q + (8 if kind == 0 else 2):
+        if kind == 0:
+            rest = 8 + struct.unpack_from(">i", first_bytes, q + 4)[0]
+        else:
+            rest = 2 + struct.unpack_from(">h", first_bytes, q)[0]
+    if rest is None:
+        return 45
+    return 90 if size == 2 + 2 + tl + rest else 20
+
+
+def _dialect(opts) -> str:
+    return (getattr(opts, "extra", None) or {}).get("jafka_dialect", "jafka")
+
+
+def _splitter(direction: str) -> LengthSplitter:
+    if direction == "response":
+        return LengthSplitter(plausible_response, _describe("response"))
+    return LengthSplitter(plausible_request, _describe("request"))
+
+
+class _Decoder:
+    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units."""
+
+    def __init__(self, conversation, opts):
+        self.limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+        self.dialect = _dialect(opts)
+        self.waiting = deque()
+        self.inner = StreamDecoder(conversation, _splitter, self._parse, "jafka")
+
+    def _parse(self, kind, direction, position, data, timestamp):
+        if direction == "request":
+            e = parse_request(data, 0, position, dialect=self.dialect, limit=self.limit)
+            if e.kind is not None and e.kind not in NO_RESPONSE:
+                self.waiting.append(e)
+        else:
+            req = self.waiting.popleft() if self.waiting else None
+            e = parse_response(data, 0, position, request=req, dialect=self.dialect, limit=self.limit)
+        e.timestamp = timestamp
+        return e
+
+    def feed(self, event):
+        return self.inner.feed(event)
+
+    def close(self):
+        return self.inner.close()
+
+
+# Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port).
+PROTOCOL = StreamProtocol("jafka", (6667,), sniff, _Decoder)
+
+
+def iter_requests(source, opts, chunk: int = 1 << 20):
+    """Requests of a raw dump of the client-to-broker bytes."""
+    limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+    dialect = _dialect(opts)
+    sp = LengthSplitter(plausible_request, _describe("request"))
+    pos = 0
+    final = False
+    while not final:
+        data = source.read(pos, chunk) if pos < source.size else b""
+        sp.feed(data)
+        pos += len(data)
+        final = not data
+        for it in sp.frames(final):
+            yield it if not isinstance(it, tuple) else parse_request(it[2], 0, it[1], dialect=dialect, limit=limit)

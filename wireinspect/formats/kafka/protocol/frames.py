@@ -1,0 +1,314 @@
+"""Kafka request and response frames: size prefix, header, body.
+
+Framing (Kafka protocol guide, "Common Request and Response Structure"): ``Size int32`` (bytes that
+follow), then a request or response header, then the body. Header versions are chosen as Kafka's
+generator does (``ApiMessageType.requestHeaderVersion``/``responseHeaderVersion``; summary in
+shared/reference/kafka-protocol.md section 2.7):
+
+* request header v2 when the request version is flexible, else v1; v0 for ControlledShutdown v0;
+* response header v1 when flexible, else v0; ApiVersions responses always use header v0;
+* an ApiVersions response with ErrorCode 35 (UNSUPPORTED_VERSION) carries a v0 body whatever the
+  request's version (the broker cannot know which layout the client understands).
+
+:func:`decode_request` and :func:`decode_response` take the whole frame (size prefix included) and
+its absolute stream position and return a :class:`Frame`; they never raise on bad bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
+from wireinspect.formats.kafka.protocol.walker import (
+    K_RAW, K_RECORDS, Ctx, F, Short, fields_json, fields_tree, walk)
+from wireinspect.model import Node, Problem
+
+API_VERSIONS = 18
+CONTROLLED_SHUTDOWN = 7
+UNSUPPORTED_VERSION = 35
+EARLY_ACCESS = frozenset(range(76, 88))  # KIP-932 share-group APIs: 3.9.0's v0 was early access
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+_HEAD = struct.Struct(">ihhi").unpack_from  # Size, RequestApiKey, RequestApiVersion, CorrelationId
+
+
+def request_header_version(api_key: int, version: int) -> int:
+    if api_key == CONTROLLED_SHUTDOWN and version == 0:
+        return 0
+    return 2 if specs().is_flexible(api_key, version) else 1
+
+
+def response_header_version(api_key: int, version: int) -> int:
+    if api_key == API_VERSIONS:
+        return 0
+    return 1 if specs().is_flexible(api_key, version) else 0
+
+
+class Frame:
+    """A decoded frame. ``position``: absolute position of its Size field in the direction's stream;
+    ``length``: bytes including the 4-byte Size. ``header``/``body``: lists of walker entries (``body``
+    None when it could not be decoded: unknown API or version, or no matching request), ``raw_body``
+    (absolute position, bytes) of an undecoded body. ``body_version``: the layout the body was
+    decoded with (differs from ``api_version`` for the v0 ApiVersions error body). ``origin``: which
+    spec set defined it (``"newest"``/``"3.9.0"``). ``conversation``: the Conversation (or None)."""
+
+    type = "frame"
+    protocol = "kafka"
+    __slots__ = ("position", "length", "size", "direction", "conversation", "api_key", "api_version",
+                 "correlation_id", "header", "body", "raw_body", "problems", "body_version", "origin",
+                 "header_version", "timestamp", "header_end")
+
+    def __init__(self, position, length, direction, conversation=None):
+        self.position, self.length, self.direction = position, length, direction
+        self.conversation = conversation
+        self.size = None
+        self.api_key = self.api_version = self.correlation_id = None
+        self.header = []
+        self.body = None
+        self.raw_body = None
+        self.problems = []
+        self.body_version = None
+        self.origin = None
+        self.header_version = None
+        self.timestamp = None
+        self.header_end = None  # absolute position where the body starts
+
+    # -- facts ---------------------------------------------------------------------------------
+    @property
+    def api_name(self):
+        return None if self.api_key is None else specs().api_name(self.api_key)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    @property
+    def records_count(self) -> int:
+        return sum(getattr(u, "records_count", 0) or 0 for u in self.record_units())
+
+    base_offset = last_offset = None
+
+    def record_units(self):
+        """Every log unit of every ``records`` field of the body."""
+        stack = list(self.body or ())
+        while stack:
+            f = stack.pop()
+            if f.kind == K_RECORDS:
+                yield from (f.value or ())
+            elif isinstance(f.value, list):
+                stack.extend(f.value)
+
+    # -- projections ---------------------------------------------------------------------------
+    def connection_json(self):
+        c = self.conversation
+        return None if c is None else c.connection_json()
+
+    def to_json(self, enc) -> dict:
+        """The ``dump --json`` object of a frame (docs/protocol.md)."""
+        return {"type": "frame", "protocol": "kafka", "connection": self.connection_json(),
+                "direction": self.direction, "position": self.position, "length": self.length,
+                "apiKey": self.api_key, "apiName": self.api_name, "apiVersion": self.api_version,
+                "correlationId": self.correlation_id, "header": fields_json(self.header, enc),
+                "body": None if self.body is None else fields_json(self.body, enc),
+                "problems": [p.to_dict() for p in self.problems]}
+
+    def to_tree(self) -> Node:
+        name = self.api_name or (f"api {self.api_key}" if self.api_key is not None else "unknown")
+        node = Node("frame", self.position, self.length, type="frame", problems=list(self.problems))
+        node.display = (f"{self.direction or 'frame'} {name} v{self.api_version}  correlationId "
+                        f"{self.correlation_id}")
+        c = self.conversation
+        if c is not None and c.client is not None:
+            node.display += f"  {c.client} -> {c.server}"
+        if self.size is not None:
+            node.add("Size", self.position, 4, self.size)
+        if self.header_version is None and self.api_key is None and self.body:
+            node.display = f"{self.direction} bare SASL token (after SaslHandshake v0)"
+        h = node.add("header", self.position + 4, 0, display=f"{'Request' if self.direction == 'request' else 'Response'}"
+                     f"Header v{self.header_version}")
+        fields_tree(h, self.header)
+        h.length = (self.header_end if self.header_end is not None else
+                    max((f.pos + f.length for f in self.header), default=h.position)) - h.position
+        if self.body is not None:
+            origin = ""
+            if self.origin == "3.9.0":
+                origin = " (3.9.0 spec" + (", early access: layout may differ)" if self.api_key in EARLY_ACCESS
+                                           else ")")
+            b = node.add("body", h.end, self.position + self.length - h.end,
+                         display=f"{name}{'Request' if self.direction == 'request' else 'Response'} v{self.body_version}"
+                         + origin)
+            fields_tree(b, self.body)
+        elif self.raw_body is not None:
+            pos, data = self.raw_body
+            node.add("body", pos, len(data), data, display="undecoded")
+        return node
+
+
+def _frame_start(buf, base, direction, conversation):
+    f = Frame(base, len(buf), direction, conversation)
+    if len(buf) < 4:
+        f.problems.append(Problem("frame_truncated", base, f"frame size needs 4 bytes, only {len(buf)} remain",
+                                  expected=4, actual=len(buf)))
+        return f, None
+    f.size = size = _I32(buf, 0)[0]
+    end = min(len(buf), 4 + max(size, 0))
+    if 4 + size > len(buf):
+        f.problems.append(Problem("frame_truncated", base, f"frame of {4 + size} bytes (Size {size}) ends after "
+                                  f"{len(buf)} bytes", expected=4 + size, actual=len(buf)))
+    f.length = end
+    return f, end
+
+
+def _finish(f: Frame, p, end, problems):
+    f.problems.extend(problems)
+    if p is not None and p < end:
+        f.problems.append(Problem("frame_trailing_bytes", f.position + p, f"{end - p} bytes follow the end of the "
+                                  f"{'body' if f.body is not None else 'header'}", actual=end - p))
+
+
+def _header(f: Frame, buf, end, base, name, hv, ctx):
+    """Walk header ``name`` version ``hv`` at ``buf[4]``: ``(body start or None, problems)``; on
+    failure the frame's problems are already complete."""
+    f.header_version = hv
+    f.header, p, probs = walk(buf, 4, end, base, plan_for(specs().header(name, hv), hv), ctx)
+    f.header_end = None if p is None else base + p
+    if p is None:
+        _finish(f, None, end, probs)
+    return p, probs
+
+
+def _raw(f: Frame, buf, p, end):
+    f.raw_body = (f.position + p, bytes(buf[p:end]))
+
+
+def decode_request(buf, base: int = 0, conversation=None, *, records=True, limit=None, max_batch=None) -> Frame:
+    """Decode the request frame ``buf`` (Size included) at absolute stream position ``base``."""
+    f, end = _frame_start(buf, base, "request", conversation)
+    if end is None:
+        return f
+    if end < 12:
+        f.problems.append(Problem("frame_truncated", base + 4, f"request header needs 8 bytes, {end - 4} present",
+                                  expected=8, actual=end - 4))
+        return f
+    _, key, ver, corr = _HEAD(buf, 0)
+    f.api_key, f.api_version, f.correlation_id = key, ver, corr
+    s = specs()
+    spec = s.spec(key, ver, "request")
+    if spec is None:
+        if s.api_name(key) is None:
+            f.problems.append(Problem("unknown_api_key", base + 4, f"API key {key} is not in Kafka's message specs",
+                                      actual=key))
+        else:
+            rng = s.versions(key)
+            f.problems.append(Problem("unknown_api_version", base + 6, f"{s.api_name(key)} version {ver} is not in "
+                                      f"the specs (known: {rng[0]}-{rng[1]})", expected=list(rng), actual=ver))
+    ctx = _ctx(False, records, limit, max_batch)
+    p, probs = _header(f, buf, end, base, "RequestHeader", request_header_version(key, ver) if spec else 1, ctx)
+    if p is None:
+        return f
+    if spec is None:
+        _raw(f, buf, p, end)
+        _finish(f, None, end, probs)
+        return f
+    f.origin = spec.origin
+    f.body_version = ver
+    body, q, probs2 = walk(buf, p, end, base, plan_for(spec, ver), ctx)
+    f.body = body
+    _finish(f, q, end, probs2)
+    return f
+
+
+def _ctx(response, records, limit, max_batch):
+    ctx = Ctx(records=records, response=response)
+    if limit is not None:
+        ctx.limit = limit
+    if max_batch is not None:
+        ctx.max_batch = max_batch
+    return ctx
+
+
+def decode_response(buf, base: int = 0, request=None, conversation=None, *, records=True, limit=None,
+                    max_batch=None) -> Frame:
+    """Decode the response frame ``buf`` at ``base``; ``request`` is ``(apiKey, apiVersion)`` of the
+    matching request, or None (the body then stays undecoded, with a ``response_without_request``
+    problem)."""
+    f, end = _frame_start(buf, base, "response", conversation)
+    if end is None:
+        return f
+    if end < 8:
+        f.problems.append(Problem("frame_truncated", base + 4, f"response header needs 4 bytes, {end - 4} present",
+                                  expected=4, actual=end - 4))
+        return f
+    f.correlation_id = _I32(buf, 4)[0]
+    s = specs()
+    if request is None:
+        f.header_version = 0
+        f.header = [F("CorrelationId", base + 4, 4, f.correlation_id)]
+        f.header_end = base + 8
+        f.problems.append(Problem("response_without_request", base + 4, f"no request with CorrelationId "
+                                  f"{f.correlation_id} was seen on this connection: body not decoded",
+                                  actual=f.correlation_id))
+        _raw(f, buf, 8, end)
+        return f
+    key, ver = request
+    f.api_key, f.api_version = key, ver
+    spec = s.spec(key, ver, "response")
+    if spec is None:
+        f.header_version = 0
+        f.header = [F("CorrelationId", base + 4, 4, f.correlation_id)]
+        f.header_end = base + 8
+        f.problems.append(Problem("unknown_api_version" if s.api_name(key) else "unknown_api_key", base + 4,
+                                  f"no response spec for API {key} version {ver}", actual=ver))
+        _raw(f, buf, 8, end)
+        return f
+    ctx = _ctx(True, records, limit, max_batch)
+    p, probs = _header(f, buf, end, base, "ResponseHeader", response_header_version(key, ver), ctx)
+    if p is None:
+        return f
+    bv = ver
+    if key == API_VERSIONS and ver > 0 and end - p >= 2 and _I16(buf, p)[0] == UNSUPPORTED_VERSION:
+        bv = 0
+    body, q, probs2 = _body(buf, p, end, base, s, key, bv, records, limit, max_batch)
+    if key == API_VERSIONS and bv > 0 and (q is None or q != end):
+        # Kafka's NetworkClient retries the parse as v0 when the given version fails.
+        body0, q0, probs0 = _body(buf, p, end, base, s, key, 0, records, limit, max_batch)
+        if q0 == end and not probs0:
+            body, q, probs2, bv = body0, q0, probs0, 0
+    if key == API_VERSIONS and bv == 0 and ver > 0 and probs2:
+        probs2[0].message = (f"UNSUPPORTED_VERSION answer to ApiVersions v{ver} read with the v0 body Kafka "
+                             f"requires: {probs2[0].message}")
+    f.body, f.body_version = body, bv
+    f.origin = s.spec(key, bv, "response").origin
+    _finish(f, q, end, probs + probs2)
+    return f
+
+
+def _body(buf, p, end, base, s, key, version, records, limit, max_batch):
+    spec = s.spec(key, version, "response")
+    ctx = _ctx(True, records, limit, max_batch)
+    return walk(buf, p, end, base, plan_for(spec, version), ctx)
+
+
+def plausible_request(buf, i: int = 0, max_frame: int = 1 << 28) -> bool:
+    """Whether a request frame plausibly starts at ``buf[i]``: sane Size, a known API key, a version
+    the specs know, and (when present) a ClientId length that fits."""
+    if len(buf) - i < 12:
+        return False
+    size, key, ver, _ = _HEAD(buf, i)
+    if size < 8 or size > max_frame:
+        return False
+    s = specs()
+    rng = s.versions(key) if key >= 0 else None
+    if rng is None or not rng[0] <= ver <= rng[1]:
+        return False
+    if key == CONTROLLED_SHUTDOWN and ver == 0:
+        return True
+    if len(buf) - i >= 14:
+        n = _I16(buf, i + 12)[0]
+        if n < -1 or n > size - 10:
+            return False
+    return size >= 10
+
+
+__all__ = ["Frame", "decode_request", "decode_response", "plausible_request", "request_header_version",
+           "response_header_version", "Short", "K_RAW", "in_range"]

@@ -1,0 +1,145 @@
+"""Formats for RocketMQ: ``rocketmq-commitlog``, ``rocketmq-consumequeue``, ``rocketmq-index`` and
+``rocketmq-remoting`` (a raw dump of one direction of a remoting connection)."""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+
+from wireinspect.formats.registry import Format
+from wireinspect.inputs.source import Source
+
+DIGITS20 = re.compile(r"(\d{20})$")
+INDEX_NAME = re.compile(r"^\d{17}$")
+_MAGICS = (0xDAA320A7, 0xDAA320AB)
+
+
+def _parts(name: str) -> tuple[str, str]:
+    name = (name or "").replace(os.sep, "/")
+    return os.path.basename(name), os.path.basename(os.path.dirname(name))
+
+
+def file_base(name: str) -> int | None:
+    """The commit-log offset of a file's first byte: its name's trailing 20 digits."""
+    m = DIGITS20.search(os.path.basename(name or ""))
+    return int(m.group(1)) if m else None
+
+
+def _commitlog_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    if parent == "commitlog" and re.fullmatch(r"\d{20}", base):
+        return 95
+    if len(head) >= 8:
+        total, magic = struct.unpack_from(">iI", head, 0)
+        if magic in _MAGICS and total >= 91:
+            return 92 if "commitlog" in base else 80
+        if magic == 0xCBD43194 and total > 0:
+            return 50
+    return 0
+
+
+def _commitlog_units(source: Source, opts, body: bool = True):
+    from wireinspect.formats.rocketmq.commitlog import iter_commitlog
+
+    return iter_commitlog(source, file_base=file_base(source.path or source.name), body=body,
+                          limit=opts.max_decompressed, max_record=opts.max_batch)
+
+
+def _commitlog_check(source: Source, opts):
+    return _commitlog_units(source, opts, body=opts.deep)
+
+
+def pad_to_input_size(placed, out_path, opts) -> list:
+    """RocketMQ maps whole files (``MappedFileQueue.load`` refuses a file whose length is not the
+    configured size): extend the recovered copy with zeros to the input's length. Nothing else is
+    written, so no extra paths are returned."""
+    size = next((getattr(u, "file_size", None) for u, _ in placed if getattr(u, "file_size", None)), None)
+    if size and os.path.getsize(out_path) < size:
+        with open(out_path, "r+b") as f:
+            f.truncate(size)
+            f.flush()
+            os.fsync(f.fileno())
+    return []
+
+
+def _cq_sniff(head: bytes, name: str) -> int:
+    from wireinspect.formats.rocketmq.store import CQ_PATH
+
+    return 95 if CQ_PATH.search((name or "").replace(os.sep, "/")) else 0
+
+
+def _cq_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.store import iter_consumequeue
+
+    return iter_consumequeue(source, commitlog=(opts.extra or {}).get("commitlog"))
+
+
+def _index_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    if INDEX_NAME.match(base):
+        return 95 if parent == "index" else 60
+    return 0
+
+
+def _index_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.store import iter_index
+
+    return iter_index(source)
+
+
+def _remoting_sniff(head: bytes, name: str) -> int:
+    from wireinspect.formats.rocketmq.stream import PROTOCOL
+
+    s = PROTOCOL.sniff(head[:64])
+    return 75 if s >= 90 else min(s, 40)
+
+
+def _remoting_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.stream import iter_stream
+
+    return iter_stream(source, opts)
+
+
+COMMITLOG = Format(
+    id="rocketmq-commitlog",
+    description="RocketMQ commit-log file: message records (magic V1 0xDAA320A7 / V2 0xDAA320AB) and the BLANK "
+                "end-of-file marker",
+    recognised_by="a 20-digit file name inside a commitlog directory, or magic code 0xDAA320A7/0xDAA320AB at byte 4",
+    sniff=_commitlog_sniff,
+    units=_commitlog_units,
+    check=_commitlog_check,
+    recoverable=True,
+    rebuild=pad_to_input_size,
+)
+
+CONSUMEQUEUE = Format(
+    id="rocketmq-consumequeue",
+    description="RocketMQ consume-queue file: 20-byte units (commitLogOffset, size, tagsCode), checked against "
+                "the commit log when <store>/commitlog is beside it",
+    recognised_by="path consumequeue/<topic>/<queueId>/<20 digits>",
+    sniff=_cq_sniff,
+    units=_cq_units,
+    recoverable=True,
+    rebuild=pad_to_input_size,
+)
+
+INDEX = Format(
+    id="rocketmq-index",
+    description="RocketMQ index file: 40-byte header, hash slots, 20-byte entries (keyHash, phyOffset, timeDiff, "
+                "prevIndex)",
+    recognised_by="a 17-digit (yyyyMMddHHmmssSSS) file name, inside an index directory",
+    sniff=_index_sniff,
+    units=_index_units,
+)
+
+REMOTING = Format(
+    id="rocketmq-remoting",
+    description="RocketMQ remoting stream (one direction of a connection, raw): frames with JSON or ROCKETMQ "
+                "headers, bodies decoded",
+    recognised_by='a plausible frame header (length, serializeType 0/1, headerLength) followed by {"code":',
+    sniff=_remoting_sniff,
+    units=_remoting_units,
+)
+
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING)

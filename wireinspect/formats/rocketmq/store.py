@@ -1,0 +1,409 @@
+"""RocketMQ store files beside the commit log: consume queues and index files.
+
+ConsumeQueue (``store/.../ConsumeQueue.java``; ``consumequeue/<topic>/<queueId>/<20-digit logical byte
+offset>``, 300000 units of 20 bytes per file)::
+
+    commitLogOffset int64 | size int32 | tagsCode int64
+
+Unit *i* of a file named *N* has queue offset ``N / 20 + i``. ``ConsumeQueue.recover`` stops at the
+first unit with ``commitLogOffset < 0`` or ``size <= 0``; the zero-filled rest of a file is unused.
+``tagsCode`` is ``String.hashCode()`` of the TAGS property (0 without tags); for the delay topic
+``SCHEDULE_TOPIC_XXXX`` it is the delivery time (ms); values ``<= Integer.MIN_VALUE - 1`` address
+``consumequeue_ext``. Units ``(0, Integer.MAX_VALUE, 0)`` fill a gap in front of a file created
+mid-queue (``fillPreBlank``).
+
+IndexFile (``store/.../index/IndexFile.java``, ``IndexHeader.java``; ``index/<yyyyMMddHHmmssSSS>``)::
+
+    header (40): beginTimestamp int64 (ms) | endTimestamp int64 (ms) | beginPhyOffset int64 |
+                 endPhyOffset int64 | hashSlotCount int32 (slots in use) | indexCount int32 (next index, from 1)
+    slots:       slotNum x int32, the newest index number hashed to the slot (0 = empty)
+    entries:     indexNum x 20 bytes at 40 + slotNum*4 + n*20:
+                 keyHash int32 | phyOffset int64 | timeDiff int32 (s since beginTimestamp) | prevIndex int32
+
+The default is 5,000,000 slots and 20,000,000 entries (420,000,040 bytes); other sizes are read from
+the file length assuming ``maxIndexNum = 4 * maxHashSlotNum`` (the default ratio).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+
+from wireinspect.inputs.source import FileSource, Window
+from wireinspect.model import Node, Problem
+
+CQ_UNIT = struct.Struct(">qiq")
+CQ_UNIT_SIZE = 20
+INT_MAX = 0x7FFFFFFF
+INT_MIN = -0x80000000
+DELAY_TOPIC = "SCHEDULE_TOPIC_XXXX"
+INDEX_HEADER = struct.Struct(">qqqqii")
+INDEX_HEADER_SIZE = 40
+INDEX_ENTRY = struct.Struct(">iqii")
+DEFAULT_SLOTS = 5_000_000
+CQ_PATH = re.compile(r"(?:^|/)consumequeue/([^/]+)/(\d+)/(\d{20})$")
+INDEX_PATH = re.compile(r"(?:^|/)index/(\d{17})$")
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode()`` (UTF-16 code units, 32-bit signed)."""
+    h = 0
+    data = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def tags_code(tags: str | None) -> int:
+    """``MessageExtBrokerInner.tagsString2tagsCode``: the hash of the TAGS property, 0 without one."""
+    return java_string_hash(tags) if tags else 0
+
+
+# -- consume queue -----------------------------------------------------------------------------------
+
+class CQUnit:
+    """One consume-queue unit. ``queueOffset``: its logical index (file base / 20 + i) when the file
+    name gives the base. ``check``: what the commit-log record at ``commitLogOffset`` says, when the
+    commit log was available (``None`` otherwise)."""
+
+    type = "cq_unit"
+    __slots__ = ("position", "length", "commitLogOffset", "size", "tagsCode", "queueOffset", "problems",
+                 "checked", "blank", "file_size")
+    records_count = 1
+
+    def __init__(self, position, values, queue_offset):
+        self.position, self.length = position, CQ_UNIT_SIZE
+        self.commitLogOffset, self.size, self.tagsCode = values
+        self.queueOffset = queue_offset
+        self.problems = []
+        self.checked = None
+        self.blank = values == (0, INT_MAX, 0)
+        self.file_size = None
+
+    @property
+    def valid(self) -> bool:
+        """As ``ConsumeQueue.recover`` judges it."""
+        return self.commitLogOffset >= 0 and self.size > 0
+
+    @property
+    def base_offset(self):
+        return self.queueOffset
+
+    last_offset = base_offset
+
+    def to_json(self, enc) -> dict:
+        d = {"type": "cq_unit", "position": self.position, "length": self.length, "queueOffset": self.queueOffset,
+             "commitLogOffset": self.commitLogOffset, "size": self.size, "tagsCode": self.tagsCode}
+        if self.blank:
+            d["blank"] = True
+        if self.checked is not None:
+            d["commitLogChecked"] = self.checked
+        d["problems"] = [p.to_dict() for p in self.problems]
+        return d
+
+    def to_tree(self) -> Node:
+        n = Node("cq_unit", self.position, self.length, type="cq_unit", problems=list(self.problems),
+                 display=f"queueOffset {self.queueOffset}" + ("  (fillPreBlank)" if self.blank else ""))
+        n.add("commitLogOffset", self.position, 8, self.commitLogOffset)
+        n.add("size", self.position + 8, 4, self.size)
+        n.add("tagsCode", self.position + 12, 8, self.tagsCode)
+        return n
+
+
+class CommitLogStore:
+    """Read access to a commit-log directory (files named by their 20-digit start offset), to check
+    consume-queue units against the records they point at."""
+
+    def __init__(self, directory: str):
+        self.files = []
+        for name in sorted(os.listdir(directory)):
+            if len(name) == 20 and name.isdigit():
+                self.files.append((int(name), os.path.join(directory, name)))
+        self.open = {}
+
+    def record_at(self, offset: int):
+        """The parsed record at commit-log ``offset`` (or ``None`` when no file holds it)."""
+        from wireinspect.formats.rocketmq.commitlog import parse_record
+
+        for base, path in reversed(self.files):
+            if base <= offset:
+                src = self.open.get(path)
+                if src is None:
+                    src = self.open[path] = FileSource(path)
+                pos = offset - base
+                if pos >= src.size:
+                    return None
+                head = src.read(pos, 4)
+                if len(head) < 4:
+                    return None
+                (total,) = struct.unpack(">i", head)
+                data = src.read(pos, max(8, min(total, 64 << 20)))
+                return parse_record(data, 0, pos, file_base=base, body=True)
+        return None
+
+    def close(self):
+        for s in self.open.values():
+            s.close()
+
+
+def find_commitlog(path: str | None) -> str | None:
+    """``<store>/commitlog`` for a path ``<store>/consumequeue/<topic>/<queueId>/<file>``."""
+    if not path:
+        return None
+    p = os.path.abspath(path)
+    m = CQ_PATH.search(p.replace(os.sep, "/"))
+    if not m:
+        return None
+    store = p[:m.start() + (1 if p[m.start()] in "/\\" else 0)]
+    d = os.path.join(store, "commitlog")
+    return d if os.path.isdir(d) else None
+
+
+def cq_identity(path: str | None):
+    """``(topic, queueId, file base offset)`` from a consume-queue path, or Nones."""
+    m = CQ_PATH.search((path or "").replace(os.sep, "/"))
+    if not m:
+        base = os.path.basename(path or "")
+        return None, None, int(base) if len(base) == 20 and base.isdigit() else None
+    return m.group(1), int(m.group(2)), int(m.group(3))
+
+
+def _check_unit(u: CQUnit, store: CommitLogStore, topic, queue_id) -> None:
+    if u.blank or not u.valid:
+        return
+    r = store.record_at(u.commitLogOffset)
+    u.checked = r is not None
+    where = u.position
+    if r is None:
+        u.problems.append(Problem("cq_offset_beyond_commitlog", where, f"commitLogOffset {u.commitLogOffset} is in "
+                                  "no commit-log file", actual=u.commitLogOffset))
+        return
+    if r.type != "record" or not r.valid:
+        codes = ",".join(p.code for p in r.problems) or "not a record"
+        u.problems.append(Problem("cq_record_invalid", where, f"the commit-log record at {u.commitLogOffset} is not "
+                                  f"valid ({codes})"))
+        return
+    v = r.values
+    if v["totalSize"] != u.size:
+        u.problems.append(Problem("cq_size_mismatch", where + 8, f"size {u.size}, but the record at "
+                                  f"{u.commitLogOffset} has totalSize {v['totalSize']}", expected=v["totalSize"],
+                                  actual=u.size))
+    if topic is not None and r.topic != topic:
+        u.problems.append(Problem("cq_topic_mismatch", where, f"the record's topic is {r.topic!r}, the queue's "
+                                  f"{topic!r}", expected=topic, actual=r.topic))
+    if queue_id is not None and v["queueId"] != queue_id:
+        u.problems.append(Problem("cq_queue_id_mismatch", where, f"the record's queueId is {v['queueId']}, the "
+                                  f"queue's {queue_id}", expected=queue_id, actual=v["queueId"]))
+    if u.queueOffset is not None and v["queueOffset"] != u.queueOffset:
+        u.problems.append(Problem("cq_queue_offset_mismatch", where, f"the record's queueOffset is "
+                                  f"{v['queueOffset']}, the unit's {u.queueOffset}", expected=u.queueOffset,
+                                  actual=v["queueOffset"]))
+    if r.topic != DELAY_TOPIC and u.tagsCode > INT_MIN - 1:
+        tags = dict(r.properties or []).get("TAGS")
+        want = tags_code(tags)
+        if want != u.tagsCode:
+            u.problems.append(Problem("cq_tags_code_mismatch", where + 12, f"tagsCode {u.tagsCode}, the record's "
+                                      f"TAGS {tags!r} hash to {want}", expected=want, actual=u.tagsCode))
+
+
+def iter_consumequeue(source, *, commitlog: str | None = None, check: bool = True):
+    """Units of one consume-queue file, then the unused zero tail as one gap. ``commitlog``: a
+    commit-log directory to check units against (default: found beside a ``consumequeue`` path)."""
+    from wireinspect.formats.rocketmq.walk import describe_gap, first_nonzero
+
+    topic, queue_id, base = cq_identity(source.path or source.name)
+    store = None
+    directory = commitlog or find_commitlog(source.path)
+    if check and directory:
+        store = CommitLogStore(directory)
+    win = Window(source)
+    size = source.size
+    pos = 0
+    try:
+        while pos + CQ_UNIT_SIZE <= size:
+            buf, i = win.get(pos, CQ_UNIT_SIZE)
+            values = CQ_UNIT.unpack_from(buf, i)
+            if values == (0, 0, 0):
+                nz = first_nonzero(win, pos, size)
+                if nz >= size:
+                    yield describe_gap(win, pos, size, True, True, "unit")
+                    return
+                aligned = pos + (nz - pos) // CQ_UNIT_SIZE * CQ_UNIT_SIZE
+                if aligned > pos:
+                    gap = describe_gap(win, pos, aligned, False, False, "unit")
+                    yield gap
+                    pos = aligned
+                    continue
+            u = CQUnit(pos, values, None if base is None else base // CQ_UNIT_SIZE + pos // CQ_UNIT_SIZE)
+            u.file_size = size
+            if not u.valid:
+                u.problems.append(Problem("bad_cq_unit", pos, f"commitLogOffset {u.commitLogOffset} / size {u.size}: "
+                                          "ConsumeQueue.recover stops here"))
+            elif store is not None:
+                _check_unit(u, store, topic, queue_id)
+            yield u
+            pos += CQ_UNIT_SIZE
+        if pos < size:
+            yield describe_gap(win, pos, size, True, False, "unit")
+    finally:
+        if store is not None:
+            store.close()
+
+
+# -- index files --------------------------------------------------------------------------------------
+
+class IndexHeader:
+    type = "index_header"
+    records_count = 0
+    valid = True
+    base_offset = last_offset = None
+    NAMES = ("beginTimestamp", "endTimestamp", "beginPhyOffset", "endPhyOffset", "hashSlotCount", "indexCount")
+
+    def __init__(self, values, slots, max_index, problems):
+        self.position, self.length = 0, INDEX_HEADER_SIZE
+        self.values, self.slots, self.max_index, self.problems = values, slots, max_index, problems
+
+    def to_json(self, enc) -> dict:
+        d = {"type": self.type, "position": 0, "length": self.length}
+        d.update(zip(self.NAMES, self.values))
+        d["slotNum"], d["indexNum"] = self.slots, self.max_index
+        d["problems"] = [p.to_dict() for p in self.problems]
+        return d
+
+    def to_tree(self) -> Node:
+        n = Node("index_header", 0, self.length, type=self.type, problems=list(self.problems),
+                 display=f"{self.slots} slots, {self.values[5] - 1} entries used")
+        off = 0
+        for name, value in zip(self.NAMES, self.values):
+            size = 8 if off < 32 else 4
+            n.add(name, off, size, value)
+            off += size
+        return n
+
+
+class IndexSlots:
+    """The used hash slots: ``used`` ``[(slot, indexNumber)]``."""
+
+    type = "index_slots"
+    records_count = 0
+    valid = True
+    base_offset = last_offset = None
+
+    def __init__(self, length, used, problems):
+        self.position, self.length, self.used, self.problems = INDEX_HEADER_SIZE, length, used, problems
+
+    def to_json(self, enc) -> dict:
+        return {"type": self.type, "position": self.position, "length": self.length, "usedSlots": len(self.used),
+                "slots": [{"slot": s, "index": n} for s, n in self.used], "problems": [p.to_dict() for p in self.problems]}
+
+    def to_tree(self) -> Node:
+        n = Node("slots", self.position, self.length, type=self.type, kind="list", problems=list(self.problems),
+                 display=f"{len(self.used)} used")
+        for s, i in self.used:
+            n.add(f"slot[{s}]", self.position + 4 * s, 4, i)
+        return n
+
+
+class IndexEntry:
+    type = "index_entry"
+    records_count = 1
+    valid = True
+    base_offset = last_offset = None
+
+    def __init__(self, position, number, values, slot, problems):
+        self.position, self.length, self.number = position, 20, number
+        self.keyHash, self.phyOffset, self.timeDiff, self.prevIndex = values
+        self.slot, self.problems = slot, problems
+
+    def to_json(self, enc) -> dict:
+        return {"type": self.type, "position": self.position, "length": 20, "index": self.number,
+                "keyHash": self.keyHash, "phyOffset": self.phyOffset, "timeDiff": self.timeDiff,
+                "prevIndex": self.prevIndex, "slot": self.slot, "problems": [p.to_dict() for p in self.problems]}
+
+    def to_tree(self) -> Node:
+        n = Node(f"entry[{self.number}]", self.position, 20, type=self.type, problems=list(self.problems),
+                 display=f"slot {self.slot}")
+        for off, name, size in ((0, "keyHash", 4), (4, "phyOffset", 8), (12, "timeDiff", 4), (16, "prevIndex", 4)):
+            n.add(name, self.position + off, size, getattr(self, name))
+        return n
+
+
+def index_geometry(size: int) -> tuple[int, int]:
+    """``(slotNum, indexNum)`` for an index file of ``size`` bytes (default 5,000,000 / 20,000,000)."""
+    if size == INDEX_HEADER_SIZE + DEFAULT_SLOTS * 4 + DEFAULT_SLOTS * 4 * 20:
+        return DEFAULT_SLOTS, DEFAULT_SLOTS * 4
+    if size > INDEX_HEADER_SIZE and (size - INDEX_HEADER_SIZE) % 84 == 0:
+        s = (size - INDEX_HEADER_SIZE) // 84
+        return s, 4 * s
+    return DEFAULT_SLOTS, DEFAULT_SLOTS * 4
+
+
+def iter_index(source, *, slots: int | None = None):
+    """Header, used slots and used entries of an index file; checks ``indexCount``, slot and chain
+    numbers, ``phyOffset`` within the header's range and ``timeDiff`` not negative."""
+    size = source.size
+    slot_num, index_num = index_geometry(size) if slots is None else (slots, 4 * slots)
+    expected = INDEX_HEADER_SIZE + slot_num * 4 + index_num * 20
+    win = Window(source)
+    if size < INDEX_HEADER_SIZE:
+        from wireinspect.formats.rocketmq.walk import Gap
+
+        yield Gap(0, size, [Problem("truncated", 0, f"index header needs 40 bytes, the file has {size}",
+                                    expected=40, actual=size)])
+        return
+    buf, i = win.get(0, INDEX_HEADER_SIZE)
+    values = INDEX_HEADER.unpack_from(buf, i)
+    probs = []
+    if size != expected:
+        probs.append(Problem("bad_file_size", 0, f"an index file of {slot_num} slots is {expected} bytes, this one "
+                             f"{size}", expected=expected, actual=size))
+    count = values[5]
+    if not 0 <= count <= index_num:
+        probs.append(Problem("bad_index_count", 36, f"indexCount {count} is outside 0..{index_num}", actual=count))
+    used_entries = max(0, min(count, index_num)) - 1 if count > 0 else 0
+    yield IndexHeader(values, slot_num, index_num, probs)
+    used = []
+    sprobs = []
+    pos = INDEX_HEADER_SIZE
+    end = min(size, INDEX_HEADER_SIZE + slot_num * 4)
+    while pos < end:
+        n = min(1 << 20, end - pos) // 4 * 4
+        if n <= 0:
+            break
+        buf, i = win.get(pos, n)
+        chunk = bytes(buf[i:i + n])
+        if chunk.strip(b"\x00"):
+            for k, (v,) in enumerate(struct.iter_unpack(">i", chunk)):
+                if v:
+                    s = (pos - INDEX_HEADER_SIZE) // 4 + k
+                    used.append((s, v))
+                    if not 0 < v < max(count, 1):
+                        sprobs.append(Problem("bad_slot", INDEX_HEADER_SIZE + 4 * s, f"slot {s} points at index {v}, "
+                                              f"beyond indexCount {count}", actual=v))
+        pos += n
+    if values[4] != len(used) and not sprobs:
+        sprobs.append(Problem("slot_count_mismatch", 32, f"hashSlotCount {values[4]}, {len(used)} slots in use",
+                              expected=len(used), actual=values[4]))
+    yield IndexSlots(slot_num * 4, used, sprobs)
+    base = INDEX_HEADER_SIZE + slot_num * 4
+    for number in range(1, used_entries + 1):
+        p = base + number * 20
+        if p + 20 > size:
+            yield IndexEntry(p, number, (0, 0, 0, 0), None, [Problem("truncated", p, f"entry {number} lies past the "
+                                                                     "end of the file")])
+            return
+        buf, i = win.get(p, 20)
+        ev = INDEX_ENTRY.unpack_from(buf, i)
+        ep = []
+        if ev[0] < 0:
+            ep.append(Problem("bad_key_hash", p, f"keyHash {ev[0]} is negative (IndexFile stores abs(hash))",
+                              actual=ev[0]))
+        if not 0 <= ev[3] < number:
+            ep.append(Problem("bad_prev_index", p + 16, f"prevIndex {ev[3]} is not an earlier entry", actual=ev[3]))
+        if values[2] and values[3] and not values[2] <= ev[1] <= values[3]:
+            ep.append(Problem("phy_offset_out_of_range", p + 4, f"phyOffset {ev[1]} is outside the header's "
+                              f"{values[2]}..{values[3]}", actual=ev[1]))
+        if ev[2] < 0:
+            ep.append(Problem("bad_time_diff", p + 12, f"timeDiff {ev[2]} is negative", actual=ev[2]))
+        yield IndexEntry(p, number, ev, ev[0] % slot_num if ev[0] >= 0 else None, ep)

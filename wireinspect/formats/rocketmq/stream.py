@@ -1,0 +1,76 @@
+"""RocketMQ remoting as a capture stream protocol (see :mod:`wireinspect.inputs.capture` for the
+``STREAM_PROTOCOLS`` interface): frames split per direction, responses paired with their requests by
+``opaque`` (so a PULL_MESSAGE response body decodes as commit-log records), and raw stream dumps of
+one direction (:func:`iter_stream`, the ``rocketmq-remoting`` format).
+
+Positions are byte positions in that direction's stream.
+"""
+
+from __future__ import annotations
+
+from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.formats.rocketmq.remoting import Conversation, FrameSplitter, decode_frame_body, parse_frame, \
+    plausible_frame
+from wireinspect.formats.rocketmq.walk import StreamDecoder, StreamProtocol
+
+def sniff(first_bytes: bytes) -> int:
+    """Confidence that a client's first bytes are RocketMQ remoting: a plausible frame header and a
+    JSON header starting ``{"code":`` (or a plausible ROCKETMQ binary header)."""
+    if plausible_frame(first_bytes, 0) is not True:
+        return 0
+    if first_bytes[4] == 0:
+        return 90 if first_bytes[8:16] == b'{"code":' else 70 if first_bytes[8:10] == b'{"' else 40
+    return 60
+
+
+def _limit(opts) -> int:
+    return getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+
+
+class _Decoder:
+    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units."""
+
+    def __init__(self, conversation, opts):
+        limit = _limit(opts)
+        self.pairs = Conversation(limit)
+        self.inner = StreamDecoder(conversation, lambda direction: FrameSplitter(limit=limit), self._parse, "rocketmq")
+        self.limit = limit
+
+    def _parse(self, kind, direction, position, data, timestamp):
+        f = parse_frame(data, 0, position, limit=self.limit, decode_body=False)
+        f.timestamp = timestamp
+        if f.header:
+            self.pairs.observe(f, direction)
+        return f
+
+    def feed(self, event):
+        return self.inner.feed(event)
+
+    def close(self):
+        return self.inner.close()
+
+
+# The RocketMQ remoting stream protocol: name server 9876, broker 10911, broker VIP channel 10909.
+PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder)
+
+
+def iter_stream(source, opts, chunk: int = 1 << 20):
+    """Frames of a raw dump of one direction of a remoting connection (no pairing: a response body
+    that holds commit-log records is recognised by their magic code)."""
+    limit = _limit(opts)
+    sp = FrameSplitter(limit=limit)
+    pos = 0
+    while pos < source.size:
+        data = source.read(pos, chunk)
+        if not data:
+            break
+        sp.feed(data)
+        pos += len(data)
+        for u in sp.units():
+            if u.type == "frame" and u.header:
+                decode_frame_body(u, None, limit)
+            yield u
+    for u in sp.units(final=True):
+        if u.type == "frame" and u.header:
+            decode_frame_body(u, None, limit)
+        yield u

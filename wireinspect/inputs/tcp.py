@@ -1,0 +1,260 @@
+"""TCP reassembly, one direction at a time, into stream events (sans-I/O).
+
+:class:`HalfStream` takes segments ``(seq, flags, payload)`` in capture order and returns
+:class:`Event` objects in stream order: ``data`` (contiguous bytes at a stream position), ``gap``
+(bytes that never arrived; the bytes on either side are never glued), ``problem`` (a finding with
+no missing bytes: no handshake) and ``end``. Stream position 0 is the byte after the SYN (RFC 9293
+section 3.4: the SYN takes one sequence number); without a SYN in the capture, the first byte seen,
+with a ``tcp_no_handshake`` problem. Sequence numbers are unwrapped to 64-bit positions relative to
+the next expected byte, so streams longer than 4 GiB work.
+
+* Out-of-order segments wait in ``pending`` until the hole before them is filled.
+* Retransmissions (bytes already delivered) are dropped; overlaps are trimmed (the first copy of a
+  byte wins, as in most stacks' receive paths).
+* A hole is declared a ``tcp_gap`` when the peer acknowledged past it (after ``ACK_PATIENCE`` of its
+  packets, or at once when the peer sends data), when more than ``max_pending`` bytes wait behind
+  it, at FIN/RST of that direction, or at the end of the capture.
+
+Also defines the types shared with stream protocols (documented in :mod:`wireinspect.inputs.capture`):
+:class:`Event`, :class:`Conversation` and :class:`StreamNote`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from wireinspect.model import Node, Problem
+
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+MAX_PENDING = 32 << 20
+ACK_PATIENCE = 8  # peer packets acknowledging unseen bytes before they are declared a gap
+
+
+class Event(NamedTuple):
+    """One thing that happened in one direction of a conversation (see capture.py)."""
+
+    direction: str  # "request" (client to server) or "response"
+    kind: str  # "data", "gap", "problem" or "end"
+    position: int  # byte position in this direction's stream
+    data: bytes = b""
+    length: int = 0
+    timestamp: float | None = None
+    problems: tuple = ()
+
+
+class Conversation:
+    """One TCP connection (or one stream dump). ``client``/``server``: ``"addr:port"`` or None."""
+
+    def __init__(self, index: int, client: str | None = None, server: str | None = None, source: str = ""):
+        self.index = index
+        self.client = client
+        self.server = server
+        self.source = source
+        self.protocol = None
+        self.events: list = []
+        self._json = None
+
+    def connection_json(self) -> dict:
+        if self._json is None:
+            self._json = {"index": self.index, "client": self.client, "server": self.server}
+        return self._json
+
+    def __repr__(self):
+        return f"Conversation({self.index}, {self.client} -> {self.server})"
+
+
+class StreamNote:
+    """A unit for stream bytes that hold no frame, or for stream-level problems (a gap between
+    frames, a missing handshake, bytes skipped while resynchronising). ``type`` is ``"unparsed"``
+    when it covers bytes, ``"stream"`` otherwise. ``preview``: up to 64 of those bytes."""
+
+    valid = False
+    records_count = 0
+    base_offset = last_offset = None
+
+    def __init__(self, protocol: str, conversation, direction, position: int, length: int, problems: list,
+                 preview: bytes = b"", type: str = "unparsed"):
+        self.protocol = protocol
+        self.conversation = conversation
+        self.direction = direction
+        self.position = position
+        self.length = length
+        self.problems = problems
+        self.preview = preview
+        self.type = type
+
+    def to_json(self, enc) -> dict:
+        c = self.conversation
+        return {"type": self.type, "protocol": self.protocol, "connection": None if c is None else c.connection_json(),
+                "direction": self.direction, "position": self.position, "length": self.length,
+                "problems": [p.to_dict() for p in self.problems]}
+
+    def to_tree(self) -> Node:
+        what = f"{self.length} bytes that hold no frame" if self.type == "unparsed" else "stream event"
+        return Node(self.type, self.position, self.length, self.preview or None,
+                    display=f"{self.direction or ''} {what}".strip(), problems=list(self.problems), type=self.type)
+
+
+def _signed32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+class HalfStream:
+    """Reassembly state of one direction. ``direction`` labels the events; ``max_pending`` bounds
+    the bytes held behind a hole. ``stats``: counts of retransmitted and overlapping segments."""
+
+    __slots__ = ("direction", "base", "next", "pending", "pending_bytes", "max_pending", "started", "fin_at",
+                 "ended", "syn", "stats", "ack_mark")
+
+    def __init__(self, direction: str, max_pending: int = MAX_PENDING):
+        self.direction = direction
+        self.base = None  # sequence number of stream position 0
+        self.next = 0  # next expected stream position
+        self.pending: dict[int, bytes] = {}
+        self.pending_bytes = 0
+        self.max_pending = max_pending
+        self.started = False
+        self.fin_at = None
+        self.ended = False
+        self.syn = False
+        self.stats = {"retransmitted": 0, "overlapping": 0, "out_of_order": 0}
+        self.ack_mark = None  # [acknowledged stream position beyond next, packets of patience left]
+
+    def _rel(self, seq: int) -> int:
+        return self.next + _signed32(seq - (self.base + self.next))
+
+    def segment(self, seq: int, flags: int, payload: bytes, ts=None) -> list:
+        """Events caused by one segment (possibly none)."""
+        out = []
+        if self.ended:
+            return out
+        if flags & SYN:
+            if not self.started:
+                self.base = (seq + 1) & 0xFFFFFFFF
+                self.syn = True
+                self.started = True
+            seq = (seq + 1) & 0xFFFFFFFF  # data on a SYN (TCP Fast Open) follows the SYN's number
+        if not self.started:
+            if not payload and not flags & (FIN | RST):
+                return out
+            self.base = seq
+            self.started = True
+            out.append(Event(self.direction, "problem", 0, timestamp=ts, problems=(Problem(
+                "tcp_no_handshake", 0, f"{self.direction} stream: no SYN in the capture (it starts mid-connection); "
+                "position 0 is the first byte seen"),)))
+        rel = self._rel(seq)
+        if payload:
+            self._data(rel, payload, ts, out)
+        if flags & FIN:
+            end = rel + len(payload)
+            if self.fin_at is None or end < self.fin_at:
+                self.fin_at = end
+        if flags & RST:
+            self.close(ts, out, "reset")
+        elif self.fin_at is not None and self.next >= self.fin_at:
+            self.close(ts, out, "fin")
+        return out
+
+    def _data(self, rel: int, payload: bytes, ts, out: list) -> None:
+        n = len(payload)
+        nxt = self.next
+        if rel + n <= nxt:
+            self.stats["retransmitted"] += 1
+            return
+        if rel < nxt:
+            self.stats["overlapping"] += 1
+            payload = payload[nxt - rel:]
+            rel = nxt
+        if rel > nxt:
+            self.stats["out_of_order"] += 1
+            old = self.pending.get(rel)
+            if old is None or len(old) < len(payload):
+                self.pending_bytes += len(payload) - (len(old) if old else 0)
+                self.pending[rel] = payload
+            if self.pending_bytes > self.max_pending:
+                self._force_gap(ts, out)
+            return
+        out.append(Event(self.direction, "data", rel, payload, len(payload), ts))
+        self.next = rel + len(payload)
+        if self.pending:
+            self._drain(ts, out)
+
+    def _drain(self, ts, out: list) -> None:
+        pending = self.pending
+        while pending:
+            k = min(pending)
+            if k > self.next:
+                return
+            data = pending.pop(k)
+            self.pending_bytes -= len(data)
+            if k + len(data) <= self.next:
+                continue
+            if k < self.next:
+                data = data[self.next - k:]
+            out.append(Event(self.direction, "data", self.next, data, len(data), ts))
+            self.next += len(data)
+
+    def _force_gap(self, ts, out: list) -> None:
+        k = min(self.pending)
+        n = k - self.next
+        out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
+            "tcp_gap", self.next, f"{self.direction} stream: {n} bytes at positions {self.next}..{k - 1} are missing "
+            "from the capture", expected=n),)))
+        self.next = k
+        self._drain(ts, out)
+
+    def acked(self, ack: int, ts=None, eager: bool = False) -> list:
+        """The peer acknowledged up to ``ack``: bytes before it that the capture lacks were received
+        by the peer but not captured. They become a gap once the peer has acknowledged past them in
+        ``ACK_PATIENCE`` packets (captures may show an ACK slightly before the data it covers), or at
+        once when ``eager`` (the peer is answering: it sends data after seeing those bytes)."""
+        out: list = []
+        if not self.started or self.ended or self.base is None:
+            return out
+        rel = self._rel(ack)
+        if self.fin_at is not None:
+            rel = min(rel, self.fin_at)
+        if rel <= self.next or rel > self.next + (1 << 30):
+            self.ack_mark = None
+            return out
+        if self.ack_mark is None:
+            self.ack_mark = [rel, ACK_PATIENCE]
+        else:
+            self.ack_mark[0] = max(self.ack_mark[0], rel)
+            self.ack_mark[1] -= 1
+        if not eager and self.ack_mark[1] > 0:
+            return out
+        rel = self.ack_mark[0]
+        self.ack_mark = None
+        while self.pending and self.next < rel:
+            if min(self.pending) > rel:
+                break
+            self._force_gap(ts, out)
+        if self.next < rel and (not self.pending or min(self.pending) >= rel):
+            n = rel - self.next
+            out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
+                "tcp_gap", self.next, f"{self.direction} stream: {n} bytes at positions {self.next}..{rel - 1} were "
+                "acknowledged by the peer but are missing from the capture", expected=n),)))
+            self.next = rel
+            if self.pending:
+                self._drain(ts, out)
+        return out
+
+    def close(self, ts=None, out: list | None = None, why: str = "end of capture") -> list:
+        """Declare every remaining hole a gap, then end the direction."""
+        out = [] if out is None else out
+        if self.ended:
+            return out
+        while self.pending:
+            self._force_gap(ts, out)
+        if self.fin_at is not None and self.next < self.fin_at and why != "reset":
+            n = self.fin_at - self.next
+            out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
+                "tcp_gap", self.next, f"{self.direction} stream: {n} bytes before the FIN are missing from the capture",
+                expected=n),)))
+            self.next = self.fin_at
+        self.ended = True
+        if self.started:
+            out.append(Event(self.direction, "end", self.next, b"", 0, ts))
+        return out
