@@ -107,9 +107,14 @@ def common_options(fn):
                   help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
     @click.option("--max-batch", type=Size(), default="64M", show_default=True,
                   help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
+    @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
+                  help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
+                       "in a normal store layout).")
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, commitlog, **kw):
         app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt)
+        if commitlog:
+            app.opts.extra["commitlog"] = commitlog
         try:
             fn(app, *args, **kw)
             sys.stdout.flush()
