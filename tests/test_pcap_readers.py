@@ -125,13 +125,15 @@ def test_pcap_rewritten_by_tcpdump(tmp_path):
     _clean(_frames(dst.read_bytes()))
 
 
-@pytest.mark.skipif(not shutil.which("tcpdump") or os.geteuid() != 0, reason="needs tcpdump and root")
-def test_live_loopback_capture_by_tcpdump(tmp_path):
-    """librdkafka against its mock cluster, captured on lo by tcpdump (real segmentation and ACKs)."""
-    ck = pytest.importorskip("confluent_kafka")
-    from tests.capture_helpers import _librdkafka  # noqa: F401  (the mock cluster C API)
+def _live_capture(out, iface):
+    """librdkafka producing 20 records and consuming them against its mock cluster while tcpdump
+    captures on ``iface``; returns ``(capture bytes, broker port)``."""
     import ctypes
+    import select
 
+    from tests.capture_helpers import _librdkafka
+
+    ck = pytest.importorskip("confluent_kafka")
     lib = _librdkafka()
     err = ctypes.create_string_buffer(512)
     rk = lib.rd_kafka_new(0, lib.rd_kafka_conf_new(), err, 512)
@@ -139,14 +141,17 @@ def test_live_loopback_capture_by_tcpdump(tmp_path):
     boot = lib.rd_kafka_mock_cluster_bootstraps(mc).decode()
     port = int(boot.rsplit(":", 1)[1])
     lib.rd_kafka_mock_topic_create(mc, b"live", 1, 1)
-    out = tmp_path / "live.pcap"
-    td = subprocess.Popen(["tcpdump", "-i", "lo", "--immediate-mode", "-s0", "-U", "-w", str(out), f"tcp port {port}"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    td = subprocess.Popen(["tcpdump", "-i", iface, "--immediate-mode", "-s0", "-U", "-w", str(out),
+                           f"tcp port {port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        import select
-
-        ready, _, _ = select.select([td.stderr], [], [], 5)
-        line = td.stderr.readline() if ready else b""
+        line = b""  # all of tcpdump's stderr so far, read unbuffered ("data link type ..." may come first)
+        deadline = time.time() + 20
+        while b"listening" not in line and time.time() < deadline:
+            ready, _, _ = select.select([td.stderr], [], [], max(deadline - time.time(), 0))
+            chunk = os.read(td.stderr.fileno(), 4096) if ready else b""
+            if not chunk:
+                break
+            line += chunk
         if td.poll() is not None or b"listening" not in line:
             pytest.skip(f"tcpdump cannot capture here: {line[:200]!r}")
         time.sleep(0.3)
@@ -169,13 +174,28 @@ def test_live_loopback_capture_by_tcpdump(tmp_path):
         td.wait(10)
         lib.rd_kafka_mock_cluster_destroy(mc)
         lib.rd_kafka_destroy(rk)
-    units = _frames(out.read_bytes(), ports=(port,))
+    return out.read_bytes(), port
+
+
+@pytest.mark.skipif(not shutil.which("tcpdump") or os.geteuid() != 0, reason="needs tcpdump and root")
+@pytest.mark.parametrize("iface", ["lo", "any"])  # Ethernet link type; Linux cooked (SLL2)
+def test_live_loopback_capture_by_tcpdump(tmp_path, iface):
+    """A capture written by tcpdump on loopback (real segmentation and ACKs). tcpdump sometimes
+    misses a packet (seen with ``-i any``): wireinspect then reports a ``tcp_gap`` ("acknowledged by
+    the peer but missing from the capture"), which is right; the scenario is then recorded again."""
+    for attempt in range(4):
+        data, port = _live_capture(tmp_path / f"live{attempt}.pcap", iface)
+        units = _frames(data, ports=(port,))
+        if not any(p.code == "tcp_gap" for u in units for p in u.problems):
+            break
     frames = [u for u in units if u.type == "frame"]
     produced = [r for f in frames if f.api_name == "Produce" for u in f.record_units() for r in
                 u.to_json(lambda b: b)["records"]]
     assert {r["value"] for r in produced} == {b"live-%d" % i * 50 for i in range(20)}
     bad = [(f.api_name, p.code) for f in frames for p in f.problems]
-    assert set(bad) <= {("ApiVersions", "bad_count"), ("Metadata", "frame_trailing_bytes")}, bad
+    assert set(bad) <= {("ApiVersions", "bad_count"), ("Metadata", "frame_trailing_bytes")}, (
+        attempt, port, [(u.type, u.position, [(p.code, p.message) for p in u.problems]) for u in units
+                        if u.problems])
 
 
 # -- damage ---------------------------------------------------------------------------------------
@@ -258,3 +278,48 @@ def test_other_traffic_is_skipped():
     pk.sort(key=lambda x: x[0])
     units = _frames(_pcap(pk), ports=())
     assert _clean(units) and {u.conversation.server for u in units} == {"10.0.0.2:9092"}
+
+
+def _block(btype: int, body: bytes, endian: str = "<") -> bytes:
+    body += b"\0" * (-len(body) % 4)
+    n = len(body) + 12
+    return struct.pack(endian + "II", btype, n) + body + struct.pack(endian + "I", n)
+
+
+def _pcapng(packets, kind: str, endian: str = "<", tsresol: int | None = None) -> bytes:
+    """pcapng written here with Simple (3), obsolete Packet (2) or Enhanced (6) packet blocks."""
+    shb = _block(0x0A0D0D0A, struct.pack(endian + "IHHq", 0x1A2B3C4D, 1, 0, -1), endian)
+    opts = b""
+    if tsresol is not None:
+        opts = struct.pack(endian + "HH", 9, 1) + bytes([tsresol]) + b"\0\0\0" + struct.pack(endian + "HH", 0, 0)
+    out = shb + _block(1, struct.pack(endian + "HHI", 1, 0, 65535) + opts, endian)
+    eth = link_header(1, False)
+    unit = 1e-6 if tsresol is None else 10.0 ** -tsresol
+    for ts, ip in packets:
+        f = eth + ip
+        t = int(round(ts / unit))
+        if kind == "spb":
+            out += _block(3, struct.pack(endian + "I", len(f)) + f, endian)
+        elif kind == "opb":
+            out += _block(2, struct.pack(endian + "HHIIII", 0, 0, t >> 32, t & 0xFFFFFFFF, len(f), len(f)) + f, endian)
+        else:
+            out += _block(6, struct.pack(endian + "IIIII", 0, t >> 32, t & 0xFFFFFFFF, len(f), len(f)) + f, endian)
+    out += _block(5, struct.pack(endian + "III", 0, 0, 0), endian)  # an interface statistics block
+    return out
+
+
+@pytest.mark.parametrize("kind", ["spb", "opb", "epb"])
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_pcapng_block_kinds_and_byte_orders(kind, endian):
+    data = _pcapng(_packets(), kind, endian, tsresol=9 if kind == "epb" else None)
+    _clean(_frames(data))
+    if kind == "epb":
+        pk = list(read_packets(BytesSource(data, "x"), []))
+        assert abs(pk[0].timestamp - 1_700_000_000.0001) < 1e-6
+
+
+def test_pcapng_unknown_block_reported():
+    data = _pcapng(_packets(), "epb")
+    data = data[:-24] + _block(0x77, b"abcd") + data[-24:]  # before the final 24-byte ISB
+    units = _frames(data)
+    assert [pr.code for u in units if u.type == "capture" for pr in u.problems] == ["skipped_block"]

@@ -211,3 +211,11 @@ def test_headers_agree_with_tshark(recording, tmp_path):
     assert not Counter(theirs_req) - Counter(ours_req)
     assert not Counter(theirs_resp) - Counter(ours_resp)
     assert len(theirs_req) >= len(ours_req) * 0.7
+
+
+def test_consumer_protocol_bytes_decoded_in_tree(recording):
+    frames = _frames(recording["pcap"], recording["ports"])
+    names = {n.display for f in frames if f.api_name in ("JoinGroup", "SyncGroup") for n in f.to_tree().walk()
+             if n.name in ("Metadata", "Assignment")}
+    assert any(d and d.startswith("ConsumerProtocolSubscription") for d in names)
+    assert any(d and d.startswith("ConsumerProtocolAssignment") for d in names)

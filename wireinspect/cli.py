@@ -253,6 +253,11 @@ def formats():
         click.echo(f"{'':22} recognised by: {f.recognised_by}")
 
 
+from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
+
+cli.add_command(_spark_group, "spark")
+
+
 def main():
     try:
         cli.main(prog_name="wireinspect")

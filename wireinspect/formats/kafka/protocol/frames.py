@@ -24,6 +24,7 @@ from wireinspect.formats.kafka.protocol.walker import (
 from wireinspect.model import Node, Problem
 
 API_VERSIONS = 18
+JOIN_GROUP, SYNC_GROUP = 11, 14
 CONTROLLED_SHUTDOWN = 7
 UNSUPPORTED_VERSION = 35
 EARLY_ACCESS = frozenset(range(76, 88))  # KIP-932 share-group APIs: 3.9.0's v0 was early access
@@ -56,7 +57,7 @@ class Frame:
     protocol = "kafka"
     __slots__ = ("position", "length", "size", "direction", "conversation", "api_key", "api_version",
                  "correlation_id", "header", "body", "raw_body", "problems", "body_version", "origin",
-                 "header_version", "timestamp", "header_end")
+                 "header_version", "timestamp", "header_end", "data")
 
     def __init__(self, position, length, direction, conversation=None):
         self.position, self.length, self.direction = position, length, direction
@@ -72,6 +73,7 @@ class Frame:
         self.header_version = None
         self.timestamp = None
         self.header_end = None  # absolute position where the body starts
+        self.data = b""  # the frame's bytes (Size included): its stream bytes, for hex dumps
 
     # -- facts ---------------------------------------------------------------------------------
     @property
@@ -87,6 +89,11 @@ class Frame:
         return sum(getattr(u, "records_count", 0) or 0 for u in self.record_units())
 
     base_offset = last_offset = None
+
+    def raw_bytes(self) -> bytes:
+        """The frame's bytes as they were in its stream (``position`` is ``data[0]``): a capture
+        file does not hold them contiguously, so hex dumps must use these, not the file."""
+        return bytes(self.data)
 
     def record_units(self):
         """Every log unit of every ``records`` field of the body."""
@@ -138,14 +145,45 @@ class Frame:
                          display=f"{name}{'Request' if self.direction == 'request' else 'Response'} v{self.body_version}"
                          + origin)
             fields_tree(b, self.body)
+            if self.api_key in (JOIN_GROUP, SYNC_GROUP):
+                consumer_protocol_nodes(b)
         elif self.raw_body is not None:
             pos, data = self.raw_body
             node.add("body", pos, len(data), data, display="undecoded")
         return node
 
 
-def _frame_start(buf, base, direction, conversation):
+def consumer_protocol_nodes(body: Node) -> None:
+    """Tree only: decode the embedded consumer group protocol bytes (JoinGroup ``Metadata``,
+    SyncGroup ``Assignment``) with Kafka's ``ConsumerProtocolSubscription``/``Assignment`` data specs
+    (``INT16 version``, then the struct; newer versions are read as the newest known, as Kafka's
+    ``ConsumerProtocol`` does). Added as children of the bytes node when they decode exactly (other
+    protocol types, such as Connect's, are left alone)."""
+    s = specs()
+    for n in body.walk():
+        if n.name not in ("Metadata", "Assignment") or not isinstance(n.value, bytes) or len(n.value) < 2:
+            continue
+        spec = s.data.get("ConsumerProtocolSubscription" if n.name == "Metadata" else "ConsumerProtocolAssignment")
+        if spec is None:
+            continue
+        data = n.value
+        ver = min(_I16(data, 0)[0], spec.valid[1])
+        if ver < 0:
+            continue
+        start = n.position + n.length - len(data)
+        entries, p, probs = walk(data, 2, len(data), start, plan_for(spec, ver), Ctx(records=False))
+        if p is None or probs or (p != len(data) and ver == _I16(data, 0)[0]):
+            continue
+        n.add("Version", start, 2, _I16(data, 0)[0], derived=False)
+        fields_tree(n, entries)
+        n.display = f"{spec.name} v{_I16(data, 0)[0]}"
+
+
+def _frame_start(buf, base, direction, conversation, header_min: int):
+    """A :class:`Frame` with its Size checked; ``end`` (bytes of the frame present) or None when
+    not even the Size and the first ``header_min`` header bytes are there."""
     f = Frame(base, len(buf), direction, conversation)
+    f.data = buf
     if len(buf) < 4:
         f.problems.append(Problem("frame_truncated", base, f"frame size needs 4 bytes, only {len(buf)} remain",
                                   expected=4, actual=len(buf)))
@@ -156,6 +194,10 @@ def _frame_start(buf, base, direction, conversation):
         f.problems.append(Problem("frame_truncated", base, f"frame of {4 + size} bytes (Size {size}) ends after "
                                   f"{len(buf)} bytes", expected=4 + size, actual=len(buf)))
     f.length = end
+    if end < 4 + header_min:
+        f.problems.append(Problem("frame_truncated", base + 4, f"{direction} header needs {header_min} bytes, "
+                                  f"{end - 4} present", expected=header_min, actual=end - 4))
+        return f, None
     return f, end
 
 
@@ -183,12 +225,8 @@ def _raw(f: Frame, buf, p, end):
 
 def decode_request(buf, base: int = 0, conversation=None, *, records=True, limit=None, max_batch=None) -> Frame:
     """Decode the request frame ``buf`` (Size included) at absolute stream position ``base``."""
-    f, end = _frame_start(buf, base, "request", conversation)
+    f, end = _frame_start(buf, base, "request", conversation, 8)
     if end is None:
-        return f
-    if end < 12:
-        f.problems.append(Problem("frame_truncated", base + 4, f"request header needs 8 bytes, {end - 4} present",
-                                  expected=8, actual=end - 4))
         return f
     _, key, ver, corr = _HEAD(buf, 0)
     f.api_key, f.api_version, f.correlation_id = key, ver, corr
@@ -232,12 +270,8 @@ def decode_response(buf, base: int = 0, request=None, conversation=None, *, reco
     """Decode the response frame ``buf`` at ``base``; ``request`` is ``(apiKey, apiVersion)`` of the
     matching request, or None (the body then stays undecoded, with a ``response_without_request``
     problem)."""
-    f, end = _frame_start(buf, base, "response", conversation)
+    f, end = _frame_start(buf, base, "response", conversation, 4)
     if end is None:
-        return f
-    if end < 8:
-        f.problems.append(Problem("frame_truncated", base + 4, f"response header needs 4 bytes, {end - 4} present",
-                                  expected=4, actual=end - 4))
         return f
     f.correlation_id = _I32(buf, 4)[0]
     s = specs()

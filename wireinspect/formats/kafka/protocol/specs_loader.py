@@ -88,6 +88,7 @@ class SpecSet:
         self.newest: dict = {}
         self.old: dict = {}
         self.headers: dict = {}
+        self.data: dict = {}  # "data" specs by name (ConsumerProtocolSubscription...)
         self.names: dict[int, str] = {}
         for directory, origin, table in ((old_dir, OLD, self.old), (spec_dir, NEWEST, self.newest)):
             if not os.path.isdir(directory):
@@ -102,6 +103,8 @@ class SpecSet:
                         self.names[spec.api_key] = spec.name[:-len("Request")]
                 elif spec.kind == "header":
                     self.headers.setdefault(spec.name, {})[origin] = spec
+                elif spec.kind == "data":
+                    self.data[spec.name] = spec  # newest wins (loaded last)
 
     def spec(self, api_key: int, version: int, kind: str) -> Spec | None:
         """The spec that defines ``version`` of ``api_key`` (kind ``"request"``/``"response"``)."""

@@ -348,6 +348,7 @@ class KafkaDecoder:
     def _token(self, frame, pos, direction, extra):
         """A bare SASL token after SaslHandshake v0: a Frame with no header and ``AuthBytes``."""
         f = Frame(pos, len(frame), direction, self.conv)
+        f.data = frame
         f.size = _I32(frame, 0)[0] if len(frame) >= 4 else None
         f.header_version = None
         f.header_end = pos + 4

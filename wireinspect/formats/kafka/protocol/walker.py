@@ -193,8 +193,9 @@ def read_value(buf, p, end, base, op, code, name, compact, nullable, ctx, out, t
                 v = raw.decode("utf-8", "backslashreplace")
                 ctx.problems.append(Problem("invalid_utf8", base + p, f"{name}: string is not valid UTF-8"))
             out.append(F(name, base + start, p + n - start, v, kind, tag, code))
-        elif code == T_BYTES:
-            out.append(F(name, base + start, p + n - start, bytes(buf[p:p + n]), kind, tag, code))
+        elif code == T_BYTES or name == "UnalignedRecords":
+            # FetchSnapshot's UnalignedRecords is a byte range of a snapshot, cut anywhere: bytes.
+            out.append(F(name, base + start, p + n - start, bytes(buf[p:p + n]), K_VALUE, tag, code))
         else:
             units, partial = decode_records(buf, p, n, base, ctx)
             f = F(name, base + start, p + n - start, units, kind, tag, code)

@@ -1,0 +1,216 @@
+"""``wireinspect spark scan`` on a local[2] Spark, row for row against the single-machine CLI.
+
+One Spark session for the module; run alone with ``pytest -m spark``. Skipped when pyspark,
+pyarrow or Java is missing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import struct
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLES
+from wireinspect.cli import cli
+from wireinspect.spark import schema as S
+
+pytestmark = pytest.mark.spark
+pyspark = pytest.importorskip("pyspark")
+pq = pytest.importorskip("pyarrow.parquet")
+pads = pytest.importorskip("pyarrow.dataset")
+
+T0 = 1_700_000_000_000
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        pytest.skip("no Java")
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    try:
+        session = (SparkSession.builder.master("local[2]").appName("wireinspect-tests")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    except Exception as e:  # noqa: BLE001 - no usable JVM
+        pytest.skip(f"cannot start Spark: {e}")
+    yield session
+    session.stop()
+
+
+def _segment(codec: int, base: int, batches: int, per_batch: int) -> bytes:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    out = []
+    offset = base
+    for b in range(batches):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
+                                            producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        for i in range(per_batch):
+            key = None if i % 3 == 0 else f"k{offset + i}".encode()
+            builder.append(i, timestamp=T0 + offset + i, key=key, value=(f"v{offset + i} " * (i + 1)).encode(),
+                           headers=[("h", f"{i}".encode()), ("n", None)])
+        data = bytes(builder.build())
+        out.append(struct.pack(">q", offset) + data[8:])
+        offset += per_batch
+    return b"".join(out)
+
+
+@pytest.fixture(scope="module")
+def kafka_dir(tmp_path_factory):
+    """A broker-like data directory written by kafka-python, with damage."""
+    root = tmp_path_factory.mktemp("kafka-logs")
+    for part, codec in ((0, 0), (1, 1), (2, 3), (3, 4)):
+        d = root / f"payments-{part}"
+        d.mkdir()
+        (d / "00000000000000000000.log").write_bytes(_segment(codec, 0, 5, 7))
+        (d / "00000000000000000035.log").write_bytes(_segment(codec, 35, 3, 4))
+    bad = bytearray(_segment(0, 0, 4, 5))
+    bad[150] ^= 0x40  # inside the first batch's records: CRC mismatch
+    bad += b"\x00" * 100  # a zero-filled tail
+    (root / "payments-0" / "00000000000000000047.log").write_bytes(bytes(bad) + _segment(2, 47, 1, 3)[:40])
+    (root / "__consumer_offsets-7").mkdir()
+    (root / "__consumer_offsets-7" / "00000000000000000000.log").write_bytes(_segment(0, 0, 2, 2))
+    (root / "notes.txt").write_text("just some notes\n")
+    return root
+
+
+def _scan(args, out):
+    return CliRunner().invoke(cli, ["spark", "scan", *args, "--output", str(out), "-q"])
+
+
+@pytest.fixture(scope="module")
+def scanned(spark, kafka_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("scan") / "out"
+    os.chdir(SAMPLES.parent)  # paths in rows are as given: relative, like the CLI's
+    r = _scan(["samples", str(kafka_dir)], out)
+    return r, out
+
+
+def _read(out):
+    records = pads.dataset(str(out / "records"), partitioning="hive").to_table().to_pylist()
+    problems = pq.read_table(str(out / "problems")).to_pylist()
+    files = pq.read_table(str(out / "files")).to_pylist()
+    return records, problems, files
+
+
+def _clean(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _cli_rows(path: str):
+    """What the single-machine CLI prints for ``path``: (records, verify report)."""
+    runner = CliRunner()
+    dump = runner.invoke(cli, ["dump", "--json", path])
+    assert dump.exit_code in (0, 1), dump.output
+    recs = []
+    for line in dump.stdout.splitlines():
+        unit = json.loads(line)
+        head = _clean({k: v for k, v in unit.items() if k not in ("records", "problems", "path")})
+        for rec in unit.get("records") or []:
+            recs.append(json.dumps([head, _clean(rec)], sort_keys=True))
+    verify = runner.invoke(cli, ["verify", "--json", "--deep", path])
+    assert verify.exit_code in (0, 1), verify.output
+    return sorted(recs), json.loads(verify.stdout)
+
+
+def _spark_rows(records, path):
+    out = []
+    for row in records:
+        if row["path"] == path:
+            unit, rec = S.record_row_to_json(row)
+            out.append(json.dumps([unit, rec], sort_keys=True))
+    return sorted(out)
+
+
+def test_scan_matches_cli_row_for_row(scanned, kafka_dir):
+    r, out = scanned
+    assert r.exit_code == 1, r.output  # the damaged files have problems
+    assert "Traceback" not in r.output
+    records, problems, files = _read(out)
+    scanned_files = [f for f in files if f["status"] in ("ok", "problems")]
+    assert len(scanned_files) >= 30
+    assert {f["path"] for f in files if f["status"] == "problems"} >= {
+        "samples/damaged/00000000000000000000.log", str(kafka_dir / "payments-0" / "00000000000000000047.log")}
+    for f in scanned_files:
+        expected_records, report = _cli_rows(f["path"])
+        assert _spark_rows(records, f["path"]) == expected_records, f["path"]
+        mine = sorted((p for p in problems if p["path"] == f["path"]), key=lambda p: p["index"])
+        as_json = [_clean({"code": p["code"], "position": p["position"], "message": p["message"],
+                           "expected": None if p["expected"] is None else json.loads(p["expected"]),
+                           "actual": None if p["actual"] is None else json.loads(p["actual"])}) for p in mine]
+        assert as_json == report["problems"], f["path"]
+        assert f["problemCount"] == len(report["problems"])
+        assert {k: f[k] for k in report if k != "problems"} == {k: v for k, v in report.items() if k != "problems"}
+    assert len(records) == sum(f["records"] for f in scanned_files if f["format"] == "kafka-log")
+
+
+def test_scan_partitions_and_skips(scanned, kafka_dir):
+    _, out = scanned
+    records, _, files = _read(out)
+    parts = {(r["topic"], r["partition"]) for r in records}
+    assert {("payments", 0), ("payments", 3), ("__consumer_offsets", 7), (None, None)} <= parts
+    assert (out / "records" / "topic=payments" / "partition=2").is_dir()
+    first = next(r for r in records if r["path"].endswith("payments-1/00000000000000000000.log") and r["offset"] == 1)
+    assert first["compression"] == "gzip" and first["key"] == b"k1" and first["unverified"] is False
+    assert first["headers"] == [{"key": "h", "value": b"1"}, {"key": "n", "value": None}]
+    meta = next(f for f in files if f["path"].endswith("notes.txt"))
+    assert meta["status"] == "skipped" and meta["format"] is None
+    damaged = [r for r in records if r["path"].endswith("00000000000000000047.log") and r["unitPosition"] == 0]
+    assert damaged and all(r["unverified"] and not r["unitValid"] for r in damaged)
+
+
+def test_uris_through_hadoop_and_streaming(spark, scanned, kafka_dir, tmp_path):
+    """file:// URIs are listed by Hadoop; small files come through binaryFiles, larger ones are
+    streamed through pyarrow (``--in-memory-limit`` at the median size); rows equal the local scan's."""
+    _, local_out = scanned
+    local_records, local_problems, local_files = _read(local_out)
+    out = tmp_path / "uri"
+    sizes = sorted(p.stat().st_size for p in kafka_dir.glob("payments-*/*"))
+    limit = sizes[len(sizes) // 2]
+    r = _scan([f"file://{kafka_dir}/payments-*", "--in-memory-limit", str(limit)], out)
+    assert r.exit_code == 1, r.output
+    records, problems, files = _read(out)
+    assert {f["path"][len("file:"):] for f in files} == {
+        f["path"] for f in local_files if "/payments-" in f["path"]}
+    assert any(f["size"] <= limit for f in files) and any(f["size"] > limit for f in files)
+
+    def norm(rows):
+        return sorted(json.dumps({**r, "path": r["path"].removeprefix("file:")}, sort_keys=True, default=_b64)
+                      for r in rows)
+    assert norm(records) == norm([r for r in local_records if "/payments-" in r["path"]])
+    assert norm(problems) == norm([p for p in local_problems if "/payments-" in p["path"]])
+
+
+def _b64(b):
+    return base64.b64encode(b).decode()
+
+
+def test_bad_inputs_exit_2_without_traceback(spark, scanned, tmp_path):
+    _, out = scanned
+    r = _scan(["samples/v1-none.log", str(tmp_path / "missing.log")], tmp_path / "o1")
+    assert r.exit_code == 2 and "missing.log: no such file" in r.output and "Traceback" not in r.output
+    r = _scan(["samples/v1-none.log"], out)
+    assert r.exit_code == 2 and "--overwrite" in r.output
+    r = _scan(["samples/make_samples.py"], tmp_path / "o2")
+    assert r.exit_code == 2 and "not a format wireinspect recognises" in r.output
+    assert "Traceback" not in r.output
+    r = _scan(["samples/v1-none.log", "--format", "nope"], tmp_path / "o3")
+    assert r.exit_code == 2 and "unknown format" in r.output
+
+
+def test_pack_keeps_directories_together_and_balances():
+    from wireinspect.spark.listing import pack
+    from wireinspect.spark.task import FileDesc
+
+    descs = [FileDesc(f"/d/t-{p}/{i:020d}.log", f"/d/t-{p}/{i:020d}.log", 100, True, False)
+             for p in range(4) for i in range(4)]
+    groups = pack(descs, slots=2)
+    assert len(groups) == 8 and sorted(d.name for g in groups for d in g) == sorted(d.name for d in descs)
+    assert all(len({os.path.dirname(d.name) for d in g}) == 1 for g in groups)
+    assert {sum(d.size for d in g) for g in groups} == {200}

@@ -1,0 +1,10 @@
+"""Kafka's wire protocol, decoded from Kafka's own JSON message definitions (``specs/``).
+
+* :mod:`.specs_loader`: loading and merging the newest and 3.9.0 definitions, compiled plans;
+* :mod:`.walker`: the generic walker (every type, compact encodings, tagged fields, records);
+* :mod:`.frames`: request/response frames, header rules, :class:`~.frames.Frame` units;
+* :mod:`.stream`: frame splitting, correlation matching, resynchronisation; the ``kafka`` stream
+  protocol used by :mod:`wireinspect.inputs.capture`.
+
+The frame JSON contract is in docs/protocol.md.
+"""

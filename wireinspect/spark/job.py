@@ -1,0 +1,464 @@
+"""The driver of ``spark scan``: start (or join) a Spark session, list the inputs, run one job
+that decodes every file and writes ``records``, then write ``problems`` and ``files`` from what the
+tasks reported, and print a summary.
+
+Exit status (returned by :func:`run_scan`): 0 every file clean; 1 problems found in the data (all
+three datasets written); 2 usage error or an input that could not be read (listing errors stop
+before any work; a file that fails while being read gets a ``files`` row with status ``error``);
+3 the Spark job failed (nothing or part of ``records`` written).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+import click
+
+from wireinspect.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, InputError
+from wireinspect.ops.options import Options
+from wireinspect.render.safe import safe_text
+from wireinspect.spark import schema as S
+
+EXIT_JOB_FAILED = 3
+DEFAULT_IN_MEMORY_LIMIT = 64 << 20
+S3A_KEYS = ("fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "fs.s3a.endpoint",
+            "fs.s3a.endpoint.region", "fs.s3a.path.style.access")
+
+
+@dataclass
+class ScanConfig:
+    """Everything ``spark scan`` was asked to do. ``in_memory_limit``: bytes; remote files up to
+    this size are read whole by Spark's ``binaryFile`` source, larger ones streamed in chunks."""
+
+    inputs: tuple
+    output: str
+    master: str | None = None
+    conf: dict = field(default_factory=dict)
+    forced: str | None = None
+    opts: Options = field(default_factory=Options)
+    in_memory_limit: int = DEFAULT_IN_MEMORY_LIMIT
+    overwrite: bool = False
+    quiet: bool = False
+    app_name: str = "wireinspect spark scan"
+
+
+class _DictParam:
+    """Accumulator of ``{file key: (files row, problems rows)}``; a retried task overwrites its
+    own entries, so nothing is counted twice."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, a, b):  # noqa: N802 - pyspark's name
+        a.update(b)
+        return a
+
+
+def say(cfg: ScanConfig, text: str) -> None:
+    if not cfg.quiet:
+        click.echo(text, err=True)
+
+
+def start_session(cfg: ScanConfig):
+    """A SparkSession: ``--master`` if given, the master ``spark-submit`` set if launched by it,
+    else ``local[*]``; ``--conf`` entries applied. Raises :class:`InputError` when Spark cannot start."""
+    from pyspark.sql import SparkSession
+
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    master = cfg.master or (None if under_submit else "local[*]")
+    if master and master.startswith("local"):
+        # Python workers must import this wireinspect: use this interpreter, not whatever python3 is first.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(cfg.app_name)
+    if master:
+        builder = builder.master(master)
+    defaults = {
+        "spark.ui.showConsoleProgress": "false",
+        # Tasks hold files of few topic-partitions: one open Parquet writer each, no sort of the
+        # task's rows before writing (past 16, Spark falls back to sorting, spilling to disk).
+        "spark.sql.maxConcurrentOutputFileWriters": "16",
+    }
+    if not under_submit:
+        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
+    for k, v in {**defaults, **cfg.conf}.items():
+        builder = builder.config(k, v)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - PySparkRuntimeError, Py4JError, OSError...
+        from wireinspect.spark.listing import java_message
+
+        raise InputError(f"cannot start Spark: {java_message(e)} (is Java 17+ installed, JAVA_HOME set, "
+                         "and the --master reachable?)") from None
+    spark.sparkContext.setLogLevel(cfg.conf.get("spark.log.level", "OFF"))
+    if not spark.sparkContext.master.startswith("local"):
+        _ship_package(spark)
+    return spark
+
+
+LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+"""
+
+
+def _log_config() -> str:
+    """A log4j2 file for the JVM this process starts: warnings only, without the start-up chatter
+    (job errors are summarised by ``run_scan``; ``--conf spark.log.level=WARN`` shows Spark's own)."""
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), "wireinspect-spark-log4j2.properties")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(LOG4J2)
+    return path
+
+
+def _ship_package(spark) -> None:
+    """Send this wireinspect's Python code to the executors (they still need its dependencies:
+    crc32c, lz4, python-snappy, zstandard, xxhash, pyarrow)."""
+    import tempfile
+    import zipfile
+
+    import wireinspect
+
+    pkg = os.path.dirname(os.path.abspath(wireinspect.__file__))
+    zpath = os.path.join(tempfile.mkdtemp(prefix="wireinspect-"), "wireinspect.zip")
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
+        for root, dirs, files in os.walk(pkg):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for f in files:
+                full = os.path.join(root, f)
+                z.write(full, os.path.relpath(full, os.path.dirname(pkg)))
+    spark.sparkContext.addPyFile(zpath)
+
+
+def list_inputs(spark, cfg: ScanConfig):
+    """Every file to scan (duplicates dropped); raises :class:`InputError` listing every input that
+    cannot be listed."""
+    from wireinspect.spark.listing import is_uri, list_hadoop, list_local
+
+    descs, seen, errors = [], set(), []
+    for arg in cfg.inputs:
+        try:
+            found = list_hadoop(spark, arg, cfg.forced) if is_uri(arg) else list_local(arg, cfg.forced)
+        except InputError as e:
+            errors.append(str(e))
+            continue
+        for d in found:
+            if d.key not in seen:
+                seen.add(d.key)
+                descs.append(d)
+    if errors:
+        raise InputError("; ".join(errors) + " (nothing was scanned)")
+    return descs
+
+
+def _hadoop(spark, path: str):
+    jvm = spark.sparkContext._jvm
+    p = jvm.org.apache.hadoop.fs.Path(path)
+    return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
+
+
+def check_output(spark, cfg: ScanConfig) -> None:
+    from py4j.protocol import Py4JError
+
+    try:
+        fs, _ = _hadoop(spark, cfg.output)
+        taken = [n for n in ("records", "problems", "files") if fs.exists(_hadoop(spark, f"{cfg.output}/{n}")[1])]
+    except Py4JError as e:
+        from wireinspect.spark.listing import java_message
+
+        raise InputError(f"{cfg.output}: cannot use as output: {java_message(e)}") from None
+    if taken and not cfg.overwrite:
+        raise InputError(f"{cfg.output}: already holds {', '.join(taken)} (give --overwrite to replace)")
+
+
+def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
+    """The function each task runs over its ``(key, content or None)`` pairs: rows out, one
+    accumulator update (files and problems rows) when the task ends."""
+    def scan(pairs):
+        from wireinspect.spark.task import scan_file
+
+        results: dict = {}
+        try:
+            for key, content in pairs:
+                for rows in scan_file(descs[key], content, opts, in_memory_limit, fs_options, results):
+                    yield from rows
+        finally:
+            acc.add(results)
+    return scan
+
+
+def _scan_arrow_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
+    """:func:`_scan_fn` for ``mapInArrow``: Arrow batches of ``(path, content)`` in, Arrow batches
+    of records rows out."""
+    def scan(batches):
+        from wireinspect.spark.task import arrow_batch, scan_file
+
+        results: dict = {}
+        try:
+            for b in batches:
+                keys = b.column(0).to_pylist()
+                contents = b.column(1)
+                for i, key in enumerate(keys):
+                    content = contents[i].as_py()
+                    for rows in scan_file(descs[key], content, opts, in_memory_limit, fs_options, results):
+                        yield arrow_batch(rows)
+        finally:
+            acc.add(results)
+    return scan
+
+
+def map_in_arrow(frame, fn, ddl: str):
+    """``frame.mapInArrow(fn, ddl)`` without pyspark's pandas check (mapInArrow needs only
+    pyarrow, but pyspark refuses it without pandas): the same plan, built as mapInArrow builds
+    it. Raises when this pyspark has another internal shape (the caller falls back to pickled rows)."""
+    try:
+        import pandas  # noqa: F401
+
+        return frame.mapInArrow(fn, ddl)
+    except ImportError:
+        pass
+    from pyspark.rdd import PythonEvalType
+    from pyspark.sql.udf import UserDefinedFunction
+
+    try:
+        from pyspark.sql.classic.dataframe import DataFrame  # Spark 4
+    except ImportError:
+        from pyspark.sql import DataFrame
+    udf = UserDefinedFunction(fn, returnType=ddl, name="wireinspect_scan",
+                              evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf._wrapped()(*[frame[c] for c in frame.columns])
+    try:
+        jdf = frame._jdf.mapInArrow(column._jc, False, None)  # Spark 4: (udf, barrier, profile)
+    except Exception:  # noqa: BLE001 - Py4JError: older signatures
+        try:
+            jdf = frame._jdf.mapInArrow(column._jc.expr(), False)  # Spark 3.5
+        except Exception:  # noqa: BLE001
+            jdf = frame._jdf.mapInArrow(column._jc.expr())  # Spark 3.4
+    return DataFrame(jdf, frame.sparkSession)
+
+
+class Progress:
+    """A line on stderr every few seconds while the job runs: tasks and files done, records, bytes."""
+
+    def __init__(self, spark, cfg: ScanConfig, acc, n_files: int, total: int):
+        self.spark, self.cfg, self.acc = spark, cfg, acc
+        self.n_files, self.total = n_files, total
+        self.stop = threading.Event()
+        self.t0 = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        if not self.cfg.quiet:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join()
+        if self.tty and not self.cfg.quiet:
+            click.echo("", err=True)
+
+    def line(self) -> str:
+        done = dict(self.acc.value)
+        recs = sum((row.get("records") or 0) for row, _ in done.values())
+        tasks = ""
+        tracker = self.spark.sparkContext.statusTracker()
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info:
+                tasks = f"tasks {info.numCompletedTasks}/{info.numTasks} ({info.numActiveTasks} running), "
+        secs = time.monotonic() - self.t0
+        return (f"spark scan: {tasks}{len(done)}/{self.n_files} files, {recs:,} records in finished tasks, "
+                f"{secs:.0f} s")
+
+    def run(self):
+        period = 1.0 if self.tty else 15.0
+        last = ""
+        while not self.stop.wait(period):
+            try:
+                text = self.line()
+            except RuntimeError:  # the accumulator changed while being copied: next time
+                continue
+            except Exception:  # noqa: BLE001 - the session is stopping
+                return
+            if text != last:
+                click.echo(("\r" + text) if self.tty else text, err=True, nl=not self.tty)
+                last = text
+
+
+def run_scan(cfg: ScanConfig) -> int:
+    """Run the whole scan; returns the exit status. Prints progress (stderr) and a summary (stdout);
+    never raises for bad inputs or a failed job."""
+    from wireinspect.formats.registry import get_format
+
+    if cfg.forced and get_format(cfg.forced) is None:
+        click.echo(f"wireinspect: unknown format {cfg.forced!r} (see 'wireinspect formats')", err=True)
+        return EXIT_USAGE
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        click.echo(f"wireinspect: spark scan needs pyspark and pyarrow ({e.name} is missing): "
+                   "pip install 'wireinspect[spark]'", err=True)
+        return EXIT_USAGE
+    t0 = time.monotonic()
+    try:
+        spark = start_session(cfg)
+        say(cfg, f"spark scan: Spark {spark.version}, master {spark.sparkContext.master}")
+        descs = list_inputs(spark, cfg)
+        check_output(spark, cfg)
+    except InputError as e:
+        click.echo(f"wireinspect: {safe_text(str(e))}", err=True)
+        return EXIT_USAGE
+    total = sum(d.size for d in descs)
+    say(cfg, f"spark scan: {len(descs)} files, {total:,} bytes")
+    try:
+        results, elapsed = _run_job(spark, cfg, descs, total)
+    except Exception as e:  # noqa: BLE001 - Py4JJavaError, PySparkException: one line, no traceback
+        from wireinspect.spark.listing import java_message
+
+        click.echo(f"wireinspect: the Spark job failed: {safe_text(_job_error(e) or java_message(e))}", err=True)
+        return EXIT_JOB_FAILED
+    return summarise(cfg, descs, results, total, time.monotonic() - t0, elapsed)
+
+
+def _job_error(e: BaseException) -> str | None:
+    """The Python error inside a failed task, if the message carries one."""
+    text = str(e)
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line and ("Error:" in line or "Exception:" in line) and not line.startswith("at "):
+            return line
+    return None
+
+
+def rows_frame(spark, rows, ddl: str):
+    """A DataFrame of ``rows`` (tuples already in Spark's internal form: ints, str, bytes, lists,
+    tuples for structs) without ``createDataFrame``'s per-row ``toInternal`` pass in Python, which
+    costs as much as the decoding; falls back to ``createDataFrame`` where the route is missing."""
+    struct = spark.createDataFrame([], ddl).schema
+    try:
+        from pyspark.sql import DataFrame
+
+        try:
+            from pyspark.sql.classic.dataframe import DataFrame  # noqa: F811 - Spark 4
+        except ImportError:
+            pass
+        jvm = spark.sparkContext._jvm
+        jrdd = jvm.SerDeUtil.toJavaArray(rows._to_java_object_rdd())
+        jdf = spark._jsparkSession.applySchemaToPythonRDD(jrdd.rdd(), struct.json())
+        return DataFrame(jdf, spark)
+    except (AttributeError, TypeError, ImportError):
+        return spark.createDataFrame(rows, struct, verifySchema=False)
+
+
+def _same(x):
+    return x
+
+
+def _escape(path: str) -> str:
+    """A path for Hadoop's comma-separated, glob-expanded input list, taken literally."""
+    out = []
+    for ch in path:
+        out.append("\\" + ch if ch in ",{}[]*?\\" else ch)
+    return "".join(out)
+
+
+def _run_job(spark, cfg: ScanConfig, descs, total: int):
+    from wireinspect.spark.listing import pack
+
+    sc = spark.sparkContext
+    acc = sc.accumulator({}, _DictParam())
+    by_key = {d.key: d for d in descs}
+    hconf = sc._jsc.hadoopConfiguration()
+    fs_options = {k: hconf.get(k) for k in S3A_KEYS if hconf.get(k) is not None}
+    streamed = [d for d in descs if d.local or d.size > cfg.in_memory_limit]
+    whole = [d.key for d in descs if not d.local and d.size <= cfg.in_memory_limit]
+    groups = pack(streamed, sc.defaultParallelism) if streamed else []
+    args = (by_key, cfg.opts, cfg.in_memory_limit, fs_options, acc)
+    records = None
+    if os.environ.get("WIREINSPECT_SPARK_ROWS") != "pickle":
+        # Arrow batches in and out: a third of the JVM's work of unpickling rows.
+        try:
+            frames = []
+            if groups:
+                rdd = sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same)
+                frames.append(spark.createDataFrame(rdd, "path string, content binary"))
+            if whole:
+                frames.append(spark.read.format("binaryFile").load(whole).selectExpr("path", "content"))
+            inp = frames[0]
+            for f in frames[1:]:
+                inp = inp.unionByName(f)
+            spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # one input file at a time
+            records = map_in_arrow(inp, _scan_arrow_fn(*args), S.ddl(S.RECORDS))
+        except Exception:  # noqa: BLE001 - an internal shape this pyspark lacks: pickled rows instead
+            records = None
+    if records is None:
+        parts = []
+        if groups:
+            parts.append(sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same))
+        if whole:
+            parts.append(sc.binaryFiles(",".join(_escape(k) for k in whole)))
+        pairs = parts[0] if len(parts) == 1 else sc.union(parts)
+        records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
+    mode = "overwrite" if cfg.overwrite else "errorifexists"
+    t = time.monotonic()
+    with Progress(spark, cfg, acc, len(descs), total):
+        records.write.mode(mode).partitionBy(*S.PARTITION_COLUMNS).parquet(f"{cfg.output}/records")
+    elapsed = time.monotonic() - t
+    results = dict(acc.value)
+    for d in descs:  # a file a task never reported (should not happen): say so rather than drop it
+        if d.key not in results:
+            topic, partition = S.topic_partition(d.name)
+            results[d.key] = (S.file_row(None, d.name, topic, partition, size=d.size, status="error",
+                                         message="not scanned (its task reported nothing)"), [])
+    files = [results[d.key][0] for d in descs]
+    problems = [p for d in descs for p in results[d.key][1]]
+    spark.createDataFrame(problems, S.ddl(S.PROBLEMS)).coalesce(1).write.mode(mode).parquet(f"{cfg.output}/problems")
+    spark.createDataFrame(files, S.ddl(S.FILES)).coalesce(1).write.mode(mode).parquet(f"{cfg.output}/files")
+    return results, elapsed
+
+
+def summarise(cfg: ScanConfig, descs, results: dict, total: int, wall: float, job: float) -> int:
+    rows = [results[d.key] for d in descs]
+    n_records = sum((f.get("records") or 0) for f, _ in rows)
+    n_problems = sum(len(p) for _, p in rows)
+    bad = [f for f, _ in rows if f["status"] == "problems"]
+    errors = [f for f, _ in rows if f["status"] == "error"]
+    skipped = [f for f, _ in rows if f["status"] == "skipped"]
+    shown = 0
+    for f, probs in rows:
+        for p in probs:
+            if shown < 20:
+                click.echo(f"{safe_text(p['path'])}: position {p['position']}: {p['code']}: {safe_text(p['message'])}")
+            shown += 1
+    if shown > 20:
+        click.echo(f"... and {shown - 20} more problems (see {cfg.output}/problems)")
+    for f in errors:
+        click.echo(f"wireinspect: {safe_text(f['message'])}", err=True)
+    rate = n_records / job if job > 0 else 0.0
+    click.echo(f"scanned {len(descs)} files ({total:,} bytes) in {wall:.1f} s: {n_records:,} records "
+               f"({rate:,.0f} records/s in the job), {n_problems} problems in {len(bad)} files, "
+               f"{len(errors)} unreadable, {len(skipped)} skipped")
+    click.echo(f"wrote {cfg.output}/records (partitioned by topic, partition), {cfg.output}/problems, "
+               f"{cfg.output}/files")
+    if errors:
+        return EXIT_USAGE
+    return EXIT_PROBLEMS if n_problems else EXIT_OK

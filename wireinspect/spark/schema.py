@@ -1,0 +1,196 @@
+"""The three Parquet datasets of ``spark scan`` (docs/spark.md), as one column table each, and the
+functions that turn a unit's ``to_json`` object and a ``verify`` report into their rows.
+
+Column names are the names ``dump --json`` and ``verify --json`` use. A records row joins one unit
+(a batch, a legacy message...) and one of its records; the unit fields whose names a record also
+uses are renamed ``unitType``, ``unitPosition``, ``unitLength``, ``unitOffset``, ``unitTimestamp``.
+A field no column holds (a field a newer format adds, or a value of an unexpected type) goes into
+``unitExtra``/``recordExtra``, a JSON object with bytes in base64: nothing ``dump --json`` prints is
+lost. Absent and null fields are both null; an absent ``unverified`` is false.
+
+This module needs neither pyspark nor pyarrow (the tests and the driver import it freely).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import os
+import re
+
+# (name, type) with type one of: string, long, boolean, binary, headers. "headers" is
+# array<struct<key: string, value: binary>>.
+UNIT_COLUMNS = (
+    ("unitType", "string"), ("unitPosition", "long"), ("unitLength", "long"),
+    # magic-2 record batch (Kafka's DefaultRecordBatch header, in wire order, then derived fields)
+    ("baseOffset", "long"), ("batchLength", "long"), ("partitionLeaderEpoch", "long"), ("magic", "long"),
+    ("crc", "long"), ("attributes", "long"), ("lastOffsetDelta", "long"), ("baseTimestamp", "long"),
+    ("maxTimestamp", "long"), ("producerId", "long"), ("producerEpoch", "long"), ("baseSequence", "long"),
+    ("recordsCount", "long"), ("lastOffset", "long"), ("compression", "string"), ("timestampType", "string"),
+    ("isTransactional", "boolean"), ("isControl", "boolean"), ("hasDeleteHorizonMs", "boolean"),
+    ("crcValid", "boolean"),
+    # legacy message (magic 0/1): offset and timestamp of the (wrapper) message
+    ("unitOffset", "long"), ("messageSize", "long"), ("unitTimestamp", "long"),
+    # not in dump --json: the unit's verdicts
+    ("unitValid", "boolean"), ("unitProblems", "long"),
+)
+RECORD_COLUMNS = (
+    ("position", "long"), ("length", "long"), ("offset", "long"), ("timestamp", "long"),
+    ("key", "binary"), ("value", "binary"), ("headers", "headers"), ("unverified", "boolean"),
+    ("controlType", "string"), ("coordinatorEpoch", "long"),
+)
+RECORDS = (("path", "string"),) + UNIT_COLUMNS + RECORD_COLUMNS + (
+    ("unitExtra", "string"), ("recordExtra", "string"), ("topic", "string"), ("partition", "long"))
+PROBLEMS = (("path", "string"), ("index", "long"), ("position", "long"), ("code", "string"),
+            ("message", "string"), ("expected", "string"), ("actual", "string"), ("topic", "string"),
+            ("partition", "long"))
+FILES = (("path", "string"), ("format", "string"), ("size", "long"), ("status", "string"), ("batches", "long"),
+         ("records", "long"), ("validBytes", "long"), ("problemCount", "long"), ("message", "string"),
+         ("topic", "string"), ("partition", "long"))
+PARTITION_COLUMNS = ("topic", "partition")
+
+UNIT_RENAME = {"type": "unitType", "position": "unitPosition", "length": "unitLength", "offset": "unitOffset",
+               "timestamp": "unitTimestamp"}
+UNIT_BACK = {v: k for k, v in UNIT_RENAME.items()}
+_UNIT_TYPES = {name: t for name, t in UNIT_COLUMNS if name not in ("unitValid", "unitProblems")}
+_RECORD_TYPES = dict(RECORD_COLUMNS)
+_TOPIC_PARTITION = re.compile(r"^(.+)-(\d+)$")
+
+
+def ddl(columns) -> str:
+    """A Spark DDL schema string for ``columns``."""
+    spark = {"string": "string", "long": "bigint", "boolean": "boolean", "binary": "binary",
+             "headers": "array<struct<key:string,value:binary>>"}
+    return ", ".join(f"`{name}` {spark[t]}" for name, t in columns)
+
+
+@functools.lru_cache(maxsize=None)
+def arrow_schema(columns):
+    """The pyarrow schema for ``columns`` (imports pyarrow)."""
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_(), "binary": pa.binary(),
+             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}
+    return pa.schema([(name, types[t]) for name, t in columns])
+
+
+def topic_partition(path: str) -> tuple[str | None, int | None]:
+    """``(topic, partition)`` from the name of the directory holding ``path`` when it reads
+    ``<topic>-<partition>`` (Kafka's log directory layout), else ``(None, None)``."""
+    parent = os.path.basename(os.path.dirname(path.rstrip("/")))
+    m = _TOPIC_PARTITION.match(parent)
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+
+def raw_bytes(b):
+    """The ``enc`` given to ``to_json``: bytes stay bytes (Parquet binary)."""
+    return None if b is None else bytes(b)
+
+
+def _json_default(v):
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return base64.b64encode(v).decode("ascii")
+    return str(v)
+
+
+def json_text(value) -> str | None:
+    """``value`` as compact JSON (bytes in base64, as ``dump --json`` prints them), ``None`` for None."""
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def _fits(t: str, v) -> bool:
+    if v is None:
+        return True
+    if t == "long":
+        return type(v) is int and -(1 << 63) <= v < (1 << 63)
+    if t == "string":
+        return isinstance(v, str)
+    if t == "boolean":
+        return isinstance(v, bool)
+    if t == "binary":
+        return isinstance(v, bytes)
+    return isinstance(v, list) and all(isinstance(h, (list, tuple)) and len(h) == 2 and isinstance(h[0], str)
+                                       and (h[1] is None or isinstance(h[1], bytes)) for h in v)
+
+
+def unit_fields(d: dict) -> tuple[dict, str | None]:
+    """Split a unit's ``to_json`` object (``records`` and ``problems`` removed) into
+    ``({column: value}, unitExtra JSON text or None)``."""
+    cols, extra = {}, {}
+    for k, v in d.items():
+        if k in ("records", "problems", "path"):
+            continue
+        name = UNIT_RENAME.get(k, k)
+        t = _UNIT_TYPES.get(name)
+        if t is not None and _fits(t, v):
+            cols[name] = v
+        else:
+            extra[k] = v
+    return cols, (json_text(extra) if extra else None)
+
+
+def record_fields(r: dict) -> tuple[dict, str | None]:
+    """Split one record of a unit's ``records`` list into ``({column: value}, recordExtra)``;
+    ``headers`` become ``[{"key", "value"}]`` and an absent ``unverified`` false."""
+    cols, extra = {}, {}
+    for k, v in r.items():
+        t = _RECORD_TYPES.get(k)
+        if t is not None and _fits(t, v):
+            cols[k] = [{"key": h[0], "value": h[1]} for h in v] if t == "headers" else v
+        else:
+            extra[k] = v
+    cols.setdefault("unverified", False)
+    return cols, (json_text(extra) if extra else None)
+
+
+def problem_row(path: str, index: int, p: dict, topic, partition) -> dict:
+    """A problems row from ``Problem.to_dict()``; ``expected``/``actual`` as JSON text."""
+    return {"path": path, "index": index, "position": p.get("position"), "code": p.get("code"),
+            "message": p.get("message"), "expected": json_text(p.get("expected")),
+            "actual": json_text(p.get("actual")), "topic": topic, "partition": partition}
+
+
+def file_row(report: dict | None, path: str, topic, partition, *, size=None, status=None,
+             message=None) -> dict:
+    """A files row from ``FileReport.to_json()``, or for an input that could not be scanned
+    (``report`` None) from ``status`` ("error" or "skipped") and ``message``."""
+    if report is None:
+        return {"path": path, "format": None, "size": size, "status": status, "batches": None, "records": None,
+                "validBytes": None, "problemCount": None, "message": message, "topic": topic,
+                "partition": partition}
+    return {"path": path, "format": report["format"], "size": report["size"], "status": report["status"],
+            "batches": report["batches"], "records": report["records"], "validBytes": report["validBytes"],
+            "problemCount": len(report["problems"]), "message": message, "topic": topic, "partition": partition}
+
+
+# -- back to the CLI's JSON (tests, docs/spark.md) -------------------------------------------
+
+def _b64(b):
+    return None if b is None else base64.b64encode(b).decode("ascii")
+
+
+def record_row_to_json(row: dict) -> tuple[dict, dict]:
+    """``(unit, record)`` as ``dump --json`` prints them (bytes base64), from a records row; null
+    fields are left out of both (compare with null fields dropped)."""
+    unit, rec = {}, {}
+    for name, _ in UNIT_COLUMNS:
+        if name in ("unitValid", "unitProblems") or row.get(name) is None:
+            continue
+        unit[UNIT_BACK.get(name, name)] = row[name]
+    if row.get("unitExtra"):
+        unit.update(json.loads(row["unitExtra"]))
+    for name, t in RECORD_COLUMNS:
+        v = row.get(name)
+        if v is None or (name == "unverified" and v is False):
+            continue
+        if t == "binary":
+            v = _b64(v)
+        elif t == "headers":
+            v = [[h["key"], _b64(h["value"])] for h in v]
+        rec[name] = v
+    if row.get("recordExtra"):
+        rec.update(json.loads(row["recordExtra"]))
+    return unit, rec
