@@ -15,6 +15,8 @@ The capture is cached in ``benchmarks/data/`` (git-ignored).
 from __future__ import annotations
 
 import argparse
+import ctypes
+import io
 import os
 import random
 import shutil
@@ -35,9 +37,7 @@ def record(n_messages: int):
     from tests.capture_helpers import MockCluster
 
     mc = MockCluster(1)
-    mc.lib.rd_kafka_mock_set_apiversion.argtypes = [type(mc.mc) if False else __import__("ctypes").c_void_p,
-                                                    __import__("ctypes").c_int16, __import__("ctypes").c_int16,
-                                                    __import__("ctypes").c_int16]
+    mc.lib.rd_kafka_mock_set_apiversion.argtypes = [ctypes.c_void_p, ctypes.c_int16, ctypes.c_int16, ctypes.c_int16]
     mc.lib.rd_kafka_mock_set_apiversion(mc.mc, 0, 0, 7)  # Produce <= v7
     mc.lib.rd_kafka_mock_set_apiversion(mc.mc, 1, 0, 11)  # Fetch <= v11
     try:
@@ -88,7 +88,7 @@ def build(path: str, target: int, n_messages: int) -> int:
                 pk.extend(conversation_packets(client, f"127.0.0.1:{port}", chunks, mss=65000,
                                                t0=1_700_000_000.0 + rep * 100 + i))
             pk.sort(key=lambda x: x[0])
-            body = __import__("io").BytesIO()
+            body = io.BytesIO()
             write_pcap(body, pk)
             out.write(body.getvalue()[24:])
             size = out.tell()

@@ -187,9 +187,11 @@ def bench_dump(paths) -> tuple[float, float, float]:
     return wall, cpu, other
 
 
-def bench_spark(master: str, out: str) -> tuple[float, float, float]:
+def bench_spark(master: str, out: str, cpus: str | None = None) -> tuple[float, float, float]:
+    """One whole ``spark scan``; ``cpus`` (e.g. "0") pins its process tree with taskset."""
     shutil.rmtree(out, ignore_errors=True)
-    cmd = ["wireinspect", "spark", "scan", os.path.join(DATA, "bench-*", "*.log"), "--output", out, "--master", master, "-q",
+    pin = ["taskset", "-c", cpus] if cpus else []
+    cmd = pin + ["wireinspect", "spark", "scan", os.path.join(DATA, "bench-*", "*.log"), "--output", out, "--master", master, "-q",
            "--conf", "spark.driver.memory=4g"]
     wall, cpu, text = run(cmd)
     m = re.search(r"\(([\d,]+) records/s in the job\)", text)
@@ -214,18 +216,29 @@ def main() -> None:
     rows.append(("`wireinspect dump --json FILE > /dev/null`, files one after another", w, w, c, o))
     print(f"dump --json: {w:.1f} s, {records / w:,.0f} records/s, CPU {c:.0f} s", flush=True)
     split = []
-    for master in ("local[1]", "local[2]"):
-        w, c, job = bench_spark(master, out)
-        rows.append((f"`wireinspect spark scan 'benchmarks/data/spark/bench-*/*.log' --output OUT --master {master}`",
-                     w, job, c, OTHER.pop()))
+    runs = [("local[1]", None), ("local[2]", None)]
+    if shutil.which("taskset") and os.cpu_count() and os.cpu_count() >= 2:
+        runs.insert(0, ("local[1]", "0"))  # the whole process tree on one core
+    jobs = {}
+    for master, cpus in runs:
+        w, c, job = bench_spark(master, out, cpus)
+        label = f"{master}" + (f", one core (`taskset -c {cpus}`)" if cpus else "")
+        jobs[label] = job
+        rows.append((f"`wireinspect spark scan 'benchmarks/data/spark/bench-*/*.log' --output OUT --master {master}`"
+                     + (f" under `taskset -c {cpus}`" if cpus else ""), w, job, c, OTHER.pop()))
         kinds = KINDS.pop()
-        split.append(f"{master}: JVM {kinds.get('java', 0):.0f} s, Python {kinds.get('python', 0):.0f} s")
+        split.append(f"{label}: JVM {kinds.get('java', 0):.0f} s, Python {kinds.get('python', 0):.0f} s")
         print(f"spark {master}: {w:.1f} s ({job:.1f} s in the job), {records / w:,.0f} records/s "
               f"({records / job:,.0f} in the job), CPU {c:.0f} s ({split[-1]})", flush=True)
     shutil.rmtree(out, ignore_errors=True)
-    r1, r2 = rows[1], rows[2]
-    ratio = (records / r2[2]) / (records / r1[2])
+    ratio = jobs["local[1]"] / jobs["local[2]"]
     print(f"local[2]/local[1] (job): {ratio:.2f}")
+    pinned = [v for k, v in jobs.items() if "taskset" in k]
+    if pinned:
+        print(f"local[2] on 2 cores / local[1] on 1 core (job): {pinned[0] / jobs['local[2]']:.2f}")
+        ratio_note = f"; local[2] on two cores / local[1] on one core: **{pinned[0] / jobs['local[2]']:.2f}**"
+    else:
+        ratio_note = ""
     table = ["| run | wall s | job s | records/s (wall) | records/s (job) | CPU s | cores used | "
              "other processes' CPU s |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -235,10 +248,11 @@ def main() -> None:
     text = "\n".join(table)
     print(text)
     if not args.no_doc:
-        write_doc(text + "\n\nCPU seconds by process: " + "; ".join(split) + ".", paths, total, records, ratio)
+        write_doc(text + "\n\nCPU seconds by process: " + "; ".join(split) + ".", paths, total, records, ratio,
+                  ratio_note)
 
 
-def write_doc(table: str, paths, total: int, records: int, ratio: float) -> None:
+def write_doc(table: str, paths, total: int, records: int, ratio: float, ratio_note: str = "") -> None:
     import pyspark
 
     cpu = platform.processor() or platform.machine()
@@ -255,7 +269,8 @@ def write_doc(table: str, paths, total: int, records: int, ratio: float) -> None
         if marker in old:
             keep = old[old.index(marker):]
     with open(DOC, "w") as f:
-        f.write(head + table + f"\n\nlocal[2]/local[1] (job time): **{ratio:.2f}**\n\n" + (keep or marker + "\n"))
+        f.write(head + table + f"\n\nlocal[2]/local[1] (job time): **{ratio:.2f}**{ratio_note}\n\n"
+                + (keep or marker + "\n"))
 
 
 if __name__ == "__main__":

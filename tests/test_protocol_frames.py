@@ -318,3 +318,13 @@ def test_sasl_handshake_v0_bare_tokens():
     assert out[2].to_json(ENC)["body"] == {"AuthBytes": "\x00user\x00secret"} and out[2].api_key is None
     assert out[3].to_json(ENC)["body"] == {"AuthBytes": ""}
     assert out[4].api_name == "Metadata" and out[4].correlation_id == 2
+
+
+def test_produce_acks_0_expects_no_response():
+    from kafka.protocol.old.produce import ProduceRequest
+
+    req = ProduceRequest[2](required_acks=0, timeout=1000, topics=[("t", [(0, _message_set(1, 0))])])
+    req.with_header(correlation_id=3, client_id="kp")
+    dec = KafkaDecoder(Conversation(0))
+    dec.feed(Event("request", "data", 0, req.encode(header=True, framed=True)))
+    assert not dec.pending

@@ -222,8 +222,7 @@ class _Conv:
         if seg.missing and evs and evs[-1][1].kind == "data" and half.next == evs[-1][1].position + evs[-1][1].length:
             n = seg.missing
             evs.append((ep, Event(half.direction, "gap", half.next, b"", n, ts, (Problem(
-                "tcp_gap", half.next, f"{half.direction} stream: {n} bytes of a segment were not captured (snaplen)",
-                expected=n),))))
+                "tcp_gap", half.next, f"{n} bytes of a segment were not captured (snaplen)", expected=n),))))
             half.next += n
         if seg.payload and ep not in self.first:
             self.first[ep] = bytes(seg.payload[:SNIFF_BYTES])

@@ -141,7 +141,7 @@ class HalfStream:
             self.base = seq
             self.started = True
             out.append(Event(self.direction, "problem", 0, timestamp=ts, problems=(Problem(
-                "tcp_no_handshake", 0, f"{self.direction} stream: no SYN in the capture (it starts mid-connection); "
+                "tcp_no_handshake", 0, "no SYN in the capture for this direction (it starts mid-connection); "
                 "position 0 is the first byte seen"),)))
         rel = self._rel(seq)
         if payload:
@@ -199,8 +199,8 @@ class HalfStream:
         k = min(self.pending)
         n = k - self.next
         out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
-            "tcp_gap", self.next, f"{self.direction} stream: {n} bytes at positions {self.next}..{k - 1} are missing "
-            "from the capture", expected=n),)))
+            "tcp_gap", self.next, f"{n} bytes at positions {self.next}..{k - 1} are missing from the capture",
+            expected=n),)))
         self.next = k
         self._drain(ts, out)
 
@@ -234,8 +234,8 @@ class HalfStream:
         if self.next < rel and (not self.pending or min(self.pending) >= rel):
             n = rel - self.next
             out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
-                "tcp_gap", self.next, f"{self.direction} stream: {n} bytes at positions {self.next}..{rel - 1} were "
-                "acknowledged by the peer but are missing from the capture", expected=n),)))
+                "tcp_gap", self.next, f"{n} bytes at positions {self.next}..{rel - 1} were acknowledged by the peer "
+                "but are missing from the capture", expected=n),)))
             self.next = rel
             if self.pending:
                 self._drain(ts, out)
@@ -251,8 +251,7 @@ class HalfStream:
         if self.fin_at is not None and self.next < self.fin_at and why != "reset":
             n = self.fin_at - self.next
             out.append(Event(self.direction, "gap", self.next, b"", n, ts, (Problem(
-                "tcp_gap", self.next, f"{self.direction} stream: {n} bytes before the FIN are missing from the capture",
-                expected=n),)))
+                "tcp_gap", self.next, f"{n} bytes before the FIN are missing from the capture", expected=n),)))
             self.next = self.fin_at
         self.ended = True
         if self.started:

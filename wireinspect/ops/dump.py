@@ -49,15 +49,7 @@ def dump_items(app, items, mode: str, enc, enc_mode: str = "base64") -> int:
                     write(dumps(d))
                     write("\n")
                 elif mode == "hexdump":
-                    from wireinspect.render.hexdump import hexdump_lines
-
-                    node = unit.to_tree()
-                    data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length else b""
-                    app.out.print(f"{src.name} {unit.type} at {node.position}", style="bold")
-                    for line in hexdump_lines(node, data, node.position):
-                        app.out.print(line)
-                    if node.length > HEXDUMP_MAX:
-                        app.out.print(f"… {node.length - HEXDUMP_MAX} more bytes not shown")
+                    hexdump_unit(app, item, unit)
                 else:
                     from wireinspect.render.tree import to_rich
 
@@ -69,3 +61,27 @@ def dump_items(app, items, mode: str, enc, enc_mode: str = "base64") -> int:
                     update(unit.position + unit.length)
     sys.stdout.flush()
     return found
+
+
+def hexdump_unit(app, item, unit) -> None:
+    """Print one unit's bytes annotated with its fields (its tree when its bytes are not at hand)."""
+    from wireinspect.render.hexdump import hexdump_lines
+    from wireinspect.render.tree import to_rich
+
+    src = item.source
+    node = unit.to_tree()
+    raw = getattr(unit, "raw_bytes", None)  # units whose positions are not the file's (streams)
+    if raw is not None:
+        data = bytes(raw())[:HEXDUMP_MAX]
+    elif item.format.id == "pcap":  # stream positions: the file's bytes are not these
+        app.out.print(f"{src.name} {unit.type} at stream position {node.position}: no hex dump for this unit",
+                      style="bold")
+        app.out.print(to_rich(node))
+        return
+    else:
+        data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length else b""
+    app.out.print(f"{src.name} {unit.type} at {node.position}", style="bold")
+    for line in hexdump_lines(node, data, node.position):
+        app.out.print(line)
+    if node.length > HEXDUMP_MAX:
+        app.out.print(f"… {node.length - HEXDUMP_MAX} more bytes not shown")

@@ -32,7 +32,7 @@ S3A_KEYS = ("fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "f
 @dataclass
 class ScanConfig:
     """Everything ``spark scan`` was asked to do. ``in_memory_limit``: bytes; remote files up to
-    this size are read whole by Spark's ``binaryFile`` source, larger ones streamed in chunks."""
+    this size are read whole by Spark's ``binaryFiles``, larger ones streamed in chunks."""
 
     inputs: tuple
     output: str
@@ -202,58 +202,9 @@ def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict,
     return scan
 
 
-def _scan_arrow_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
-    """:func:`_scan_fn` for ``mapInArrow``: Arrow batches of ``(path, content)`` in, Arrow batches
-    of records rows out."""
-    def scan(batches):
-        from wireinspect.spark.task import arrow_batch, scan_file
-
-        results: dict = {}
-        try:
-            for b in batches:
-                keys = b.column(0).to_pylist()
-                contents = b.column(1)
-                for i, key in enumerate(keys):
-                    content = contents[i].as_py()
-                    for rows in scan_file(descs[key], content, opts, in_memory_limit, fs_options, results):
-                        yield arrow_batch(rows)
-        finally:
-            acc.add(results)
-    return scan
-
-
-def map_in_arrow(frame, fn, ddl: str):
-    """``frame.mapInArrow(fn, ddl)`` without pyspark's pandas check (mapInArrow needs only
-    pyarrow, but pyspark refuses it without pandas): the same plan, built as mapInArrow builds
-    it. Raises when this pyspark has another internal shape (the caller falls back to pickled rows)."""
-    try:
-        import pandas  # noqa: F401
-
-        return frame.mapInArrow(fn, ddl)
-    except ImportError:
-        pass
-    from pyspark.rdd import PythonEvalType
-    from pyspark.sql.udf import UserDefinedFunction
-
-    try:
-        from pyspark.sql.classic.dataframe import DataFrame  # Spark 4
-    except ImportError:
-        from pyspark.sql import DataFrame
-    udf = UserDefinedFunction(fn, returnType=ddl, name="wireinspect_scan",
-                              evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
-    column = udf._wrapped()(*[frame[c] for c in frame.columns])
-    try:
-        jdf = frame._jdf.mapInArrow(column._jc, False, None)  # Spark 4: (udf, barrier, profile)
-    except Exception:  # noqa: BLE001 - Py4JError: older signatures
-        try:
-            jdf = frame._jdf.mapInArrow(column._jc.expr(), False)  # Spark 3.5
-        except Exception:  # noqa: BLE001
-            jdf = frame._jdf.mapInArrow(column._jc.expr())  # Spark 3.4
-    return DataFrame(jdf, frame.sparkSession)
-
-
 class Progress:
-    """A line on stderr every few seconds while the job runs: tasks and files done, records, bytes."""
+    """A line on stderr while the job runs (every second on a terminal, else every 15 s): tasks
+    done and running, files and records of finished tasks."""
 
     def __init__(self, spark, cfg: ScanConfig, acc, n_files: int, total: int):
         self.spark, self.cfg, self.acc = spark, cfg, acc
@@ -393,31 +344,13 @@ def _run_job(spark, cfg: ScanConfig, descs, total: int):
     whole = [d.key for d in descs if not d.local and d.size <= cfg.in_memory_limit]
     groups = pack(streamed, sc.defaultParallelism) if streamed else []
     args = (by_key, cfg.opts, cfg.in_memory_limit, fs_options, acc)
-    records = None
-    if os.environ.get("WIREINSPECT_SPARK_ROWS") != "pickle":
-        # Arrow batches in and out: a third of the JVM's work of unpickling rows.
-        try:
-            frames = []
-            if groups:
-                rdd = sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same)
-                frames.append(spark.createDataFrame(rdd, "path string, content binary"))
-            if whole:
-                frames.append(spark.read.format("binaryFile").load(whole).selectExpr("path", "content"))
-            inp = frames[0]
-            for f in frames[1:]:
-                inp = inp.unionByName(f)
-            spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # one input file at a time
-            records = map_in_arrow(inp, _scan_arrow_fn(*args), S.ddl(S.RECORDS))
-        except Exception:  # noqa: BLE001 - an internal shape this pyspark lacks: pickled rows instead
-            records = None
-    if records is None:
-        parts = []
-        if groups:
-            parts.append(sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same))
-        if whole:
-            parts.append(sc.binaryFiles(",".join(_escape(k) for k in whole)))
-        pairs = parts[0] if len(parts) == 1 else sc.union(parts)
-        records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
+    parts = []
+    if groups:
+        parts.append(sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same))
+    if whole:
+        parts.append(sc.binaryFiles(",".join(_escape(k) for k in whole)))
+    pairs = parts[0] if len(parts) == 1 else sc.union(parts)
+    records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     t = time.monotonic()
     with Progress(spark, cfg, acc, len(descs), total):

@@ -14,7 +14,6 @@ This module needs neither pyspark nor pyarrow (the tests and the driver import i
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
 import re
@@ -63,16 +62,6 @@ def ddl(columns) -> str:
     spark = {"string": "string", "long": "bigint", "boolean": "boolean", "binary": "binary",
              "headers": "array<struct<key:string,value:binary>>"}
     return ", ".join(f"`{name}` {spark[t]}" for name, t in columns)
-
-
-@functools.lru_cache(maxsize=None)
-def arrow_schema(columns):
-    """The pyarrow schema for ``columns`` (imports pyarrow)."""
-    import pyarrow as pa
-
-    types = {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_(), "binary": pa.binary(),
-             "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}
-    return pa.schema([(name, types[t]) for name, t in columns])
 
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:

@@ -172,15 +172,6 @@ class RecordRows:
         return rows
 
 
-def arrow_batch(rows: list):
-    """The rows of :class:`RecordRows` as a pyarrow ``RecordBatch`` (schema :data:`schema.RECORDS`)."""
-    import pyarrow as pa
-
-    schema = S.arrow_schema(S.RECORDS)
-    columns = list(zip(*rows))
-    return pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema)], schema=schema)
-
-
 def _put(q: queue.Queue, item, stop: threading.Event) -> bool:
     while not stop.is_set():
         try:

@@ -116,19 +116,21 @@ def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
     q += 1
     r.p_tsd = q
     v, q = read_varint(data, q, 10)
-    if v is None:
-        problems.append(Problem("bad_record", where(r.p_tsd), _vfail(q, "timestampDelta")))
+    if v is None or q > end:
+        problems.append(Problem("bad_record", where(r.p_tsd), _vfail(q, "timestampDelta") if v is None
+                                else "timestampDelta runs past the record's length"))
         return r
     r.timestampDelta = v
     r.p_od = q
     v, q = read_varint(data, q)
-    if v is None:
-        problems.append(Problem("bad_record", where(r.p_od), _vfail(q, "offsetDelta")))
+    if v is None or q > end:
+        problems.append(Problem("bad_record", where(r.p_od), _vfail(q, "offsetDelta") if v is None
+                                else "offsetDelta runs past the record's length"))
         return r
     r.offsetDelta = v
     r.p_klen = q
     v, q = read_varint(data, q)
-    if v is None or v < -1 or q + max(v, 0) > end:
+    if v is None or v < -1 or q + max(v, 0) > end:  # (also catches the varint itself running past)
         problems.append(Problem("bad_record", where(r.p_klen), f"bad keyLength {v}" if v is not None
                                 else _vfail(q, "keyLength")))
         return r

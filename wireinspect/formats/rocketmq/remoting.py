@@ -157,6 +157,10 @@ class Frame:
         self.direction = self.timestamp = self.connection = self.conversation = None
         self.extra = {}
 
+    def raw_bytes(self) -> bytes:
+        """The frame's bytes as they were in its stream (``data[0]`` is at ``position``)."""
+        return bytes(self.data[:self.length])
+
     # -- header values ---------------------------------------------------------------------
     @property
     def code(self):

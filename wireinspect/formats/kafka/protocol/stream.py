@@ -322,7 +322,7 @@ class KafkaDecoder:
                 return self._token(frame, pos, direction, extra)
             self.raw_sasl = False
             f = decode_request(frame, pos, self.conv, **kw)
-            if f.correlation_id is not None and f.api_key is not None:
+            if f.correlation_id is not None and f.api_key is not None and not _no_response(f):
                 self.pending.setdefault(f.correlation_id, deque()).append((f.api_key, f.api_version))
         else:
             corr = _I32(frame, 4)[0] if len(frame) >= 8 else None
@@ -360,6 +360,16 @@ class KafkaDecoder:
                                       f"{len(frame) - 4}", expected=f.size, actual=len(frame) - 4))
         f.timestamp = self.ts
         return f
+
+
+def _no_response(f) -> bool:
+    """A Produce request with ``Acks`` 0 gets no response (Kafka's ``ProduceRequest``)."""
+    if f.api_key != 0 or not f.body:
+        return False
+    for e in f.body:
+        if e.name == "Acks":
+            return e.value == 0
+    return False
 
 
 def sniff(first_bytes: bytes) -> int:
