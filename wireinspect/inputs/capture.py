@@ -252,7 +252,8 @@ class _Conv:
             for e, h in held:
                 out.extend(self._dispatch(h._replace(direction=self._label(e))))
             return out
-        return self._dispatch(ev)
+        label = self._label(ep)  # events made before the client was known carry no direction yet
+        return self._dispatch(ev if ev.direction == label else ev._replace(direction=label))
 
     def _decide(self, final: bool = False) -> bool:
         """Choose the client and the protocol when enough is known; True once decided."""
