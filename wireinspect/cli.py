@@ -248,9 +248,11 @@ def formats():
     """List every format and how it is recognised."""
     from wireinspect.formats.registry import all_formats
 
-    for f in all_formats():
-        click.echo(f"{f.id:22} {f.description}")
-        click.echo(f"{'':22} recognised by: {f.recognised_by}")
+    fmts = all_formats()
+    w = max(len(f.id) for f in fmts) + 2
+    for f in fmts:
+        click.echo(f"{f.id:{w}}{f.description}")
+        click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
 
 
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
