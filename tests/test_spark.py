@@ -74,6 +74,8 @@ def kafka_dir(tmp_path_factory):
     bad[150] ^= 0x40  # inside the first batch's records: CRC mismatch
     bad += b"\x00" * 100  # a zero-filled tail
     (root / "payments-0" / "00000000000000000047.log").write_bytes(bytes(bad) + _segment(2, 47, 1, 3)[:40])
+    # A name Hadoop would read as a list and a glob: streamed rather than read through binaryFiles.
+    (root / "payments-2" / "copy,of[1].log").write_bytes(_segment(0, 0, 1, 3))
     (root / "__consumer_offsets-7").mkdir()
     (root / "__consumer_offsets-7" / "00000000000000000000.log").write_bytes(_segment(0, 0, 2, 2))
     (root / "notes.txt").write_text("just some notes\n")
@@ -214,3 +216,41 @@ def test_pack_keeps_directories_together_and_balances():
     assert len(groups) == 8 and sorted(d.name for g in groups for d in g) == sorted(d.name for d in descs)
     assert all(len({os.path.dirname(d.name) for d in g}) == 1 for g in groups)
     assert {sum(d.size for d in g) for g in groups} == {200}
+
+
+def test_a_decoder_bug_is_one_files_error(monkeypatch, tmp_path):
+    """An exception inside a format's decoder (a bug, never bad bytes) becomes that file's ``error``
+    row; the task, and the scan, go on."""
+    from wireinspect.formats import registry
+    from wireinspect.ops.options import Options
+    from wireinspect.spark.task import FileDesc, scan_file
+
+    def broken(source, opts):
+        raise ValueError("boom")
+        yield  # pragma: no cover
+
+    path = tmp_path / "t-1" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(_segment(0, 0, 1, 2))
+    fmt = registry.Format(**{**registry.KAFKA_LOG.__dict__, "units": broken})
+    monkeypatch.setattr("wireinspect.spark.task.pick_format", lambda src, forced: fmt)
+    results = {}
+    rows = list(scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None, Options(),
+                          1 << 20, {}, results))
+    row, problems = results[str(path)]
+    assert rows == [] and problems == []
+    assert row["status"] == "error" and "ValueError: boom" in row["message"]
+    assert (row["topic"], row["partition"]) == ("t", 1)
+
+
+def test_docs_list_every_column():
+    text = (SAMPLES.parent / "docs" / "spark.md").read_text()
+    for table in (S.RECORDS, S.PROBLEMS, S.FILES):
+        for name, _ in table:
+            assert f"`{name}`" in text, name
+
+
+def test_without_pyspark_a_clear_message(monkeypatch, tmp_path):
+    monkeypatch.setitem(__import__("sys").modules, "pyspark", None)
+    r = _scan(["samples/v1-none.log"], tmp_path / "o")
+    assert r.exit_code == 2 and "pip install 'wireinspect[spark]'" in r.output and "Traceback" not in r.output

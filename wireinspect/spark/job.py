@@ -324,12 +324,10 @@ def _same(x):
     return x
 
 
-def _escape(path: str) -> str:
-    """A path for Hadoop's comma-separated, glob-expanded input list, taken literally."""
-    out = []
-    for ch in path:
-        out.append("\\" + ch if ch in ",{}[]*?\\" else ch)
-    return "".join(out)
+def _literal(path: str) -> bool:
+    """Whether Hadoop's input list would read ``path`` as itself (no comma, which separates paths,
+    and no glob character)."""
+    return not any(ch in path for ch in ",{}[]*?\\")
 
 
 def _run_job(spark, cfg: ScanConfig, descs, total: int):
@@ -340,15 +338,17 @@ def _run_job(spark, cfg: ScanConfig, descs, total: int):
     by_key = {d.key: d for d in descs}
     hconf = sc._jsc.hadoopConfiguration()
     fs_options = {k: hconf.get(k) for k in S3A_KEYS if hconf.get(k) is not None}
-    streamed = [d for d in descs if d.local or d.size > cfg.in_memory_limit]
-    whole = [d.key for d in descs if not d.local and d.size <= cfg.in_memory_limit]
+    # Remote files Spark reads whole; a name Hadoop would take as a glob or a list is streamed.
+    whole = [d.key for d in descs if not d.local and d.size <= cfg.in_memory_limit and _literal(d.key)]
+    in_memory = set(whole)
+    streamed = [d for d in descs if d.key not in in_memory]
     groups = pack(streamed, sc.defaultParallelism) if streamed else []
     args = (by_key, cfg.opts, cfg.in_memory_limit, fs_options, acc)
     parts = []
     if groups:
         parts.append(sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same))
     if whole:
-        parts.append(sc.binaryFiles(",".join(_escape(k) for k in whole)))
+        parts.append(sc.binaryFiles(",".join(whole)))
     pairs = parts[0] if len(parts) == 1 else sc.union(parts)
     records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
     mode = "overwrite" if cfg.overwrite else "errorifexists"
