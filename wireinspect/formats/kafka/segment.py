@@ -221,9 +221,9 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
         least = MIN_LENGTH.get(magic, MIN_LENGTH[2])
         if length < least or total > remaining:
             if length < least:
-                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum "
-                               f"{least} for magic {magic if magic < 128 else magic - 256}; Kafka's recovery "
-                               "truncates here", actual=length)
+                which = f" for magic {magic}" if magic in MIN_LENGTH else ""
+                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum {least}"
+                               f"{which}; Kafka's recovery truncates here", actual=length)
             else:
                 prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
                                f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
