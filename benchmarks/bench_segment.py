@@ -109,6 +109,17 @@ def peak_rss_mb(cmd) -> float:
     return int(out.stdout.strip()) / 1024.0
 
 
+def verify_vs_cat(wi, path: str, size: int) -> None:
+    """``verify`` and ``cat > /dev/null`` on the same file in the page cache, best of 3 each."""
+    subprocess.run(["cat", path], stdout=subprocess.DEVNULL)  # warm the page cache
+    t_cat = best_of(3, f"cat {path} > /dev/null")
+    t_verify = best_of(3, wi + ["verify", path])
+    print(f"verify, clean magic-2 segment of {size / 2**20:.0f} MiB:")
+    print(f"  cat > /dev/null      {t_cat:7.3f} s  {size / t_cat / 2**20:8.0f} MiB/s")
+    print(f"  wireinspect verify   {t_verify:7.3f} s  {size / t_verify / 2**20:8.0f} MiB/s"
+          f"  ({t_cat / t_verify:.2f} of cat's throughput)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -119,13 +130,7 @@ def main() -> int:
 
     big = os.path.join(DATA, "1g" if not args.quick else "16m", "00000000000000000000.log")
     size, recs = write_segment(big, target_bytes=(1 << 30) // scale)
-    subprocess.run(["cat", big], stdout=subprocess.DEVNULL)  # warm the page cache
-    t_cat = best_of(3, f"cat {big} > /dev/null")
-    t_verify = best_of(3, wi + ["verify", big])
-    print(f"verify, clean magic-2 segment of {size / 2**20:.0f} MiB ({recs} records):")
-    print(f"  cat > /dev/null      {t_cat:7.3f} s  {size / t_cat / 2**20:8.0f} MiB/s")
-    print(f"  wireinspect verify   {t_verify:7.3f} s  {size / t_verify / 2**20:8.0f} MiB/s"
-          f"  ({t_cat / t_verify:.2f} of cat's throughput)")
+    verify_vs_cat(wi, big, size)
 
     mil = os.path.join(DATA, "1m" if not args.quick else "16k", "00000000000000000000.log")
     size, recs = write_segment(mil, target_records=1_000_000 // scale)
@@ -143,13 +148,7 @@ def main() -> int:
     size, _ = write_segment(two, target_bytes=(2 << 30) // scale)
     rss = peak_rss_mb(wi + ["verify", two])
     print(f"verify peak RSS on a {size / 2**30:.2f} GiB segment: {rss:.0f} MB")
-    subprocess.run(["cat", two], stdout=subprocess.DEVNULL)
-    t_cat = best_of(3, f"cat {two} > /dev/null")
-    t_verify = best_of(3, wi + ["verify", two])
-    print(f"verify, clean magic-2 segment of {size / 2**20:.0f} MiB:")
-    print(f"  cat > /dev/null      {t_cat:7.3f} s  {size / t_cat / 2**20:8.0f} MiB/s")
-    print(f"  wireinspect verify   {t_verify:7.3f} s  {size / t_verify / 2**20:8.0f} MiB/s"
-          f"  ({t_cat / t_verify:.2f} of cat's throughput)")
+    verify_vs_cat(wi, two, size)
     rss = peak_rss_mb(wi + ["dump", "--json", mil])
     print(f"dump --json peak RSS on the {recs}-record segment: {rss:.0f} MB")
     return 0
