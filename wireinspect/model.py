@@ -73,6 +73,16 @@ class Node:
         self.problems.append(p)
         return p
 
+    def decompressed(self, codec: str, compressed: int, decompressed: int, children=()) -> "Node":
+        """Make this node the container of what its compressed bytes decompress to: a list whose
+        ``children`` count positions from the start of the decompressed bytes. Returns self."""
+        self.value = None
+        self.kind = "list"
+        self.space = "decompressed"
+        self.display = f"{codec}: {compressed} bytes -> {decompressed} bytes"
+        self.children.extend(children)
+        return self
+
     # -- reading --------------------------------------------------------------------------
     @property
     def end(self) -> int:

@@ -18,17 +18,35 @@ from wireinspect.model import Problem
 from wireinspect.ops.options import Options
 
 
+@dataclass(frozen=True, slots=True)
+class KeptEntry:
+    """What recovery keeps of an entry: its span (bytes), offsets, and what sidecar rebuilds need
+    (``max_timestamp`` in ms since the epoch, ``file_size`` for formats of fixed-size files). The
+    unit itself is not kept, so its buffers (mapped windows of the input) are freed as the walk goes."""
+
+    position: int
+    length: int
+    base_offset: int | None
+    last_offset: int | None
+    max_timestamp: int
+    file_size: int | None
+
+    @classmethod
+    def of(cls, u) -> "KeptEntry":
+        return cls(u.position, u.length, u.base_offset, u.last_offset, getattr(u, "max_timestamp", -1),
+                   getattr(u, "file_size", None))
+
+
 @dataclass
 class RecoverPlan:
     """``truncateAt``: first invalid position (``None`` when the whole input is valid);
-    ``kept``: (position, length) of every entry kept, in order; ``salvaged``/``skipped``: byte
+    ``kept``: :class:`KeptEntry` of every entry kept, in order; ``salvaged``/``skipped``: byte
     ranges ``[start, end)`` past ``truncateAt`` that were kept / left out."""
 
     path: str
     size: int
     truncateAt: int | None = None
     kept: list = field(default_factory=list)
-    kept_units: list = field(default_factory=list)
     salvaged: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     problems: list = field(default_factory=list)
@@ -38,7 +56,7 @@ class RecoverPlan:
 
     @property
     def kept_bytes(self) -> int:
-        return sum(n for _, n in self.kept)
+        return sum(k.length for k in self.kept)
 
     @property
     def prefix_bytes(self) -> int:
@@ -85,8 +103,7 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
         end = u.position + u.length
         if plan.truncateAt is None:
             if u.valid:
-                plan.kept.append((u.position, u.length))
-                plan.kept_units.append(u)
+                plan.kept.append(KeptEntry.of(u))
                 last_kept_offset = u.last_offset if u.last_offset is not None else last_kept_offset
                 continue
             plan.truncateAt = u.position
@@ -98,8 +115,7 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
                                          f" not above the last kept offset {last_kept_offset}: left out"))
             good = False
         if good and salvage:
-            plan.kept.append((u.position, u.length))
-            plan.kept_units.append(u)
+            plan.kept.append(KeptEntry.of(u))
             _add_range(plan.salvaged, u.position, end)
             _add_offsets(plan.salvaged_offsets, u.base_offset, u.last_offset)
             if u.last_offset is not None:
@@ -148,7 +164,8 @@ def execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str]
     src = item.source
 
     def chunks():
-        for pos, n in plan.kept:
+        for k in plan.kept:
+            pos, n = k.position, k.length
             done = 0
             while done < n:
                 c = src.read(pos + done, min(8 << 20, n - done))
@@ -162,9 +179,9 @@ def execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str]
     if item.format.rebuild is not None:
         placed = []
         newpos = 0
-        for u, (_, n) in zip(plan.kept_units, plan.kept):
-            placed.append((u, newpos))
-            newpos += n
+        for k in plan.kept:
+            placed.append((k, newpos))
+            newpos += k.length
         written += item.format.rebuild(placed, out, opts)
     plan.written = written
     return written

@@ -135,13 +135,9 @@ class Message:
             return node
         pn = node.add("payload", b + self.p_payload, self.payload_len, self.payload())
         if self.inner is not None:
-            pn.value = None
-            pn.kind = "list"
-            pn.space = "decompressed"
-            pn.display = f"{CODECS.get(self.codec)}: {self.compressed_length} bytes -> " \
-                         f"{len(self.inner[0].data) if self.inner else 0} bytes"
-            for i, m in enumerate(self.inner):
-                pn.children.append(m.to_tree(f"messages[{i}]"))
+            pn.decompressed(CODECS.get(self.codec), self.compressed_length,
+                            len(self.inner[0].data) if self.inner else 0,
+                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner)))
         return node
 
 

@@ -37,7 +37,7 @@ class Run:
     """Many consecutive valid batches, counted but not kept."""
 
     type = "run"
-    problems: list = []
+    problems = ()
     valid = True
 
     def __init__(self, position, length, tally):

@@ -20,22 +20,16 @@ OFFSET_ENTRY = struct.Struct(">ii")
 TIME_ENTRY = struct.Struct(">qi")
 
 
-def max_timestamp(unit) -> int:
-    if getattr(unit, "header", None):
-        return unit.header[8]
-    ts = getattr(unit, "timestamp", None)
-    return -1 if ts is None else ts
-
-
 def index_entries(placed, base_offset: int, interval: int = INDEX_INTERVAL_BYTES):
-    """``placed``: list of (unit, position in the new file). Returns (offset entries, time entries)
+    """``placed``: list of (kept entry, position in the new file); an entry has ``last_offset`` and
+    ``max_timestamp``. Returns (offset entries, time entries)
     as lists of (relative offset, position) and (timestamp ms, relative offset)."""
     offsets, times = [], []
     last_entry = 0
     max_ts, max_ts_off = -1, None
     last_time = -1
     for u, pos in placed:
-        ts = max_timestamp(u)
+        ts = u.max_timestamp
         if ts > max_ts:
             max_ts, max_ts_off = ts, u.last_offset
         if pos - last_entry > interval:

@@ -72,6 +72,11 @@ class Message:
         return len(self.inner) if self.inner is not None else 1
 
     @property
+    def max_timestamp(self) -> int:
+        """Timestamp of the entry (ms since the epoch; -1 for magic 0), as Kafka's legacy batch reports."""
+        return -1 if self.timestamp is None else self.timestamp
+
+    @property
     def valid(self) -> bool:
         return bool(self.crc_ok)
 
@@ -151,13 +156,9 @@ class Message:
                          self._bytes(self.p_val, self.valueLength))
         node.display = f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}"
         if self.inner is not None:
-            value.value = None
-            value.kind = "list"
-            value.space = "decompressed"
-            value.display = f"{codec_name(self.attributes & 7)}: {self.compressed_length} bytes -> " \
-                            f"{len(self.inner[0].data) if self.inner else 0} bytes"
-            for i, m in enumerate(self.inner):
-                value.children.append(m.to_tree(f"messages[{i}]"))
+            value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
+                               len(self.inner[0].data) if self.inner else 0,
+                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner)))
         return node
 
 

@@ -223,6 +223,11 @@ class Batch:
         return self.header[12] if self.header else 0
 
     @property
+    def max_timestamp(self) -> int:
+        """The batch's maxTimestamp (ms since the epoch; -1 when the header is incomplete)."""
+        return self.header[8] if self.header else -1
+
+    @property
     def valid(self) -> bool:
         """Passes what Kafka's ``LogSegment.recover`` checks: complete, size >= 61, CRC-32C."""
         return bool(self.crc_ok)
@@ -276,15 +281,7 @@ class Batch:
     def to_json(self, enc) -> dict:
         """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings."""
         self.parse_records()
-        d = {"type": "batch", "position": self.position, "length": self.length}
-        if self.header:
-            h = self.header
-            d.update(zip(BATCH_NAMES, h))
-            d["lastOffset"] = h[0] + h[6]
-            d.update(decode_attributes(h[5]))
-            d["crcValid"] = self.crc_ok
-        else:
-            d.update((n.name, n.value) for n in self._partial_nodes())
+        d = self.header_json()
         d["problems"] = [p.to_dict() for p in self.problems]
         d["records"] = self._records_json(enc) if self.records is not None else []
         return d
@@ -350,8 +347,7 @@ class Batch:
         start = self.position + RECORD_BATCH_OVERHEAD
         recs = Node("records", start, self.position + self.length - start, kind="list")
         if self.data_base is None:
-            recs.space = "decompressed"
-            recs.display = f"{codec_name(codec)}: {self.compressed_length} bytes -> {len(self.data)} bytes"
+            recs.decompressed(codec_name(codec), self.compressed_length, len(self.data))
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)

@@ -118,10 +118,8 @@ def _plausible(buf, i, magic, total, pos, size, win) -> bool:
     nxt = pos + total
     if nxt == size or size - nxt < HEADER_SIZE_UP_TO_MAGIC:
         return True
-    b2, j = win.get(nxt, HEADER_SIZE_UP_TO_MAGIC)
-    ok = b2[j + 16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, j)[1] >= MIN_ENTRY or not any(b2[j:j + 17])
-    win.get(pos, min(total, win.chunk))  # put the window back over the candidate
-    return ok
+    b2, j = win.get(nxt, HEADER_SIZE_UP_TO_MAGIC)  # the caller's buffer stays valid if the window moves
+    return b2[j + 16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, j)[1] >= MIN_ENTRY or not any(b2[j:j + 17])
 
 
 def next_valid(win: Window, start: int) -> int | None:
