@@ -264,3 +264,13 @@ def test_recover_directory(tmp_path):
     assert sorted(os.listdir(out)) == ["00000000000000000000.index", "00000000000000000000.log",
                                       "00000000000000000000.timeindex", "00000000000000000032.index",
                                       "00000000000000000032.log", "00000000000000000032.timeindex"]
+
+
+def test_records_counted_only_from_trusted_headers(tmp_path):
+    data = bytearray(v2_batch(0, 4) + v2_batch(4, 4))
+    second = len(v2_batch(0, 4))
+    data[second + 57:second + 61] = b"\x00\x00GA"  # recordsCount overwritten: CRC fails
+    p = tmp_path / "00000000000000000000.log"
+    p.write_bytes(bytes(data))
+    rep = lines(run("verify", "--json", p).stdout)[0]
+    assert rep["records"] == 4 and rep["batches"] == 2

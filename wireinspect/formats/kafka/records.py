@@ -28,6 +28,7 @@ BATCH_NAMES = tuple(name for name, _ in BATCH_TABLE)
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
 CRC_START = 21  # CRC-32C covers attributes .. end of batch
 LOG_OVERHEAD = 12  # baseOffset + batchLength
+MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
@@ -220,7 +221,17 @@ class Batch:
 
     @property
     def records_count(self) -> int:
-        return self.header[12] if self.header else 0
+        """Records decoded or, when records were not decoded, recordsCount: as stored if the CRC
+        matched, else only if it could be true (at most lastOffsetDelta + 1 records of at least 7
+        bytes each fit in the batch); an impossible count from a damaged header counts 0."""
+        if self.records is not None:
+            return len(self.records)
+        h = self.header
+        if not h or h[12] < 0:
+            return 0
+        if self.crc_ok or (h[12] <= h[6] + 1 and h[12] * MIN_RECORD_SIZE <= self.length - RECORD_BATCH_OVERHEAD):
+            return h[12]
+        return 0
 
     @property
     def max_timestamp(self) -> int:
