@@ -61,15 +61,16 @@ def test_damaged_log_recover(tmp_path):
     r = run("verify", "--json", log)
     rep = json.loads(r.output)
     assert r.exit_code == 1 and [(p["code"], p["position"]) for p in rep["problems"]] == [("crc_mismatch", 2 * n + 6)]
-    out = tmp_path / "out.jafka"
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "out.jafka"
     r = run("recover", "--json", "-o", out, log)
     plan = json.loads(r.output)
     assert r.exit_code == 1 and plan["truncateAt"] == 2 * n and out.read_bytes() == bytes(data[:2 * n])
     assert plan["lostOffsets"] == [[1000 + 3 * n, 1000 + 3 * n], [1000 + 4 * n, 1000 + 4 * n]]  # byte offsets
-    r = run("recover", "--json", "--salvage", "-o", tmp_path / "salvaged.jafka", log)
+    r = run("recover", "--json", "--salvage", "-o", tmp_path / "out" / "salvaged.jafka", log)
     plan = json.loads(r.output)
     assert plan["salvaged"] == [[3 * n, 5 * n]]
-    assert (tmp_path / "salvaged.jafka").read_bytes() == bytes(data[:2 * n] + data[3 * n:])
+    assert (tmp_path / "out" / "salvaged.jafka").read_bytes() == bytes(data[:2 * n] + data[3 * n:])
     assert hashlib.sha256(log.read_bytes()).hexdigest() == before
     # a magic-0 message in a Jafka log: Jafka cannot validate it
     m0 = struct.pack(">ibI", 5 + 3, 0, zlib.crc32(b"abc")) + b"abc"

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 
 import click
 
 from wireinspect import __version__
-from wireinspect.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, InputError
+from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
+                                EXIT_USAGE, InputError)
 from wireinspect.ops.options import Options
 from wireinspect.render.bytesfmt import BYTES_MODES, bytes_encoder
 
@@ -40,12 +42,24 @@ class Size(click.ParamType):
 
 
 class App:
-    """Per-invocation state: options, the consoles, and the exit status so far."""
+    """Per-invocation state: options, the consoles, the exit status so far, what was read and where.
 
-    def __init__(self, opts: Options, forced: str | None):
+    ``counts``: files decoded, directories checked as a whole (``directories``), files skipped and
+    entries that could not be read. ``where``: ``[input name, byte position]`` of the work under
+    way, for the one-line message of an internal error. ``on_listing``: a command's reporter for
+    skipped and unreadable entries (``(kind, path, reason)``), besides the line on stderr.
+    """
+
+    def __init__(self, opts: Options, forced: str | None, debug: bool = False):
         self.opts = opts
         self.forced = forced
+        self.debug = debug
         self.status = EXIT_OK
+        self.counts = {"files": 0, "directories": 0, "skipped": 0, "unreadable": 0}
+        self.where = ["", 0]
+        self.on_listing = None
+        self.pipe_closed = False
+        self.exit_on_closed_pipe = True  # dump stops (141); verify and recover finish their check
         self._out = None
         self._err = None
 
@@ -57,7 +71,7 @@ class App:
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
                                 color_system="auto" if tty else None, width=None if tty else 240)
-            self._out.on_broken_pipe = self._broken_pipe  # rich would exit 1 on its own
+            self._out.on_broken_pipe = self.closed_pipe  # rich would exit 1 on its own
         return self._out
 
     @property
@@ -69,11 +83,25 @@ class App:
                                 soft_wrap=True)
         return self._err
 
-    def _broken_pipe(self) -> None:
-        """The reader of stdout went away (``| head``): stop quietly with the status so far."""
+    def closed_pipe(self) -> None:
+        """The reader of stdout went away (``| head``). Further output goes to /dev/null; ``dump``
+        stops with status 141 (as ``cat`` would), ``verify`` and ``recover`` finish and exit by their
+        findings."""
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(self.status)
+        os.close(devnull)
+        self.pipe_closed = True
+        if self.exit_on_closed_pipe:
+            raise SystemExit(EXIT_PIPE)
+
+    def echo(self, text: str) -> None:
+        """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says)."""
+        if self.pipe_closed:
+            return
+        try:
+            click.echo(text)
+        except BrokenPipeError:
+            self.closed_pipe()
 
     def error(self, message: str) -> None:
         from wireinspect.render.safe import safe_text
@@ -81,24 +109,97 @@ class App:
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
+    def usage_error(self, message: str) -> None:
+        """An option that makes no sense for an input: exit status 2 (the input is not read)."""
+        self.error(message)
+
     def skipped(self, path: str, why: str) -> None:
         from wireinspect.render.safe import safe_text
 
+        self.counts["skipped"] += 1
         click.echo(f"wireinspect: skipping {safe_text(path)}: {safe_text(why)}", err=True)
+        if self.on_listing:
+            self.on_listing("skipped", path, why)
+
+    def unreadable(self, path: str, why: str) -> None:
+        """An input or an entry below a directory that could not be read: exit status 2."""
+        self.counts["unreadable"] += 1
+        self.error(f"{path}: {why}")
+        if self.on_listing:
+            self.on_listing("unreadable", path, why)
 
     def found(self, n: int) -> None:
         if n and self.status == EXIT_OK:
             self.status = EXIT_PROBLEMS
 
     def items(self, paths):
-        """Items for ``paths``; unreadable ones are reported and skipped (exit 2 at the end)."""
+        """Items for ``paths`` (directories walked to the bottom); what cannot be read is reported
+        and counted (exit 2 at the end), as is an option the item's format does not honour."""
         from wireinspect.inputs.open import iter_items
 
         for path in paths:
             try:
-                yield from iter_items([path], self.forced, on_skip=self.skipped)
+                for item in iter_items([path], self.forced, on_skip=self.skipped, on_unreadable=self.unreadable):
+                    bad = unhonoured(self.opts, item.format)
+                    if bad:
+                        item.source.close()
+                        self.usage_error(f"{item.source.name}: {bad}")
+                        continue
+                    self.counts["directories" if item.format.dir_sniff else "files"] += 1
+                    self.where[:] = [item.source.name, 0]
+                    yield item
             except InputError as e:
-                self.error(str(e))
+                msg = str(e)
+                self.counts["unreadable"] += 1
+                self.error(msg)
+                if self.on_listing:
+                    name, _, why = msg.partition(": ")
+                    self.on_listing("unreadable", name, why)
+
+
+def unhonoured(opts: Options, fmt) -> str | None:
+    """Why an input of format ``fmt`` cannot take the capture options given (``None`` when it can)."""
+    given = [name for name, on in (("--port", opts.ports), ("--api", opts.extra.get("api")),
+                                   ("--connection", opts.extra.get("connection")),
+                                   ("--correlation-id", opts.extra.get("correlation_id"))) if on]
+    bad = [g for g in given if g.lstrip("-").replace("-", "_") not in fmt.honours]
+    if not bad:
+        return None
+    from wireinspect.formats.registry import all_formats
+
+    takers = sorted(f.id for f in all_formats() if bad[0].lstrip("-").replace("-", "_") in f.honours)
+    return (f"{', '.join(bad)} cannot apply to a {fmt.id} input ({bad[0]} applies to "
+            f"{', '.join(takers) or 'no format'})")
+
+
+def _run(app: App, fn, *args, **kw) -> None:
+    """Run a command body; turn interruptions and bugs into their documented exit status."""
+    from wireinspect.render.safe import safe_text
+
+    try:
+        fn(app, *args, **kw)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            app.closed_pipe()
+        except SystemExit as e:
+            sys.exit(e.code)
+    except KeyboardInterrupt:
+        click.echo("wireinspect: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except (SystemExit, click.exceptions.ClickException, click.exceptions.Exit):
+        raise
+    except Exception as e:  # noqa: BLE001 - defence in depth: a bug gets its own status, not "problems"
+        if app.debug:
+            import traceback
+
+            traceback.print_exc()
+        name, pos = app.where
+        where = f"{safe_text(name)}: near byte {pos}: " if name else ""
+        click.echo(f"wireinspect: {where}internal error: {type(e).__name__}: {safe_text(str(e))[:200]} "
+                   "(a bug in wireinspect; --debug shows the traceback)", err=True)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(app.status)
 
 
 def common_options(fn):
@@ -112,35 +213,66 @@ def common_options(fn):
                        "in a normal store layout).")
     @functools.wraps(fn)
     def wrapper(*args, fmt, max_decompressed, max_batch, commitlog, **kw):
-        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt)
+        from wireinspect.formats.registry import all_formats, get_format
+
+        if fmt and get_format(fmt) is None:
+            raise click.BadParameter(f"unknown format {fmt!r}; one of: {', '.join(f.id for f in all_formats())}",
+                                     param_hint="'--format'")
+        ctx = click.get_current_context()
+        debug = bool((ctx.find_root().params or {}).get("debug")) or bool(os.environ.get("WIREINSPECT_DEBUG"))
+        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt, debug)
         if commitlog:
             app.opts.extra["commitlog"] = commitlog
-        try:
-            fn(app, *args, **kw)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (``| head``): stop quietly, as cat does.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(app.status)
+        _run(app, fn, *args, **kw)
     return wrapper
+
+
+CONNECTION = re.compile(r"^(\d+|(\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.\-]+):\d{1,5}"
+                        r"(-(\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.\-]+):\d{1,5})?)$")
+
+
+def _apis(ctx, param, values) -> list:
+    """``--api`` values: Kafka API names (any case) or keys, comma-separated; unknown names are a
+    usage error listing the accepted ones."""
+    wanted = [a.strip() for v in values for a in v.split(",") if a.strip()]
+    if not wanted:
+        return []
+    from wireinspect.formats.kafka.protocol.specs_loader import specs
+
+    names = specs().names
+    known = {n.lower() for n in names.values()}
+    for a in wanted:
+        if a.isascii() and a.isdigit():
+            if int(a) not in names:
+                raise click.BadParameter(f"{a} is no Kafka API key (known keys: 0..{max(names)})")
+        elif a.lower() not in known:
+            raise click.BadParameter(f"{a!r} is no Kafka API name; one of: {', '.join(sorted(names.values()))}")
+    return wanted
+
+
+def _connections(ctx, param, values) -> list:
+    for v in values:
+        if not CONNECTION.match(v):
+            raise click.BadParameter(f"{v!r} is not a connection: give its index (0, 1...), a port (9092), an "
+                                     "ADDR:PORT of either end (10.0.0.5:9092, [::1]:9092) or CLIENT-SERVER")
+    return list(values)
 
 
 def capture_options(fn):
     """``--port``, ``--api``, ``--connection``, ``--correlation-id`` for captures (docs/protocol.md)."""
-    @click.option("--port", "ports", type=int, multiple=True, metavar="PORT",
+    @click.option("--port", "ports", type=click.IntRange(1, 65535), multiple=True, metavar="PORT",
                   help="TCP port to decode as a server (Kafka 9092 by default; repeatable). Streams whose first "
                        "bytes look like a known protocol are decoded whatever their port.")
-    @click.option("--api", "apis", multiple=True, metavar="NAME|KEY",
-                  help="Only frames of this API (Produce, 0, fetch...; repeatable, comma-separated).")
-    @click.option("--connection", "connections", multiple=True, metavar="CONN",
+    @click.option("--api", "apis", multiple=True, metavar="NAME|KEY", callback=_apis,
+                  help="Only frames of this Kafka API (Produce, 0, fetch...; repeatable, comma-separated).")
+    @click.option("--connection", "connections", multiple=True, metavar="CONN", callback=_connections,
                   help="Only this connection: its index, an ADDR:PORT of either end, or a port (repeatable).")
     @click.option("--correlation-id", "correlation_ids", type=int, multiple=True, metavar="ID",
                   help="Only frames with this correlation id (repeatable).")
     @functools.wraps(fn)
     def wrapper(app, *args, ports, apis, connections, correlation_ids, **kw):
         app.opts.ports = tuple(ports)
-        app.opts.extra["api"] = [a.strip() for v in apis for a in v.split(",") if a.strip()]
+        app.opts.extra["api"] = apis
         app.opts.extra["connection"] = list(connections)
         app.opts.extra["correlation_id"] = list(correlation_ids)
         return fn(app, *args, **kw)
@@ -149,14 +281,18 @@ def capture_options(fn):
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
-def cli():
+@click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
+def cli(debug):
     """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka
     wire protocol captures, Kafka 0.7/Jafka and RocketMQ.
 
-    PATH may be a file, a directory (a Kafka partition directory is walked in offset order), '-' for
-    stdin, a hex dump (xxd, hexdump -C, plain hex), or PATH:FORMAT to force a format.
+    PATH may be a file, a directory (walked to the bottom: Kafka partition directories in offset
+    order and checked as a whole), '-' for stdin, a hex dump (xxd, hexdump -C, plain hex), or
+    PATH:FORMAT to force a format.
 
-    Exit status: 0 clean, 1 problems found in the data, 2 usage error or unreadable input.
+    Exit status: 0 clean; 1 problems found in the data; 2 usage error or an input that cannot be
+    read; 3 internal error; 130 interrupted (SIGINT); 143 terminated (SIGTERM); 141 dump's output
+    closed before the end.
     """
 
 
@@ -165,82 +301,81 @@ def cli():
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
 @click.option("--tree", "full_tree", is_flag=True, help="With --json: the whole field tree of each unit.")
 @click.option("--hexdump", is_flag=True, help="Bytes annotated with the fields they hold.")
-@click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
-              help="How byte values (keys, values...) appear in JSON.")
+@click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default=None,
+              help="How byte values (keys, values...) appear in JSON and in the tree  [default: base64 in JSON, "
+                   "escaped text in the tree].")
 @common_options
 @capture_options
 def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
     """Decode PATH... into field trees with byte positions (or JSON Lines)."""
     from wireinspect.ops.dump import dump_items
 
-    enc = bytes_encoder(bytes_mode)
+    if as_json and hexdump:
+        raise click.UsageError("--json and --hexdump are two different outputs: give one")
+    if full_tree and not as_json:
+        raise click.UsageError("--tree goes with --json (without --json, dump prints the tree already)")
+    if hexdump and bytes_mode:
+        raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
+    enc = bytes_encoder(bytes_mode or "base64")
     mode = "json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else "tree"
-    found = dump_items(app, app.items(paths), mode, enc, bytes_mode)
+    found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
     app.found(found)
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per input.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per input (skipped and unreadable files too).")
 @click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")
 @common_options
 @capture_options
 def verify(app: App, paths, as_json, deep):
-    """Check CRCs and structure; print every problem with its code and position, then a summary."""
-    from wireinspect.ops.report import print_verify
+    """Check CRCs and structure; print every problem with its code and position, then a summary.
+    A directory is walked to the bottom and every file under it is accounted for."""
+    from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import verify_item
 
     app.opts.deep = deep
-    reports = []
+    app.exit_on_closed_pipe = False  # a closed output never cuts the check short
+    app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
+    with_problems = 0
     for item in app.items(paths):
-        with item.source:
-            rep = verify_item(item, app.opts)
-        reports.append(rep)
+        try:
+            with item.source:
+                rep = verify_item(item, app.opts, where=app.where)
+        except InputError as e:  # a read error in the middle of a file
+            app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
+            continue
         print_verify(app, rep, as_json)
+        with_problems += bool(rep.problems)
         app.found(len(rep.problems))
-    if not as_json and len(reports) > 1:
-        bad = sum(1 for r in reports if r.problems)
-        click.echo(f"{len(reports)} inputs, {bad} with problems", err=False)
+    if not as_json:
+        print_summary(app, with_problems)
 
 
 @cli.command()
 @click.argument("path")
 @click.option("-o", "--output", "out", metavar="OUT",
-              help="Where to write the recovered copy: a file, or a directory (required when PATH is one).")
+              help="Where to write the recovered copy: a file, or a directory (required when PATH is one; "
+                   "created when missing, or when OUT ends with '/'). Never beside an input.")
 @click.option("--salvage", is_flag=True, help="Also keep valid entries found past the damage.")
 @click.option("--dry-run", is_flag=True, help="Only report what would be kept.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--force", is_flag=True, help="Replace output files that already exist.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object per file.")
 @common_options
-def recover(app: App, path, out, salvage, dry_run, as_json):
+def recover(app: App, path, out, salvage, dry_run, force, as_json):
     """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
-    the damage), written atomically to OUT. The input is never modified."""
-    from wireinspect.ops.recover import execute, plan_recovery
-    from wireinspect.ops.report import print_recover
+    the damage), written atomically to OUT. The input is never modified, and nothing is written
+    beside it."""
+    from wireinspect.ops.recover import recover_items
 
+    if dry_run and out:
+        raise click.UsageError("--dry-run writes nothing: leave out -o, or leave out --dry-run")
     if not dry_run and not out:
         raise click.UsageError("give -o OUT, or --dry-run to only report")
-    is_dir = os.path.isdir(path)
-    if is_dir and out and not dry_run:
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise click.UsageError("recovering a directory needs -o to name a directory")
-        os.makedirs(out, exist_ok=True)
-    for item in app.items([path]):
-        if is_dir and not item.format.recoverable:
-            item.source.close()  # sidecar files: rebuilt beside each recovered log, not copied
-            continue
-        with item.source:
-            try:
-                plan = plan_recovery(item, app.opts, salvage)
-                if not dry_run:
-                    execute(item, plan, out, app.opts)
-            except InputError as e:
-                app.error(str(e))
-                continue
-            except OSError as e:
-                app.error(f"{out}: cannot write: {e.strerror}")
-                continue
-        print_recover(app, plan, as_json, dry_run)
-        app.found(len(plan.problems))
+    if dry_run and force:
+        raise click.UsageError("--force replaces output files; --dry-run writes none")
+    app.exit_on_closed_pipe = False
+    recover_items(app, path, out, salvage=salvage, dry_run=dry_run, force=force, as_json=as_json)
 
 
 @cli.command()
@@ -260,8 +395,27 @@ from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click o
 cli.add_command(_spark_group, "spark")
 
 
+def _terminated(signum, frame):
+    raise SystemExit(EXIT_TERMINATED)  # unwinds: temporary output files are removed on the way
+
+
 def main():
+    """The ``wireinspect`` entry point: click's own handling, except that Ctrl-C exits 130 (click's
+    "Aborted!" would exit 1, the status for "problems found") and SIGTERM exits 143."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminated)
     try:
-        cli.main(prog_name="wireinspect")
-    except KeyboardInterrupt:
-        sys.exit(130)
+        cli.main(prog_name="wireinspect", standalone_mode=False)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("wireinspect: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except BrokenPipeError:  # --help or a usage message into a closed pipe
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_PIPE)

@@ -33,6 +33,12 @@ class Format:
     entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     rebuild: Callable | None = None  # (kept units with their new positions, output path, options) -> [paths]
+    # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
+    # directory); its item is the directory itself, processed after the files below it.
+    dir_sniff: Callable[[list], bool] | None = None
+    # Capture options the format honours ("port", "api", "connection", "correlation_id"); giving any
+    # other one for an input of this format is a usage error.
+    honours: frozenset = frozenset()
 
 
 SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")

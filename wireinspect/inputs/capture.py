@@ -554,6 +554,7 @@ PCAP = Format(
     sniff=_pcap_sniff,
     units=lambda src, opts: capture_units(src, opts, True),
     check=lambda src, opts: _located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
+    honours=frozenset({"port", "api", "connection", "correlation_id"}),
 )
 
 KAFKA_STREAM = Format(
@@ -564,6 +565,7 @@ KAFKA_STREAM = Format(
     sniff=_stream_sniff,
     units=lambda src, opts: stream_units(src, opts, True),
     check=lambda src, opts: stream_units(src, opts, bool(getattr(opts, "deep", False))),
+    honours=frozenset({"api", "correlation_id"}),
 )
 
 FORMATS = (PCAP, KAFKA_STREAM)

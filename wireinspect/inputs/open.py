@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from wireinspect.errors import InputError
 from wireinspect.formats.registry import Format, choose_format, get_format
 from wireinspect.inputs.hexdump import looks_textual, parse_hexdump
-from wireinspect.inputs.source import BytesSource, FileSource, Source
+from wireinspect.inputs.source import BytesSource, DirectorySource, FileSource, Source
 
 SNIFF_BYTES = 4096
 MAX_STDIN = 1 << 31
@@ -79,19 +79,22 @@ def split_forced(arg: str) -> tuple[str, str | None]:
     return arg, None
 
 
-def iter_items(args, forced: str | None = None, on_skip=None):
-    """Yield :class:`Item` objects for every argument (directories expanded).
+def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None):
+    """Yield :class:`Item` objects for every argument, directories walked to the bottom
+    (:func:`wireinspect.inputs.listing.walk`).
 
-    Raises :class:`InputError` for a missing/unreadable path, a directory with nothing
-    recognisable, or a file no format recognises. ``on_skip(path, why)`` hears about files inside
-    a directory that were passed over.
+    A top-level argument that cannot be read (missing, unreadable, a directory with nothing
+    recognisable, a file no format recognises) raises :class:`InputError`. Inside a directory,
+    ``on_skip(path, why)`` hears about files passed over (not a recognised format, not a regular
+    file) and ``on_unreadable(path, why)`` about entries that could not be read (the caller makes
+    the exit status 2); without a callback they are passed over silently.
     """
     for arg in args:
         path, fid = split_forced(arg)
         fid = fid or forced
         if path != "-" and os.path.isdir(path):
             found = 0
-            for item in iter_directory(path, fid, on_skip):
+            for item in iter_directory(path, fid, on_skip, on_unreadable):
                 found += 1
                 yield item
             if not found:
@@ -109,43 +112,40 @@ def iter_items(args, forced: str | None = None, on_skip=None):
         yield Item(src, fmt)
 
 
-def directory_order(names):
-    """Kafka order: files grouped by 20-digit base offset (segments in offset order), then the rest."""
-    def key(n):
-        stem = n.split(".", 1)[0]
-        if len(stem) == 20 and stem.isdigit():
-            return (0, int(stem), n)
-        return (1, 0, n)
-    return sorted(names, key=key)
+def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None):
+    """Items for everything below directory ``path`` (see :func:`iter_items`). A directory that a
+    directory format claims (a Kafka partition directory) gets one item of that format after its
+    files; with ``fid`` naming a directory format, only those items; with ``fid`` naming another
+    format, every file is read as that format."""
+    from wireinspect.inputs.listing import walk
 
-
-def iter_directory(path: str, fid: str | None, on_skip=None):
-    """Items for the files of directory ``path`` in :func:`directory_order`; a Kafka partition
-    directory then gets one ``kafka-partition`` item for its directory-level checks (only that item
-    when ``fid`` is ``kafka-partition``)."""
-    from wireinspect.formats.kafka.partition import KAFKA_PARTITION, partition_item
-
-    try:
-        names = os.listdir(path)
-    except OSError as e:
-        raise InputError(f"{path}: cannot list directory: {e.strerror}") from None
-    part = partition_item(path, names, fid)
-    for name in directory_order(names if fid != KAFKA_PARTITION.id else ()):
-        full = os.path.join(path, name)
-        if os.path.isdir(full):
+    forced = get_format(fid) if fid else None
+    dir_only = forced is not None and forced.dir_sniff is not None
+    for entry in walk(path):
+        if entry.kind == "directory":
+            if forced is None or forced.id == entry.format:
+                yield Item(DirectorySource(entry.path), get_format(entry.format))
+            continue
+        if dir_only:
+            continue
+        if entry.kind == "skipped":
+            if on_skip:
+                on_skip(entry.path, entry.reason)
+            continue
+        if entry.kind == "unreadable":
+            if on_unreadable:
+                on_unreadable(entry.path, entry.reason)
             continue
         try:
-            src = open_source(full)
+            src = open_source(entry.path)
         except InputError as e:
-            if on_skip:
-                on_skip(full, str(e))
+            if on_unreadable:
+                on_unreadable(entry.path, str(e).removeprefix(entry.path + ": "))
             continue
         fmt = pick_format(src, fid)
         if fmt is None:
             src.close()
             if on_skip:
-                on_skip(full, "not a recognised format")
+                on_skip(entry.path, "empty file" if src.size == 0 else "not a recognised format")
             continue
         yield Item(src, fmt)
-    if part is not None:
-        yield part

@@ -74,6 +74,18 @@ class FileSource(Source):
             self.fd = -1
 
 
+class DirectorySource(Source):
+    """A directory as an input of a directory format (a Kafka partition directory): no bytes of its
+    own (``size`` 0); ``path`` is the directory."""
+
+    def __init__(self, path: str):
+        self.name = self.path = path
+        self.size = 0
+
+    def read(self, pos: int, n: int) -> bytes:
+        return b""
+
+
 class Window:
     """A sliding view over a :class:`Source`.
 

@@ -24,64 +24,86 @@ def progress(app, item):
         yield lambda pos: bar.update(task, completed=pos)
 
 
-def dump_items(app, items, mode: str, enc, enc_mode: str = "base64") -> int:
+def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> int:
     """Print every unit; returns the number of problems found. ``enc`` encodes bytes for JSON,
-    ``enc_mode`` names it (``--bytes``)."""
+    ``enc_mode`` names it (``--bytes``; in the tree, ``None`` shows bytes as escaped text)."""
+    from wireinspect.errors import InputError
+    from wireinspect.render.safe import safe_text
+
     found = 0
     write = sys.stdout.write
     for item in items:
         src = item.source
-        with src, progress(app, item) as update:
-            extra = {"path": src.name}
-            for n, unit in enumerate(item.format.units(src, app.opts)):
-                if mode == "json":
-                    fast = getattr(unit, "json_line", None)
-                    if fast is not None:
-                        write(fast(enc, enc_mode, dumps, extra))
-                    else:
-                        d = unit.to_json(enc)
-                        d.update(extra)
-                        write(dumps(d))
-                    write("\n")
-                elif mode == "json-tree":
-                    d = node_to_dict(unit.to_tree(), enc)
-                    d["path"] = src.name
-                    write(dumps(d))
-                    write("\n")
-                elif mode == "hexdump":
-                    hexdump_unit(app, item, unit)
-                else:
-                    from wireinspect.render.tree import to_rich
-
-                    if n == 0:
-                        app.out.print(f"{src.name}  ({item.format.id}, {src.size} bytes)", style="bold")
-                    app.out.print(to_rich(unit.to_tree()))
-                found += len(unit.problems)  # after rendering: lazily parsed records add theirs
-                if n % 256 == 0:
-                    update(unit.position + unit.length)
+        try:
+            with src, progress(app, item) as update:
+                found += _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text)
+        except InputError as e:  # a read error part way through a file
+            app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
     sys.stdout.flush()
     return found
 
 
+def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
+    """Print the units of one input; returns its number of problems."""
+    from wireinspect.render.tree import print_tree
+
+    found = 0
+    src = item.source
+    extra = {"path": src.name}
+    for n, unit in enumerate(item.format.units(src, app.opts)):
+        app.where[1] = unit.position
+        if mode == "json":
+            fast = getattr(unit, "json_line", None)
+            if fast is not None:
+                write(fast(enc, enc_mode, dumps, extra))
+            else:
+                d = unit.to_json(enc)
+                d.update(extra)
+                write(dumps(d))
+            write("\n")
+        elif mode == "json-tree":
+            d = node_to_dict(unit.to_tree(), enc)
+            d["path"] = src.name
+            write(dumps(d))
+            write("\n")
+        elif mode == "hexdump":
+            hexdump_unit(app, item, unit)
+        else:
+            if n == 0:
+                app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
+            print_tree(app.out, unit.to_tree(), enc if enc_mode else None)
+        found += len(unit.problems)  # after rendering: lazily parsed records add theirs
+        if n % 256 == 0:
+            update(unit.position + unit.length)
+    return found
+
+
 def hexdump_unit(app, item, unit) -> None:
-    """Print one unit's bytes annotated with its fields (its tree when its bytes are not at hand)."""
+    """Print one unit's bytes annotated with its fields (its tree when its bytes are not at hand).
+    At most ``HEXDUMP_MAX`` bytes of a unit are shown, and only bytes that exist: a length field
+    that claims more than the input holds never drives the number of lines."""
     from wireinspect.render.hexdump import hexdump_lines
-    from wireinspect.render.tree import to_rich
+    from wireinspect.render.safe import safe_text
+    from wireinspect.render.tree import print_tree
 
     src = item.source
+    name = safe_text(src.name)
     node = unit.to_tree()
     raw = getattr(unit, "raw_bytes", None)  # units whose positions are not the file's (streams)
     if raw is not None:
         data = bytes(raw())[:HEXDUMP_MAX]
     elif item.format.id == "pcap":  # stream positions: the file's bytes are not these
-        app.out.print(f"{src.name} {unit.type} at stream position {node.position}: no hex dump for this unit",
+        app.out.print(f"{name} {unit.type} at stream position {node.position}: no hex dump for this unit",
                       style="bold")
-        app.out.print(to_rich(node))
+        print_tree(app.out, node)
         return
     else:
-        data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length else b""
-    app.out.print(f"{src.name} {unit.type} at {node.position}", style="bold")
+        data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length > 0 else b""
+    app.out.print(f"{name} {safe_text(str(unit.type))} at {node.position}", style="bold")
     for line in hexdump_lines(node, data, node.position):
         app.out.print(line)
-    if node.length > HEXDUMP_MAX:
-        app.out.print(f"… {node.length - HEXDUMP_MAX} more bytes not shown")
+    shown = len(data)
+    if node.length > shown:
+        more = node.length - shown
+        why = "not shown" if shown == HEXDUMP_MAX else "claimed past the end of the input"
+        app.out.print(f"… {more} more bytes {why}")

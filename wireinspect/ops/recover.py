@@ -8,6 +8,7 @@ rest of the file is truncated.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -129,8 +130,15 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
     return plan
 
 
+# The permission bits recovered files get (the input's, so a broker running as another user can
+# read them); set by :func:`execute` for the writes of one input, rebuilt sidecars included.
+OUTPUT_MODE: contextvars.ContextVar = contextvars.ContextVar("OUTPUT_MODE", default=0o644)
+
+
 def write_atomically(path: str, chunks) -> None:
-    """Write ``chunks`` (iterable of bytes) to a temporary file beside ``path``, fsync, rename."""
+    """Write ``chunks`` (iterable of bytes) to a temporary file in ``path``'s directory, give it the
+    mode in :data:`OUTPUT_MODE`, fsync it, rename it to ``path`` and fsync the directory. On any
+    failure or interruption the temporary file is removed. Raises ``OSError``."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".wireinspect-", dir=d)
     try:
@@ -138,6 +146,7 @@ def write_atomically(path: str, chunks) -> None:
             for c in chunks:
                 f.write(c)
             f.flush()
+            os.fchmod(f.fileno(), OUTPUT_MODE.get())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -146,6 +155,63 @@ def write_atomically(path: str, chunks) -> None:
         except OSError:
             pass
         raise
+    fsync_directory(d)
+
+
+def fsync_directory(d: str) -> None:
+    """Make a rename in directory ``d`` durable (no-op where directories cannot be opened)."""
+    try:
+        dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def _real(p: str) -> str:
+    return os.path.realpath(os.path.abspath(p))
+
+
+def _inside(path: str, top: str) -> bool:
+    path, top = _real(path), _real(top)
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def check_output_place(inputs: list[str], out_dir: str) -> None:
+    """Refuse (:class:`InputError`) an output directory where files would land beside an input: a
+    directory input itself or anything below it; the directory of an input file, or a directory
+    below it that would have to be created (creating it writes into the input's directory)."""
+    for src in inputs:
+        if os.path.isdir(src):
+            if _inside(out_dir, src):
+                raise InputError(f"{out_dir}: is inside the input directory {src}; recover never writes beside "
+                                 "its input (choose an output elsewhere)")
+            continue
+        top = os.path.dirname(os.path.abspath(src))
+        if _real(out_dir) == _real(top):
+            raise InputError(f"{out_dir}: is the directory of the input {src}; recover never writes beside its "
+                             "input (choose an output elsewhere)")
+        if _inside(out_dir, top) and not os.path.isdir(out_dir):
+            raise InputError(f"{out_dir}: would be created inside the directory of the input {src}; recover never "
+                             "writes beside its input (choose an output elsewhere)")
+
+
+def existing_targets(out_path: str) -> list[str]:
+    """Files that writing ``out_path`` (and the sidecars rebuilt beside it, named ``<stem>.*``)
+    would replace."""
+    d = os.path.dirname(os.path.abspath(out_path))
+    stem = os.path.splitext(os.path.basename(out_path))[0]
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    base = os.path.basename(out_path)
+    return sorted(os.path.join(d, n) for n in names if n == base or n.startswith(stem + ".") and not
+                  n.startswith(".wireinspect-"))
 
 
 def output_path(item: Item, out: str) -> str:
@@ -159,8 +225,24 @@ def output_path(item: Item, out: str) -> str:
 
 
 def execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str]:
-    """Write the kept entries to ``out`` (plus sidecar files the format rebuilds); returns paths."""
+    """Write the kept entries to ``out`` (plus sidecar files the format rebuilds) with the input's
+    permission bits; returns the paths written. Raises ``OSError`` and :class:`InputError`."""
     out = output_path(item, out)
+    src = item.source
+    mode = 0o644
+    if src.path:
+        try:
+            mode = os.stat(src.path).st_mode & 0o777
+        except OSError:
+            pass
+    token = OUTPUT_MODE.set(mode)
+    try:
+        return _execute(item, plan, out, opts)
+    finally:
+        OUTPUT_MODE.reset(token)
+
+
+def _execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str]:
     src = item.source
 
     def chunks():
@@ -185,3 +267,68 @@ def execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str]
         written += item.format.rebuild(placed, out, opts)
     plan.written = written
     return written
+
+
+def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bool, force: bool,
+                  as_json: bool) -> None:
+    """``recover PATH [-o OUT]``: plan (and unless ``dry_run`` write) the recovery of every log in
+    PATH (a file, or a directory walked to the bottom, its files recovered to the same relative
+    paths under OUT). Nothing is written beside an input, and no existing file is replaced unless
+    ``force``; every refusal is a usage error (exit 2) before anything is written."""
+    from wireinspect.ops.report import print_recover
+
+    is_dir = os.path.isdir(path)
+    if out and not dry_run:
+        out_dir = out if (is_dir or out.endswith(("/", os.sep)) or os.path.isdir(out)) else os.path.dirname(
+            os.path.abspath(out))
+        try:
+            if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
+                raise InputError(f"{out}: is the input; recover never writes over its input")
+            check_output_place([path], out_dir)
+        except InputError as e:
+            app.error(str(e))
+            return
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            app.error(f"{out_dir}: exists and is not a directory")
+            return
+        if is_dir or out.endswith(("/", os.sep)):
+            try:
+                os.makedirs(out_dir, exist_ok=True)
+            except OSError as e:
+                app.error(f"{out_dir}: cannot create the output directory: {e.strerror}")
+                return
+    items = []
+    for item in app.items([path]):
+        if not item.format.recoverable:
+            item.source.close()  # sidecar files: rebuilt beside each recovered log, not copied
+            continue
+        items.append(item)
+    targets = {}
+    if out and not dry_run:
+        for item in items:
+            rel = os.path.relpath(item.source.path, path) if is_dir and item.source.path else None
+            target = os.path.join(out, rel) if rel else output_path(item, out)
+            targets[id(item)] = target
+            taken = existing_targets(target)
+            if taken and not force:
+                for it in items:
+                    it.source.close()
+                app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
+                          "replace them")
+                return
+    for item in items:
+        with item.source:
+            try:
+                plan = plan_recovery(item, app.opts, salvage)
+                if out and not dry_run:
+                    target = targets[id(item)]
+                    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+                    execute(item, plan, target, app.opts)
+            except InputError as e:
+                app.error(str(e))
+                continue
+            except OSError as e:
+                app.error(f"{out}: cannot write: {e.strerror}")
+                continue
+        print_recover(app, plan, as_json, dry_run)
+        app.found(len(plan.problems))

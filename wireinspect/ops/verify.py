@@ -39,8 +39,10 @@ class FileReport:
         return d
 
 
-def verify_item(item: Item, opts: Options, units=None) -> FileReport:
-    """Check one input; ``units`` (an iterable) overrides the format's fast path."""
+def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport:
+    """Check one input; ``units`` (an iterable) overrides the format's fast path. ``where`` (a list
+    ``[name, position]``) is kept at the end of the last unit checked (for error messages).
+    Raises :class:`InputError` when the input cannot be read part way."""
     fmt = item.format
     src = item.source
     rep = FileReport(src.name, fmt.id, src.size)
@@ -48,6 +50,8 @@ def verify_item(item: Item, opts: Options, units=None) -> FileReport:
         units = (fmt.check or fmt.units)(src, opts)
     prefix_open = True
     for u in units:
+        if where is not None:
+            where[1] = u.position + u.length
         if u.type != "unparsed":
             rep.batches += getattr(u, "entries", 1)
             rep.records += getattr(u, "records_count", 0) or 0

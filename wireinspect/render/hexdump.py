@@ -32,12 +32,14 @@ def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16):
     and values of fields starting on the line. ``data`` holds the bytes from ``data_start``."""
     leaves = _leaves(node)
     style_at = {}
+    limit = data_start + len(data)
     for k, leaf in enumerate(leaves):
-        for p in range(leaf.position, min(leaf.end, leaf.position + 4096)):
+        for p in range(leaf.position, min(leaf.end, leaf.position + 4096, limit)):
             style_at[p] = STYLES[k % len(STYLES)]
     li = 0
     start = node.position - node.position % width
-    for line in range(start, node.end, width):
+    end = min(node.end, data_start + len(data))  # only bytes that exist: never a claimed length
+    for line in range(start, end, width):
         t = Text()
         t.append(f"{line:08x}  ", style="dim")
         for p in range(line, line + width):

@@ -1,43 +1,88 @@
-"""Rich trees, one per unit (a whole segment is never held as one tree).
+"""Field trees on the terminal, drawn line by line (a unit's tree is never laid out as one rich
+``Tree``: a batch of thousands of records prints as fast as its lines can be written).
 
-Labels are built as ``rich.text.Text`` objects, never markup, so decoded strings cannot inject
-styles; values pass through :func:`safe_text`, so they cannot carry terminal escape sequences.
+Labels are ``rich.text.Text`` objects, never markup, so decoded strings cannot inject styles;
+names and values pass through :func:`safe_text`, so they cannot carry terminal escape sequences.
 """
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from rich.text import Text
-from rich.tree import Tree
 
 from wireinspect.model import Node
 from wireinspect.render.safe import safe_text, show_value
 
+BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
+LINES_PER_WRITE = 256
 
-def _label(node: Node, decompressed: bool) -> Text:
-    t = Text()
+
+def _value_text(node: Node, enc) -> str:
+    v = node.value
+    if enc is not None and isinstance(v, (bytes, bytearray, memoryview)):
+        return safe_text(enc(bytes(v)))
+    return safe_text(node.display) if node.display else show_value(v)
+
+
+def label_parts(node: Node, decompressed: bool, enc=None) -> list[tuple[str, str]]:
+    """One node's line as ``(text, style)`` pieces: position (``~`` for positions in decompressed
+    bytes), length, name, value or display text, problems. ``enc`` (``--bytes``) renders bytes
+    values; default: escaped text."""
     where = f"~{node.position:08x}" if decompressed else f"0x{node.position:08x}"
-    t.append(f"{where} ", style="dim")
-    t.append(f"+{node.length:<5} ", style="dim")
-    t.append(safe_text(node.name), style="italic cyan" if node.derived else "bold" if node.children else "")
+    parts = [(f"{where} +{node.length:<5} ", "dim"),
+             (safe_text(node.name), "italic cyan" if node.derived else "bold" if node.children else "")]
     if node.value is not None or (node.is_leaf and node.kind == "struct"):
-        t.append(" = ")
-        t.append(safe_text(node.display) if node.display else show_value(node.value), style="green")
+        parts.append((" = ", ""))
+        parts.append((_value_text(node, enc), "green"))
     elif node.display:
-        t.append("  ")
-        t.append(safe_text(node.display), style="yellow")
+        parts.append(("  ", ""))
+        parts.append((safe_text(node.display), "yellow"))
     for p in node.problems:
-        t.append(f"  ✗ {p.code}", style="bold red")
-        t.append(f" {safe_text(p.message)}", style="red")
-    return t
+        parts.append((f"  ✗ {p.code}", "bold red"))
+        parts.append((f" {safe_text(p.message)}", "red"))
+    return parts
 
 
-def to_rich(node: Node) -> Tree:
-    """A ``rich.tree.Tree`` for ``node`` (iterative, so deep trees cannot hit the recursion limit)."""
-    root = Tree(_label(node, False), guide_style="dim")
-    stack = [(node, root, False)]
+def tree_lines(node: Node, enc=None) -> Iterator[list[tuple[str, str]]]:
+    """The lines of ``node``'s tree as ``(text, style)`` pieces, parents before children, with guides
+    (iterative: deep trees cannot hit the recursion limit; nothing is held but the path to the
+    current node)."""
+    yield label_parts(node, False, enc)
+    stack = [(c, "", i == len(node.children) - 1, node.space == "decompressed")
+             for i, c in reversed(list(enumerate(node.children)))]
     while stack:
-        n, t, dec = stack.pop()
-        child_dec = dec or n.space == "decompressed"
-        for c in n.children:
-            stack.append((c, t.add(_label(c, child_dec)), child_dec))
-    return root
+        n, prefix, last, dec = stack.pop()
+        yield [(prefix + (LAST if last else BRANCH), "dim")] + label_parts(n, dec, enc)
+        if n.children:
+            child_prefix = prefix + (SPACE if last else PIPE)
+            child_dec = dec or n.space == "decompressed"
+            k = len(n.children) - 1
+            stack.extend((c, child_prefix, i == k, child_dec) for i, c in reversed(list(enumerate(n.children))))
+
+
+def print_tree(console, node: Node, enc=None) -> None:
+    """Print ``node``'s tree on a rich ``console``, a few hundred lines per write; lines are never
+    hard-wrapped (long values stay on one line for grep). Without colour the text is written
+    as it is, without rich's layout (a batch of 5,000 records is 90,000 lines)."""
+    plain = console.color_system is None
+    batch: list = []
+    for parts in tree_lines(node, enc):
+        batch.append("".join(t for t, _ in parts) if plain else Text.assemble(*parts))
+        if len(batch) >= LINES_PER_WRITE:
+            _flush(console, batch, plain)
+            batch = []
+    if batch:
+        _flush(console, batch, plain)
+
+
+def _flush(console, batch: list, plain: bool) -> None:
+    if plain:
+        console.file.write("\n".join(batch) + "\n")
+    else:
+        console.print(Text("\n").join(batch), soft_wrap=True)
+
+
+def to_text(node: Node) -> Text:
+    """The whole tree of ``node`` as one styled ``Text`` (for callers that print it themselves)."""
+    return Text("\n").join([Text.assemble(*parts) for parts in tree_lines(node)])

@@ -15,7 +15,7 @@ import os
 import re
 
 from wireinspect.errors import InputError
-from wireinspect.inputs.open import directory_order, split_forced
+from wireinspect.inputs.open import split_forced
 from wireinspect.spark.task import FileDesc
 
 URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:/")
@@ -53,18 +53,20 @@ def list_local(arg: str, forced: str | None) -> list[FileDesc]:
 
 
 def walk_local(top: str, fid: str | None):
-    def fail(e: OSError):
-        raise InputError(f"{e.filename}: cannot list directory: {e.strerror}")
+    """The files below ``top``, by the walk every command uses (:func:`wireinspect.inputs.listing.walk`).
+    Raises :class:`InputError` for an entry that cannot be read: a scan must not miss files silently."""
+    from wireinspect.inputs.listing import walk
 
-    for root, dirs, files in os.walk(top, onerror=fail):
-        dirs.sort()
-        for name in directory_order(files):
-            full = os.path.join(root, name)
-            try:
-                size = os.stat(full).st_size
-            except OSError:
-                continue  # vanished or a dangling link: nothing to scan
-            yield FileDesc(os.path.abspath(full), full, size, True, False, fid)
+    for entry in walk(top):
+        if entry.kind == "unreadable":
+            raise InputError(f"{entry.path}: {entry.reason}")
+        if entry.kind != "file":
+            continue  # skipped entries (FIFOs, links to directories) and directory-level items
+        try:
+            size = os.stat(entry.path).st_size
+        except OSError as e:
+            raise InputError(f"{entry.path}: cannot read: {e.strerror}") from None
+        yield FileDesc(os.path.abspath(entry.path), entry.path, size, True, False, fid)
 
 
 def list_hadoop(spark, arg: str, forced: str | None) -> list[FileDesc]:

@@ -325,6 +325,12 @@ def claims_name(name: str) -> bool:
     return any(f.sniff(b"", base) for f in FORMATS)
 
 
+def _looks_like_partition(names) -> bool:
+    from wireinspect.formats.kafka.partition import looks_like_partition
+
+    return looks_like_partition(names)
+
+
 def _partition_units(source, opts):
     from wireinspect.formats.kafka.partition import partition_units
 
@@ -337,6 +343,7 @@ KAFKA_PARTITION = Format(
     recognised_by="a directory with NNNNNNNNNNNNNNNNNNNN.* files (reported after its files)",
     sniff=lambda head, name: 0,
     units=_partition_units,
+    dir_sniff=lambda names: _looks_like_partition(names),
 )
 
 
