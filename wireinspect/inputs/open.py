@@ -71,11 +71,17 @@ def pick_format(source: Source, forced: str | None) -> Format | None:
 
 
 def split_forced(arg: str) -> tuple[str, str | None]:
-    """``PATH:FORMAT`` -> (PATH, FORMAT) when FORMAT names a format and PATH is not itself a file."""
+    """``PATH:FORMAT`` -> (PATH, FORMAT) when PATH is not itself a file. Raises :class:`InputError`
+    when PATH exists but FORMAT names no format (``x.log:nope``)."""
     if ":" in arg and not os.path.exists(arg):
         path, _, fid = arg.rpartition(":")
         if get_format(fid) is not None:
             return path, fid
+        if path and os.path.exists(path):
+            from wireinspect.formats.registry import all_formats
+
+            raise InputError(f"{arg}: unknown format {fid!r} after ':'; one of: "
+                             f"{', '.join(f.id for f in all_formats())}")
     return arg, None
 
 
