@@ -17,6 +17,7 @@ import click
 from wireinspect import __version__
 from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
                                 EXIT_USAGE, InputError)
+from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.ops.options import Options
 from wireinspect.render.bytesfmt import BYTES_MODES, bytes_encoder
 
@@ -208,11 +209,13 @@ def common_options(fn):
                   help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
     @click.option("--max-batch", type=Size(), default="64M", show_default=True,
                   help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
+    @click.option("--max-records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS, show_default=True,
+                  help="Most records decoded per batch or compressed wrapper (a records_limit problem past it).")
     @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
                   help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
                        "in a normal store layout).")
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, commitlog, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, **kw):
         from wireinspect.formats.registry import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -220,7 +223,7 @@ def common_options(fn):
                                      param_hint="'--format'")
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().params or {}).get("debug")) or bool(os.environ.get("WIREINSPECT_DEBUG"))
-        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch), fmt, debug)
+        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug)
         if commitlog:
             app.opts.extra["commitlog"] = commitlog
         _run(app, fn, *args, **kw)

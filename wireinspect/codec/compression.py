@@ -1,7 +1,6 @@
 """Bounded decompression for the codecs Kafka and RocketMQ use.
 
-Every function returns ``(data, error)``: ``data`` is what could be decompressed (never more than
-``limit`` bytes, so a decompression bomb cannot exhaust memory), ``error`` is ``None`` or a
+Every function returns ``(data, error)``: ``data`` is what could be decompressed (never more than ``limit`` bytes, so a decompression bomb cannot exhaust memory), ``error`` is ``None`` or a
 ``(code, message)`` pair (``decompression_limit`` or ``decompression_error``) for the caller to
 turn into a problem.
 
@@ -18,6 +17,11 @@ import struct
 import zlib
 
 DEFAULT_LIMIT = 64 << 20  # bytes of decompressed output per compressed unit
+# Records (magic 2) or inner messages (legacy wrappers, Kafka 0.7 / Jafka) decoded per unit; past it
+# a ``records_limit`` problem and the rest are not decoded. Decoded records cost ~0.5 KB each, so one
+# unit stays under ~70 MB; every batch within Kafka's default message.max.bytes (1 MiB) whose records
+# take 8 bytes or more (any record with a key or a value) fits.
+DEFAULT_MAX_RECORDS = 1 << 17
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 
@@ -29,26 +33,37 @@ def _limit_error(limit: int):
                                    "(raise it with --max-decompressed)")
 
 
+def _cut(out: bytearray, limit: int) -> bytearray:
+    """``out`` shortened to ``limit`` bytes in place (no copy: outputs are up to ``limit`` big)."""
+    del out[limit:]
+    return out
+
+
 def gunzip(data, limit: int = DEFAULT_LIMIT):
+    """gzip (or zlib) members -> ``(bytes, error)``."""
+    out, err = _gunzip(data, limit)
+    return bytes(out), err
+
+
+def _gunzip(data, limit: int):
     out = bytearray()
     data = bytes(data)
     while data:
         d = zlib.decompressobj(wbits=47)  # gzip or zlib header, auto-detected
         try:
-            chunk = d.decompress(data, limit - len(out) + 1)
+            out += d.decompress(data, limit - len(out) + 1)
         except zlib.error as e:
-            return bytes(out), ("decompression_error", f"gzip: {e}")
-        out += chunk
+            return out, ("decompression_error", f"gzip: {e}")
         if len(out) > limit:
-            return bytes(out[:limit]), _limit_error(limit)
+            return _cut(out, limit), _limit_error(limit)
         if not d.eof:
             if d.unconsumed_tail:
-                return bytes(out[:limit]), _limit_error(limit)
-            return bytes(out), ("decompression_error", "gzip: stream ends before its end marker")
+                return _cut(out, limit), _limit_error(limit)
+            return out, ("decompression_error", "gzip: stream ends before its end marker")
         data = d.unused_data
         if data.strip(b"\x00") == b"":
             break
-    return bytes(out), None
+    return out, None
 
 
 def _raw_snappy(block, limit: int):
@@ -114,13 +129,19 @@ def unlz4(data, limit: int = DEFAULT_LIMIT, old_kafka_checksum: bool = False):
     except RuntimeError as e:
         return b"", ("decompression_error", f"lz4: {e}")
     if len(out) > limit:
-        return out[:limit], _limit_error(limit)
+        return out[:limit], _limit_error(limit)  # (lz4 returns bytes: its output is already a copy)
     if not d.eof:
         return out, ("decompression_error", "lz4: frame ends before its end mark")
     return out, None
 
 
 def unzstd(data, limit: int = DEFAULT_LIMIT):
+    """zstd frames -> ``(bytes, error)``."""
+    out, err = _unzstd(data, limit)
+    return bytes(out), err
+
+
+def _unzstd(data, limit: int):
     import zstandard
 
     reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(bytes(data)), read_across_frames=True)
@@ -132,20 +153,21 @@ def unzstd(data, limit: int = DEFAULT_LIMIT):
                 break
             out += chunk
     except zstandard.ZstdError as e:
-        return bytes(out[:limit]), ("decompression_error", f"zstd: {e}")
+        return _cut(out, limit), ("decompression_error", f"zstd: {e}")
     if len(out) > limit:
-        return bytes(out[:limit]), _limit_error(limit)
-    return bytes(out), None
+        return _cut(out, limit), _limit_error(limit)
+    return out, None
 
 
 def decompress(codec: int, data, limit: int = DEFAULT_LIMIT, old_lz4: bool = False):
-    """Decompress ``data`` with Kafka codec id ``codec`` (1 gzip, 2 snappy, 3 lz4, 4 zstd)."""
+    """Decompress ``data`` with Kafka codec id ``codec`` (1 gzip, 2 snappy, 3 lz4, 4 zstd) ->
+    ``(data, error)``; ``data`` may be a bytearray (not copied into bytes: it can be ``limit`` big)."""
     if codec == 1:
-        return gunzip(data, limit)
+        return _gunzip(data, limit)
     if codec == 2:
         return unsnappy(data, limit)
     if codec == 3:
         return unlz4(data, limit, old_lz4)
     if codec == 4:
-        return unzstd(data, limit)
+        return _unzstd(data, limit)
     return b"", ("unknown_codec", f"unknown compression codec {codec}")

@@ -41,7 +41,7 @@ class Format:
     honours: frozenset = frozenset()
 
 
-SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+SEGMENT_NAME = re.compile(r"^([0-9]{20})\.log$")  # ASCII digits only: int() takes other scripts' digits
 
 
 def segment_base_offset(name: str) -> int | None:
@@ -66,7 +66,7 @@ def _kafka_log_units(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
     return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
-                    base_offset=segment_base_offset(source.name))
+                    max_records=opts.max_records, base_offset=segment_base_offset(source.name))
 
 
 def _kafka_log_check(source: Source, opts):
@@ -77,14 +77,15 @@ def _kafka_log_check(source: Source, opts):
         from wireinspect.formats.kafka.fastscan import fast_check
 
         return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
-    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
+    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base,
+                    max_records=opts.max_records)
 
 
 def _kafka_log_entries(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
     return iter_log(source, records=False, limit=opts.max_decompressed, max_batch=opts.max_batch,
-                    base_offset=segment_base_offset(source.name))
+                    max_records=opts.max_records, base_offset=segment_base_offset(source.name))
 
 
 def _kafka_rebuild(kept, out_path, opts):

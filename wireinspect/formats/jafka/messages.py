@@ -26,8 +26,9 @@ from __future__ import annotations
 import re
 import struct
 
-from wireinspect.codec.compression import DEFAULT_LIMIT, decompress
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32
+from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, elided
 from wireinspect.formats.rocketmq.walk import scan, walk
 from wireinspect.model import Node, Problem
 
@@ -137,7 +138,8 @@ class Message:
         if self.inner is not None:
             pn.decompressed(CODECS.get(self.codec), self.compressed_length,
                             len(self.inner[0].data) if self.inner else 0,
-                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner)))
+                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])))
+            elided(pn, len(self.inner), "messages")
         return node
 
 
@@ -147,10 +149,13 @@ def _where(m: Message, off: int) -> int:
 
 def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "kafka07", offset: int | None = None,
                   records: bool = True, limit: int = DEFAULT_LIMIT, end: int | None = None,
-                  depth: int = 0) -> Message:
+                  depth: int = 0, max_records: int = DEFAULT_MAX_RECORDS, _budget: list | None = None) -> Message:
     """Parse the message-set entry at ``buf[pos]``. ``base``: absolute position of ``buf[0]``
     (``None`` inside decompressed data); ``offset``: the log offset of this entry, if known.
-    ``records=False`` does not open compressed wrappers. Never raises."""
+    ``records=False`` does not open compressed wrappers; ``limit`` bounds a wrapper's decompressed
+    bytes (with the wrappers nested in it, whose output counts against the same limit: ``_budget``
+    carries what is left), ``max_records`` the inner messages decoded per wrapper (past it: a
+    ``records_limit`` problem). Never raises."""
     end = len(buf) if end is None else end
     m = Message(buf, pos, base, dialect)
     m.offset = offset
@@ -218,20 +223,32 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "ka
     if codec == 3:
         m.problems.append(Problem("unknown_codec", _where(m, 5), "compression codec 3 is not defined"))
     elif codec and records:
-        _open_wrapper(m, codec, limit, depth)
+        _open_wrapper(m, codec, limit, depth, max_records, [limit] if _budget is None else _budget)
     return m
 
 
-def _open_wrapper(m: Message, codec: int, limit: int, depth: int) -> None:
+def _open_wrapper(m: Message, codec: int, limit: int, depth: int, max_records: int, budget: list) -> None:
     raw = m.data[m.p_payload:m.p_payload + m.payload_len]
     m.compressed_length = len(raw)
-    data, err = decompress(codec, raw, limit)
+    data, err = decompress(codec, raw, budget[0])
+    budget[0] -= len(data)
+    if err and err[0] == "decompression_limit":
+        err = (err[0], f"decompressed size (with the wrappers around this one) exceeds the limit of {limit} bytes "
+                       "(raise it with --max-decompressed)")
     if err:
         m.problems.append(Problem(err[0], _where(m, m.p_payload - m.start), f"{CODECS[codec]}: {err[1]}"))
     if depth >= 8:
         m.problems.append(Problem("nested_compression", m.position, "wrappers nested more than 8 deep"))
         return
-    inner = parse_message_set(data, 0, len(data), None, m.dialect, records=True, limit=limit, depth=depth + 1)
+    # Output cut by the limit or a corrupt stream ends with a partial message: kept, marked partial,
+    # its problems (made up by the cut) dropped.
+    inner = parse_message_set(data, 0, len(data), None, m.dialect, records=True, limit=limit, depth=depth + 1,
+                              partial_tail_ok=err is not None, max_records=max_records, _budget=budget)
+    if len(inner) > max_records:
+        del inner[max_records:]
+        m.problems.append(Problem("records_limit", _where(m, m.p_payload - m.start), "the wrapper holds more than "
+                                  f"the {max_records} inner messages decoded per wrapper (raise it with --max-records);"
+                                  " the rest were not decoded", expected=max_records))
     for i, im in enumerate(inner):
         im.offset = m.offset if i < len(inner) - 1 or m.offset is None else m.next_offset
         for p in im.problems:
@@ -245,15 +262,17 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int) -> None:
 
 def parse_message_set(buf, start: int, end: int, base: int | None, dialect: str = "kafka07", *,
                       offset: int | None = None, records: bool = True, limit: int = DEFAULT_LIMIT, depth: int = 0,
-                      partial_tail_ok: bool = False) -> list:
+                      partial_tail_ok: bool = False, max_records: int | None = None, _budget: list | None = None) -> list:
     """Messages of the message set ``buf[start:end]``. ``offset``: the log offset of ``buf[start]``.
     ``partial_tail_ok``: a FETCH response may end with a partial entry (the client skips it); it is
-    then kept as a message marked ``partial`` whose problems are dropped."""
+    then kept as a message marked ``partial`` whose problems are dropped. ``max_records``: stop
+    after one message more than this (the caller reports the cap), ``None`` for no cap."""
     out = []
     p = start
-    while p < end:
+    while p < end and (max_records is None or len(out) <= max_records):
         m = parse_message(buf, p, base, dialect=dialect, offset=None if offset is None else offset + p - start,
-                          records=records, limit=limit, end=end, depth=depth)
+                          records=records, limit=limit, end=end, depth=depth, _budget=_budget,
+                          max_records=DEFAULT_MAX_RECORDS if max_records is None else max_records)
         torn = m.size is None or (m.size >= MIN_HEADER[dialect] and p + 4 + m.size > end)
         if partial_tail_ok and not m.framing_ok and torn and out:
             m.problems = []
@@ -272,9 +291,10 @@ def parse_message_set(buf, start: int, end: int, base: int | None, dialect: str 
 class LogWalker:
     """State of a walk over one Kafka 0.7 / Jafka log file (offsets from ``file_base``)."""
 
-    def __init__(self, size: int, file_base: int, dialect: str, records: bool, limit: int, max_entry: int):
+    def __init__(self, size: int, file_base: int, dialect: str, records: bool, limit: int, max_entry: int,
+                 max_records: int = DEFAULT_MAX_RECORDS):
         self.size, self.file_base, self.dialect = size, file_base, dialect
-        self.records, self.limit, self.max_entry = records, limit, max_entry
+        self.records, self.limit, self.max_entry, self.max_records = records, limit, max_entry, max_records
 
     def entry(self, win, pos):
         remaining = self.size - pos
@@ -296,7 +316,7 @@ class LogWalker:
         n = min(4 + size, remaining)
         buf, i = win.get(pos, n)
         m = parse_message(buf, i, win.start, dialect=self.dialect, offset=self.file_base + pos,
-                          records=self.records, limit=self.limit, end=i + n)
+                          records=self.records, limit=self.limit, end=i + n, max_records=self.max_records)
         if 4 + size > remaining:
             return m, m.problems[0] if m.problems else Problem("truncated", pos, "torn entry")
         return m, None
@@ -322,7 +342,9 @@ class LogWalker:
 
 
 def iter_log(source, *, file_base: int = 0, dialect: str = "kafka07", records: bool = True,
-             limit: int = DEFAULT_LIMIT, max_entry: int = 64 << 20, resync: bool = True):
-    """Yield the :class:`Message` units and gaps of one Kafka 0.7 / Jafka log file in order."""
-    w = LogWalker(source.size, file_base, dialect, records, limit, max_entry)
+             limit: int = DEFAULT_LIMIT, max_entry: int = 64 << 20, resync: bool = True,
+             max_records: int = DEFAULT_MAX_RECORDS):
+    """Yield the :class:`Message` units and gaps of one Kafka 0.7 / Jafka log file in order
+    (``max_records``: inner messages decoded per wrapper)."""
+    w = LogWalker(source.size, file_base, dialect, records, limit, max_entry, max_records)
     yield from walk(source, w.entry, w.find, w.valid_at, resync=resync, zero_tail_ok=False, what="message")

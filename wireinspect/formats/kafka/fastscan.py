@@ -2,7 +2,7 @@
 with no per-batch objects.
 
 Checks per batch are exactly those :func:`~wireinspect.formats.kafka.segment.iter_log` makes with
-``records=False``: framing, size, magic 2, codec, counts, offset range, CRC-32C. At the first batch
+``records=False``: framing, size, magic 2, codec, counts, offset range, offset order, CRC-32C. At the first batch
 that fails any of them, the stretch so far is reported as one :class:`Run` and the full walker takes
 over from that batch (so problems are reported by the same code as everywhere else) until it
 yields a valid entry again; then the fast path resumes.
@@ -45,12 +45,14 @@ class Run:
         self.entries, self.records_count, self.base_offset, self.last_offset = tally
 
 
-def _walk(view, vstart, pos, stop_at, size, base_offset, tally):
+def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None):
     """Check the batches that lie whole in ``view`` (mapped from file position ``vstart``), from
-    ``pos`` up to ``stop_at``. Returns the position reached and whether it stopped at a batch that
-    is not clean (``True``) or at the window's end (``False``)."""
+    ``pos`` up to ``stop_at``; ``after``: the last offset before ``pos`` (offsets must increase).
+    Returns the position reached and whether it stopped at a batch that is not clean (``True``) or
+    at the window's end (``False``)."""
     limit = vstart + len(view)
     entries, records, first, last = tally
+    prev = last if last is not None else after
     while pos < stop_at:
         i = pos - vstart
         if pos + RECORD_BATCH_OVERHEAD > limit:
@@ -63,7 +65,7 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally):
         if pos + total > limit:
             break
         lo = h[0] + h[6]
-        if base_offset is not None and not 0 <= lo - base_offset <= 0x7FFFFFFF:
+        if base_offset is not None and not 0 <= lo - base_offset <= 0x7FFFFFFF or prev is not None and h[0] <= prev:
             tally[:] = entries, records, first, last
             return pos, True
         if crc32c(view[i + CRC_START:i + total]) != h[4]:
@@ -73,14 +75,15 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally):
         records += h[12]
         if first is None:
             first = h[0]
-        last = lo
+        last = prev = lo
         pos += total
     tally[:] = entries, records, first, last
     return pos, False
 
 
-def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset):
-    """Check ``[pos, stop_at)``. Returns (position reached, tally, stopped at a bad batch)."""
+def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, after=None):
+    """Check ``[pos, stop_at)`` (``after``: the last offset before ``pos``). Returns (position
+    reached, tally, stopped at a bad batch)."""
     fd, size = source.fd, source.size
     tally = [0, 0, None, None]
     while pos < stop_at:
@@ -94,7 +97,7 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset):
         length = min(size - start, max(WINDOW, pos - start + need))
         view = memoryview(mmap.mmap(fd, length, offset=start, access=mmap.ACCESS_READ))
         try:
-            pos, bad = _walk(view, start, pos, stop_at, size, base_offset, tally)
+            pos, bad = _walk(view, start, pos, stop_at, size, base_offset, tally, after)
         finally:
             view.release()
         if bad:
@@ -135,6 +138,8 @@ def _split_scan(source: Source, max_batch: int, base_offset):
     if bad or reached != mid or not data:
         return first if bad or reached != mid else _scan(source, mid, size, max_batch, base_offset)
     reached2, tally2, bad2 = json.loads(data)
+    if tally2[0] and tally[3] is not None and tally2[2] <= tally[3]:
+        return first  # the child's first batch goes back in offsets: the caller's walker reports it
     return reached2, _merge(tally, tally2), bad2
 
 
@@ -145,22 +150,26 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
         return
     size = source.size
     pos = 0
+    last = None  # last offset of the valid entries so far
     while pos < size:
         if pos == 0 and size >= SPLIT_MIN:
             reached, tally, _ = _split_scan(source, max_batch, base_offset)
         else:
-            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset)
+            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset, last)
         if tally[0]:
             yield Run(pos, reached - pos, tally)
+            last = tally[3]
         if reached >= size:
             return
         # The full walker reports what is wrong here; resume fast after its next valid entry.
         resume = None
         for u in iter_log(source, records=False, limit=limit, max_batch=max_batch, start=reached,
-                          base_offset=base_offset):
+                          base_offset=base_offset, last_offset=last):
             if u.valid and not u.problems and u.position > reached:
                 resume = u.position
                 break
+            if u.valid and u.last_offset is not None:
+                last = u.last_offset
             yield u
         if resume is None:
             return

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import struct
 
-from wireinspect.codec.compression import DEFAULT_LIMIT, decompress
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32
-from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, codec_name
+from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
 from wireinspect.model import Node, Problem
 
 ENTRY = struct.Struct(">qiIbb")  # offset, messageSize, crc, magic, attributes
@@ -40,7 +40,7 @@ class Message:
     type = "message"
     __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
                  "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "problems", "inner",
-                 "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length")
+                 "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order")
 
     def __init__(self, position):
         self.position = position
@@ -56,6 +56,7 @@ class Message:
         self.abs_offset = None
         self.abs_timestamp = None
         self.compressed_length = None
+        self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
 
     @property
     def base_offset(self):
@@ -78,7 +79,8 @@ class Message:
 
     @property
     def valid(self) -> bool:
-        return bool(self.crc_ok)
+        """CRC-32 matches (Kafka's ``LogSegment.recover``) and the offsets follow the entries before."""
+        return bool(self.crc_ok) and self.in_order
 
     def _pos(self, i):
         return None if self.data_base is None else self.data_base + i
@@ -158,14 +160,17 @@ class Message:
         if self.inner is not None:
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
                                len(self.inner[0].data) if self.inner else 0,
-                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner)))
+                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])))
+            elided(value, len(self.inner), "messages")
         return node
 
 
 def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = True, limit: int = DEFAULT_LIMIT,
-                  depth: int = 0) -> Message:
+                  depth: int = 0, max_records: int = DEFAULT_MAX_RECORDS) -> Message:
     """Parse the legacy message entry at ``buf[pos]``; ``base`` is the absolute position of
-    ``buf[0]`` (``None`` inside decompressed data). Never raises on bad bytes."""
+    ``buf[0]`` (``None`` inside decompressed data). ``limit`` bounds a wrapper's decompressed
+    bytes, ``max_records`` the inner messages decoded (past it: a ``records_limit`` problem).
+    Never raises on bad bytes."""
     m = Message(base + pos if base is not None else pos)
     m.data, m.data_base, m.start = buf, base, pos
     at = (lambda i: base + i) if base is not None else (lambda i: m.position)
@@ -233,11 +238,11 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         probs.append(Problem("message_trailing_bytes", at(q), f"{end - q} bytes follow the value"))
     codec = m.attributes & 7
     if codec and records:
-        _open_wrapper(m, codec, limit, depth, at)
+        _open_wrapper(m, codec, limit, depth, at, max_records)
     return m
 
 
-def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at) -> None:
+def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_records: int = DEFAULT_MAX_RECORDS) -> None:
     probs = m.problems
     if depth:
         probs.append(Problem("nested_compression", at(m.start + 17), "compressed message inside a compressed "
@@ -255,7 +260,14 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at) -> None:
     inner = []
     p = 0
     while p < len(data):
+        if len(inner) >= max_records:
+            probs.append(Problem("records_limit", at(m.p_val), f"the wrapper holds more than the {max_records} inner "
+                                 "messages decoded per wrapper (raise it with --max-records); the rest were not "
+                                 "decoded", expected=max_records))
+            break
         im = parse_message(data, p, None, records=True, limit=limit, depth=depth + 1)
+        if err and im.crc_ok is None and p + LOG_OVERHEAD + (im.size or 0) > len(data):
+            break  # cut by the decompression limit or a corrupt stream: not a message, not news
         for ip in im.problems:
             ip.message = f"inner message at byte {p} of the decompressed set: {ip.message}"
             ip.position = m.position

@@ -11,7 +11,7 @@ values, record spans and problems; :meth:`Batch.to_json` and :meth:`Batch.to_tre
 
 from __future__ import annotations
 
-from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, decompress
+from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32c
 from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.fields import compile_table, partial_fields
@@ -29,6 +29,10 @@ RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
 CRC_START = 21  # CRC-32C covers attributes .. end of batch
 LOG_OVERHEAD = 12  # baseOffset + batchLength
 MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount
+
+# Records (or inner messages) given nodes in one unit's tree; the rest are summed up in one node
+# (the tree is for reading: about 4 KB of nodes per record; dump --json lists every record decoded).
+TREE_MAX_RECORDS = 10_000
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
@@ -190,7 +194,7 @@ class Batch:
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial", "_lazy")
+                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "_lazy")
 
     def __init__(self, position):
         self.position = position
@@ -204,7 +208,9 @@ class Batch:
         self.crc_computed = None
         self.compressed_length = None
         self.partial = b""
-        self._lazy = None  # (buf, pos, base, limit) while records are not parsed yet
+        self.capped = False  # records decoding stopped at max_records (a records_limit problem)
+        self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
+        self._lazy = None  # (buf, pos, base, limit, max_records) while records are not parsed yet
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -223,10 +229,11 @@ class Batch:
     def records_count(self) -> int:
         """Records decoded or, when records were not decoded, recordsCount: as stored if the CRC
         matched, else only if it could be true (at most lastOffsetDelta + 1 records of at least 7
-        bytes each fit in the batch); an impossible count from a damaged header counts 0."""
-        if self.records is not None:
-            return len(self.records)
+        bytes each fit in the batch); an impossible count from a damaged header counts 0. When
+        decoding stopped at ``max_records``, the stored recordsCount if the CRC matched."""
         h = self.header
+        if self.records is not None:
+            return h[12] if self.capped and self.crc_ok else len(self.records)
         if not h or h[12] < 0:
             return 0
         if self.crc_ok or (h[12] <= h[6] + 1 and h[12] * MIN_RECORD_SIZE <= self.length - RECORD_BATCH_OVERHEAD):
@@ -240,8 +247,9 @@ class Batch:
 
     @property
     def valid(self) -> bool:
-        """Passes what Kafka's ``LogSegment.recover`` checks: complete, size >= 61, CRC-32C."""
-        return bool(self.crc_ok)
+        """Passes what Kafka's ``LogSegment.recover`` checks: complete, size >= 61, CRC-32C; and
+        its offsets follow the entries before it (see :mod:`~wireinspect.formats.kafka.segment`)."""
+        return bool(self.crc_ok) and self.in_order
 
     def record_offset(self, r: Record):
         return None if r.offsetDelta is None else self.header[0] + r.offsetDelta
@@ -256,9 +264,9 @@ class Batch:
     def parse_records(self) -> None:
         """Parse the records now if the batch was parsed with ``records="lazy"``."""
         if self._lazy is not None:
-            buf, pos, base, limit = self._lazy
+            buf, pos, base, limit, max_records = self._lazy
             self._lazy = None
-            _parse_records(self, buf, pos, base, limit)
+            _parse_records(self, buf, pos, base, limit, max_records)
 
     def header_json(self) -> dict:
         d = {"type": "batch", "position": self.position, "length": self.length}
@@ -278,11 +286,16 @@ class Batch:
         :func:`fast_records_json`; anything else takes the full path."""
         lazy = self._lazy
         if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20:
-            buf, pos, base, limit = lazy
-            text = fast_records_json(self, buf, pos, base, limit, mode)
+            buf, pos, base, limit, max_records = lazy
+            capped = self.header[12] > max_records
+            text = fast_records_json(self, buf, pos, base, limit, mode, max_records if capped else None)
             if text is not None:
+                self._lazy = None
+                if capped:
+                    self.capped = True
+                    self.problems.append(_records_limit(self.position, self.header[12], max_records))
                 d = self.header_json()
-                d["problems"] = []
+                d["problems"] = [p.to_dict() for p in self.problems]
                 d.update(extra)
                 return dumps(d)[:-1] + ',"records":[' + text + "]}"
         d = self.to_json(enc)
@@ -362,7 +375,7 @@ class Batch:
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)
-        for i, r in enumerate(self.records):
+        for i, r in enumerate(self.records[:TREE_MAX_RECORDS]):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             off = self.record_offset(r)
@@ -374,9 +387,18 @@ class Batch:
                 rn.add("timestamp", base + (r.p_tsd or r.start), (r.p_od or r.start) - (r.p_tsd or r.start), ts,
                        derived=True)
             if control:
-                for k, v in control_record(data, r).items():
-                    rn.add(k, base + (r.p_key or r.start), max(r.keyLength or 0, 0), v, derived=True)
+                for k, at, size, v in control_fields(data, r):
+                    rn.add(k, base + at, size, v, derived=True)
+        elided(recs, len(self.records), "records")
         return recs
+
+
+def elided(parent: Node, total: int, what: str) -> None:
+    """Sum up in one node the children past :data:`TREE_MAX_RECORDS` that were not given nodes."""
+    if total > TREE_MAX_RECORDS:
+        last = parent.children[-1]
+        parent.add("elided", last.position + last.length, 0, total - TREE_MAX_RECORDS, derived=True,
+                   display=f"{total - TREE_MAX_RECORDS} more {what} not shown in the tree (dump --json lists them)")
 
 
 def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
@@ -419,17 +441,26 @@ def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
                None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
 
 
-def control_record(data, r: Record) -> dict:
-    """Decode a control record: key ``version int16 | type int16``; for ABORT/COMMIT the value is
-    ``version int16 | coordinatorEpoch int32`` (``EndTransactionMarker``)."""
-    out = {}
+def control_fields(data, r: Record) -> list:
+    """The decoded fields of a control record as ``(name, index into data, size, value)``: key
+    ``version int16 | type int16`` gives ``controlType`` (its span: the type); for ABORT/COMMIT the
+    value ``version int16 | coordinatorEpoch int32`` (``EndTransactionMarker``) gives
+    ``coordinatorEpoch`` (its span: those 4 bytes of the value). A key too short for a type gives
+    ``controlType`` ``None`` spanning the key."""
     if r.p_key is None or r.keyLength is None or r.keyLength < 4:
-        return {"controlType": None}
+        at = r.p_key if r.p_key is not None else r.start
+        return [("controlType", at, max(r.keyLength or 0, 0), None)]
     ctype = int.from_bytes(data[r.p_key + 2:r.p_key + 4], "big", signed=True)
-    out["controlType"] = CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})")
+    out = [("controlType", r.p_key + 2, 2, CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})"))]
     if ctype in (0, 1) and r.p_val is not None and r.valueLength is not None and r.valueLength >= 6:
-        out["coordinatorEpoch"] = int.from_bytes(data[r.p_val + 2:r.p_val + 6], "big", signed=True)
+        out.append(("coordinatorEpoch", r.p_val + 2, 4,
+                    int.from_bytes(data[r.p_val + 2:r.p_val + 6], "big", signed=True)))
     return out
+
+
+def control_record(data, r: Record) -> dict:
+    """A control record's decoded fields by name (see :func:`control_fields`)."""
+    return {name: value for name, _, _, value in control_fields(data, r)}
 
 
 def check_header(b: Batch, h, problems) -> None:
@@ -448,11 +479,12 @@ def check_header(b: Batch, h, problems) -> None:
 
 
 def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
-                limit: int = DEFAULT_LIMIT) -> Batch:
+                limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS) -> Batch:
     """Parse the magic-2 batch at ``buf[pos]`` (absolute position ``base + pos``).
 
     ``buf`` may end before the batch does (a truncated batch gets a ``truncated`` problem). Never
-    raises on bad bytes. ``limit`` bounds decompressed bytes. ``records``: ``True`` parse them,
+    raises on bad bytes. ``limit`` bounds decompressed bytes, ``max_records`` the records decoded
+    (past it: one ``records_limit`` problem, and the rest are not decoded). ``records``: ``True`` parse them,
     ``False`` skip them, ``"lazy"`` parse them when a projection first needs them (``buf`` is kept
     until then). Returns a :class:`Batch`.
     """
@@ -490,13 +522,13 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
                                     expected=h[4], actual=b.crc_computed))
     check_header(b, h, problems)
     if records == "lazy":
-        b._lazy = (buf, pos, base, limit)
+        b._lazy = (buf, pos, base, limit, max_records)
     elif records:
-        _parse_records(b, buf, pos, base, limit)
+        _parse_records(b, buf, pos, base, limit, max_records)
     return b
 
 
-def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
+def _parse_records(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
     h = b.header
     start = pos + RECORD_BATCH_OVERHEAD
     end = pos + b.length
@@ -504,11 +536,13 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
     if codec > 4:
         return
     problems = b.problems
+    cut = False  # the decompressed data stops early: what it cuts short is not news
     if codec:
         b.compressed_length = end - start
         data, err = decompress(codec, buf[start:end], limit)
         if err:
             problems.append(Problem(err[0], base + start, f"{codec_name(codec)}: {err[1]}"))
+            cut = True
         b.data, b.data_base = data, None
         first, stop = 0, len(data)
         dpos = base + start
@@ -525,9 +559,15 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
     recs = []
     p = first
     count = max(h[12], 0)
-    torn = b.crc_ok is None  # the batch is cut short: already reported as truncated
+    # Cut short (already reported as truncated, or by the decompression limit / a corrupt stream):
+    # the last record's failure, a missing count or trailing bytes would be made up from the cut.
+    torn = b.crc_ok is None or cut
     before = len(problems)
     while p < stop and len(recs) < count:
+        if len(recs) >= max_records:
+            b.capped = True
+            problems.append(_records_limit(base + pos, count, max_records))
+            break
         before = len(problems)
         r = parse_record(data, p, stop, problems, where)
         recs.append(r)
@@ -536,14 +576,16 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
         p = r.end
     b.records = recs
     if torn:
-        if recs and not recs[-1].ok:
+        if recs and not recs[-1].ok and not b.capped:
             del problems[before:]  # the last record is cut by the end of the data, nothing more
         return
-    if len(recs) < count:
+    if b.capped:
+        pass
+    elif len(recs) < count:
         problems.append(Problem("records_count_mismatch", base + pos + 57,
                                 f"recordsCount says {count}, the data holds {len(recs)}",
                                 expected=count, actual=len(recs)))
-    elif p < stop and not (b.problems and b.problems[-1].code == "decompression_limit"):
+    elif p < stop:
         problems.append(Problem("batch_trailing_bytes", where(p),
                                 f"{stop - p} bytes follow the last of {count} records",
                                 actual=stop - p))
@@ -552,6 +594,12 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int) -> None:
         problems.append(Problem("last_offset_delta_mismatch", base + pos + 23,
                                 f"lastOffsetDelta {h[6]} but a record has offsetDelta {recs[-1].offsetDelta}",
                                 expected=h[6], actual=recs[-1].offsetDelta))
+
+
+def _records_limit(position: int, count: int, max_records: int) -> Problem:
+    return Problem("records_limit", position + 57, f"recordsCount {count} is more than the {max_records} records "
+                   "decoded per batch (raise it with --max-records); the rest were not decoded",
+                   expected=max_records, actual=count)
 
 
 def _records_data(b: Batch, buf, pos: int, base: int, limit: int):
@@ -568,10 +616,11 @@ def _records_data(b: Batch, buf, pos: int, base: int, limit: int):
     return data, 0, len(data), None
 
 
-def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str) -> str | None:
+def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str,
+                      first: int | None = None) -> str | None:
     """The records of a plain valid batch as JSON text (the objects of :meth:`Batch.to_json`,
     comma-separated), or ``None`` at the first irregularity, for the caller to take the full path.
-    ``mode`` is the ``--bytes`` mode."""
+    ``mode`` is the ``--bytes`` mode; ``first``: only that many records (the rest are not read)."""
     got = _records_data(b, buf, pos, base, limit)
     if got is None:
         return None
@@ -579,7 +628,7 @@ def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str)
     h = b.header
     base_offset, base_ts = h[0], h[7]
     log_append = h[5] & 0x08
-    count = h[12]
+    count = h[12] if first is None else first
     from binascii import b2a_base64 as b2a
 
     b64 = mode == "base64"
@@ -675,7 +724,7 @@ def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str)
             p = end
     except (IndexError, TypeError):
         return None
-    if p != stop or (out and od > h[6]):
+    if (p != stop and first is None) or (out and od > h[6]):
         return None
     return ",".join(out)
 

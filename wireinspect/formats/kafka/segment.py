@@ -8,6 +8,17 @@ left ends the log; ``size < 14`` is corrupt; an entry running past the end is a 
 Unlike Kafka, the walk does not stop at damage: it reports the bad entry, then resynchronises on the
 next position where an entry passes every check, and reports the bytes in between as an
 :class:`Unparsed` unit.
+
+Offsets must increase: an entry whose offsets do not lie above the last offset of the valid entries
+before it gets an ``offset_order`` problem and is not valid. Kafka's ``LogSegment.recover`` does not
+check this itself, but its rebuilt offset index does: ``OffsetIndex.append`` throws
+``InvalidOffsetException`` for an offset no larger than the last indexed one, and ``LogLoader``
+then truncates the whole segment to its base offset; a backwards entry that falls between index
+entries is kept and served out of order (``UnifiedLog.append`` would have refused it:
+``OffsetsOutOfOrderException``). Neither is an entry a valid log holds, so it ends the valid prefix
+here (``recover`` does not keep it), and resynchronisation prefers an entry in offset order: CRC-valid
+entries whose offsets go backwards are typically copies inside another entry's payload (the inner
+messages of a legacy wrapper stored uncompressed), not entries of this log.
 """
 
 from __future__ import annotations
@@ -15,9 +26,9 @@ from __future__ import annotations
 import re
 import struct
 
-from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
-from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
+from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, parse_message
 from wireinspect.formats.kafka.records import CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window
 from wireinspect.model import Node, Problem
@@ -28,8 +39,12 @@ MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overh
 MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - 12}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
 OFFSET_SIZE = struct.Struct(">qi")
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
 _MAGIC = re.compile(rb"[\x00\x01\x02]")
 _NONZERO = re.compile(rb"[^\x00]")
+_ZEROS_LEN = 1 << 20
+_ZEROS = bytes(_ZEROS_LEN)
 
 
 class Unparsed:
@@ -122,14 +137,61 @@ def _plausible(buf, i, magic, total, pos, size, win) -> bool:
     return b2[j + 16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, j)[1] >= MIN_ENTRY or not any(b2[j:j + 17])
 
 
-def next_valid(win: Window, start: int) -> int | None:
+def first_nonzero(buf, a: int, stop: int) -> int | None:
+    """Index of the first non-zero byte of ``buf[a:stop]``, or ``None`` (all zeros). Near bytes are
+    searched one by one, long zero runs a megabyte at a time (a copy and a ``memcmp`` with zeros:
+    about 9 GB/s, a 3 GiB preallocated segment in 0.4 s)."""
+    near = min(stop, a + 4096)
+    m = _NONZERO.search(buf, a, near)
+    if m is not None:
+        return m.start()
+    p = near
+    while p < stop:
+        q = min(stop, p + _ZEROS_LEN)
+        chunk = bytes(buf[p:q])
+        if chunk != (_ZEROS if q - p == _ZEROS_LEN else bytes(q - p)):
+            return p + len(chunk) - len(chunk.lstrip(b"\x00"))
+        p = q
+    return None
+
+
+def zero_end(win: Window, start: int, end: int) -> int:
+    """The first position in ``[start, end)`` holding a non-zero byte, or ``end``."""
+    p = start
+    while p < end:
+        n = min(win.chunk, end - p)
+        buf, i = win.get(p, n)
+        n = min(n, len(buf) - i)
+        if n <= 0:
+            return end
+        z = first_nonzero(buf, i, i + n)
+        if z is not None:
+            return p + (z - i)
+        p += n
+    return end
+
+
+def entry_last_offset(win: Window, pos: int) -> int:
+    """The last offset of the entry at ``pos`` from its header alone (for legacy entries the
+    entry's offset, which a wrapper sets to its last inner offset)."""
+    buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
+    (off,) = _I64.unpack_from(buf, i)
+    if buf[i + 16] == 2 and len(buf) - i >= 27:
+        off += _I32.unpack_from(buf, i + 23)[0]
+    return off
+
+
+def next_valid(win: Window, start: int, after: int | None = None) -> int | None:
     """The first position ``>= start`` where :func:`entry_ok` holds, or ``None``.
 
     Candidates are positions whose byte 16 is a magic 0..2; runs of zeros are skipped, since an
-    entry needs a non-zero size field (bytes 8..11).
+    entry needs a non-zero size field (bytes 8..11). ``after``: the last offset of the valid
+    entries before ``start``; a candidate whose last offset is not above it is taken only when no
+    candidate in offset order follows.
     """
     size = win.source.size
     pos = start
+    backwards = None
     while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
         n = min(win.chunk, size - pos)
         buf, i = win.get(pos, n)
@@ -142,20 +204,23 @@ def next_valid(win: Window, start: int) -> int | None:
             j = m.start()
             p = pos + (j - 16 - i)
             if buf[j - 8:j - 4] == b"\x00\x00\x00\x00":
-                z = _NONZERO.search(buf, j - 8, stop)
+                z = first_nonzero(buf, j - 8, stop)
                 if z is None:
                     break
-                j = max(j + 1, z.start() + 5)
+                j = max(j + 1, z + 5)
                 continue
             if entry_ok(win, p):
-                return p
+                if after is None or entry_last_offset(win, p) > after:
+                    return p
+                if backwards is None:
+                    backwards = p
             buf, i = win.get(pos, n)  # entry_ok may have moved the window
             stop = i + n
             j = i + (p - pos) + 17
         if pos + n >= size:
-            return None
+            return backwards
         pos = pos + n - 16
-    return None
+    return backwards
 
 
 def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
@@ -166,33 +231,34 @@ def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
 
 def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:
     """Name a stretch of bytes that holds no valid entry: zero fill or garbage."""
-    n = end - start
-    zeros = True
-    p = start
-    while p < end and zeros:
-        buf, i = win.get(p, min(win.chunk, end - p))
-        chunk = bytes(buf[i:i + min(win.chunk, end - p)])
-        zeros = not chunk.strip(b"\x00") if chunk else True
-        p += len(chunk) or (end - p)
-    if zeros:
-        where = "to the end of the file" if at_end else f"up to position {end}"
-        return Problem("zero_fill", start, f"{n} zero bytes from position {start} {where} (a preallocated or "
-                       "torn segment tail; Kafka's recovery truncates here)", actual=n)
-    return Problem("garbage", start, f"{n} bytes from position {start} hold no valid entry", actual=n)
+    if zero_end(win, start, end) == end:
+        return _zero_fill(start, end, at_end)
+    return Problem("garbage", start, f"{end - start} bytes from position {start} hold no valid entry",
+                   actual=end - start)
+
+
+def _zero_fill(pos: int, end: int, at_end: bool) -> Problem:
+    where = "to the end of the file" if at_end else f"up to position {end}"
+    return Problem("zero_fill", pos, f"{end - pos} zero bytes from position {pos} {where} (a preallocated or "
+                   "torn segment tail; Kafka's recovery truncates here)", actual=end - pos)
 
 
 def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
              max_batch: int = DEFAULT_MAX_BATCH, resync: bool = True, start: int = 0,
-             base_offset: int | None = None):
+             base_offset: int | None = None, max_records: int = DEFAULT_MAX_RECORDS,
+             last_offset: int | None = None):
     """Yield the units of a log segment in position order: ``Batch`` (magic 2), ``Message``
     (magic 0/1) and :class:`Unparsed` stretches.
 
-    ``records=False`` skips record parsing and decompression (fast path). ``base_offset``, the
-    segment's base offset from its file name, enables Kafka's offset-range check.
+    ``records=False`` skips record parsing and decompression (fast path); ``limit`` bounds the
+    decompressed bytes and ``max_records`` the records decoded per entry. ``base_offset``, the
+    segment's base offset from its file name, enables Kafka's offset-range check. ``last_offset``:
+    the last offset of the valid entries before ``start`` (offsets must increase past it).
     """
     win = Window(source)
     size = source.size
     pos = start
+    last = last_offset
     while pos < size:
         remaining = size - pos
         if remaining < HEADER_SIZE_UP_TO_MAGIC:
@@ -209,7 +275,12 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
         magic = buf[i + 16]
         total = 12 + length
         if length == 0 and not bytes(buf[i:i + 17]).strip(b"\x00"):
-            nxt = next_valid(win, pos + 1) if resync else None
+            z = zero_end(win, pos, size)  # a zero-filled tail: one pass at memory speed
+            if z == size:
+                yield _unparsed(win, pos, size, [_zero_fill(pos, size, True)])
+                return
+            # An entry's size field (bytes 8..11) is not zero: none starts before z - 11.
+            nxt = next_valid(win, max(pos + 1, z - 11), last) if resync else None
             end = size if nxt is None else nxt
             yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
             if nxt is None:
@@ -225,12 +296,12 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             else:
                 prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
                                f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
-            nxt = next_valid(win, pos + 1) if resync else None
+            nxt = next_valid(win, pos + 1, last) if resync else None
             end = size if nxt is None else nxt
             if length >= least and nxt is None and end - pos <= max_batch:
                 # A torn final entry: decode what is there.
                 buf, i = win.get(pos, remaining)
-                unit = _parse(buf, i, win.start, magic, records, limit)
+                unit = _parse(buf, i, win.start, magic, records, limit, max_records)
                 yield unit
                 return
             yield _unparsed(win, pos, end, [prob])
@@ -242,17 +313,29 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             unit = _parse_big(win, pos, total, magic, records)
         else:
             buf, i = win.get(pos, total)
-            unit = _parse(buf, i, win.start, magic, records, limit)
+            unit = _parse(buf, i, win.start, magic, records, limit, max_records)
         if base_offset is not None and unit.last_offset is not None and unit.valid:
             rel = unit.last_offset - base_offset
             if rel < 0 or rel > 0x7FFFFFFF:
                 unit.problems.append(Problem("offset_out_of_range", pos, f"last offset {unit.last_offset} is "
                                              f"outside the segment's range (base offset {base_offset}); Kafka's "
                                              "recovery would split the segment", actual=unit.last_offset))
+        if unit.valid and unit.last_offset is not None:
+            # A legacy entry's own offset is its last; inner offsets of magic-0 wrappers are whatever
+            # the producer wrote unless the broker recompressed, so only the entry's offset counts.
+            first = unit.last_offset if unit.type == "message" or unit.base_offset is None else unit.base_offset
+            if last is not None and first <= last:
+                unit.problems.append(Problem("offset_order", pos, f"offsets {first}..{unit.last_offset} do not "
+                                             f"follow the last offset {last} of the valid entries before: not an "
+                                             "entry of this log (ends the valid prefix)", expected=last + 1,
+                                             actual=first))
+                unit.in_order = False
+            else:
+                last = unit.last_offset
         yield unit
         pos += total
         if not unit.valid and resync and pos < size and not entry_ok(win, pos):
-            nxt = next_valid(win, unit.position + 1)
+            nxt = next_valid(win, unit.position + 1, last)
             if nxt is not None and nxt < pos:
                 continue  # a valid entry inside the bad one's claimed span: go on after the bad one
             end = size if nxt is None else nxt
@@ -263,20 +346,27 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             pos = nxt
 
 
-def _parse(buf, i, base, magic, records, limit):
+def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS):
     if magic in (0, 1) or magic > 127:  # a negative magic byte: Kafka takes the legacy path
         # Legacy wrappers are always opened: their record count is only known inside.
-        return parse_message(buf, i, base, records=True, limit=limit)
-    return parse_batch(buf, i, base, records=records, limit=limit)
+        return parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
+    return parse_batch(buf, i, base, records=records, limit=limit, max_records=max_records)
 
 
 def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):
-    """An entry too big to hold in memory: header only, CRC computed in chunks."""
+    """An entry too big to hold in memory: header only, CRC computed in chunks. Any magic byte:
+    0 and 1 are legacy messages, a negative one a legacy entry of an unknown magic (as for small
+    entries: ``unknown_magic``, not valid, no CRC), anything else is read as magic 2."""
     buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
     head = bytes(buf[i:i + RECORD_BATCH_OVERHEAD])
-    unit = _parse(head, 0, pos, magic, False, 0)
+    if magic in (0, 1) or magic > 127:
+        unit = parse_message(head, 0, pos, records=False)
+    else:
+        unit = parse_batch(head, 0, pos, records=False)
     unit.problems = [p for p in unit.problems if p.code != "truncated"]
     unit.length = total
+    if isinstance(unit, Message) and magic not in (0, 1):
+        return unit
     if magic in (0, 1):
         unit.crc_computed = _stream_crc(win.source, pos + 16, pos + total, crc32)
         unit.crc_ok = unit.crc_computed == unit.crc
