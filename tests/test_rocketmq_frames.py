@@ -152,8 +152,8 @@ def test_fastjson_unquoted_keys():
     r = loads(b'{"brokerAddrs":{0:"10.140.24.189:10911",1:"x"},"s":"{0:1}"}')
     assert r.error is None and r.value["brokerAddrs"] == {"0": "10.140.24.189:10911", "1": "x"}
     assert r.value["s"] == "{0:1}" and r.unquoted_keys == 2
-    bad = loads(b'{0:1, bad}')
-    assert bad.value is None and bad.error_at == 6
+    bad = loads(b'{0:1, bad}')  # a bare key "bad" with no ':' after it
+    assert bad.value is None and bad.error_at == 9 and bad.error == "expecting ':' delimiter"
 
 
 # -- hand-made frames -----------------------------------------------------------------------------

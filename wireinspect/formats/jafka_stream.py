@@ -99,13 +99,21 @@ def _splitter(direction: str) -> LengthSplitter:
     return LengthSplitter(plausible_request, _describe("request"))
 
 
+MAX_WAITING = 1 << 16  # requests kept for pairing per conversation
+
+
 class _Decoder:
-    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units."""
+    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units.
+
+    Requests waiting for a response are kept up to :data:`MAX_WAITING` (a capture holding only the
+    client's side would otherwise keep them all); past it the oldest is let go and only counted,
+    and the response that answers it (responses come in request order) is decoded without it."""
 
     def __init__(self, conversation, opts):
         self.limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
         self.dialect = _dialect(opts)
         self.waiting = deque()
+        self.dropped = 0  # requests let go from the front of ``waiting``
         self.inner = StreamDecoder(conversation, _splitter, self._parse, "jafka")
 
     def _parse(self, kind, direction, position, data, timestamp):
@@ -113,8 +121,15 @@ class _Decoder:
             e = parse_request(data, 0, position, dialect=self.dialect, limit=self.limit)
             if e.kind is not None and e.kind not in NO_RESPONSE:
                 self.waiting.append(e)
+                if len(self.waiting) > MAX_WAITING:
+                    self.waiting.popleft()
+                    self.dropped += 1
         else:
-            req = self.waiting.popleft() if self.waiting else None
+            req = None
+            if self.dropped:
+                self.dropped -= 1  # answers a request no longer held: read without it
+            elif self.waiting:
+                req = self.waiting.popleft()
             e = parse_response(data, 0, position, request=req, dialect=self.dialect, limit=self.limit)
         e.timestamp = timestamp
         return e

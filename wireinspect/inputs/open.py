@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from wireinspect.errors import InputError
 from wireinspect.formats.registry import Format, choose_format, get_format
-from wireinspect.inputs.hexdump import looks_textual, parse_hexdump
+from wireinspect.inputs.hexdump import looks_like_hexdump, looks_textual, parse_hexdump
 from wireinspect.inputs.source import BytesSource, DirectorySource, FileSource, Source
 
 SNIFF_BYTES = 4096
 MAX_STDIN = 1 << 31
+HEX_TEXT_MAX = 256 << 20  # hex dump text read whole and expanded in memory
 
 
 @dataclass
@@ -39,16 +40,28 @@ def read_stdin() -> bytes:
 
 
 def _maybe_hex(source: Source) -> Source:
+    """``source`` itself, or the bytes of the hex dump it holds. Raises :class:`InputError` for a
+    text that opens like an offset dump (xxd, ``hexdump -C``, ``od``) but does not read as one, or
+    is too large to expand in memory: its ASCII must never be decoded as the bytes it describes."""
     from wireinspect.formats.kafka.sidecar import claims_name
 
     if claims_name(source.path or source.name):  # a Kafka checkpoint such as "0\n1\n0 0" is not a hex dump
         return source
     head = source.read(0, SNIFF_BYTES)
-    if not looks_textual(head) or source.size > (256 << 20):
+    if not looks_textual(head):
+        return source
+    dumpish = looks_like_hexdump(head.decode("ascii", "replace"))
+    if source.size > HEX_TEXT_MAX:
+        if dumpish:
+            raise InputError(f"{source.name}: hex dump larger than {HEX_TEXT_MAX >> 20} MiB; convert it with "
+                             "'xxd -r' first")
         return source
     data = source.read(0, source.size)
     raw = parse_hexdump(data.decode("ascii", "replace"))
     if raw is None:
+        if dumpish:
+            raise InputError(f"{source.name}: looks like a hex dump but does not read as one (digit groups, "
+                             "offsets or '*' lines do not add up)")
         return source
     return BytesSource(raw, f"{source.name} (hex dump)", source.path)
 

@@ -11,7 +11,7 @@ from wireinspect.codec.crc import crc32
 from wireinspect.formats.registry import Format
 from wireinspect.inputs.source import Source
 
-LOG_NAME = re.compile(r"^(\d{20})\.(kafka|jafka)$")
+LOG_NAME = re.compile(r"^([0-9]{20})\.(kafka|jafka)$")
 MAX_MESSAGE_SNIFF = 1 << 20
 
 
@@ -54,7 +54,7 @@ def _log_units(source: Source, opts):
 
     base, dialect = _dialect(source, opts)
     return iter_log(source, file_base=base, dialect=dialect, records=True, limit=opts.max_decompressed,
-                    max_entry=opts.max_batch)
+                    max_entry=opts.max_batch, max_records=opts.max_records)
 
 
 def _log_check(source: Source, opts):
@@ -62,7 +62,7 @@ def _log_check(source: Source, opts):
 
     base, dialect = _dialect(source, opts)
     return iter_log(source, file_base=base, dialect=dialect, records=opts.deep, limit=opts.max_decompressed,
-                    max_entry=opts.max_batch)
+                    max_entry=opts.max_batch, max_records=opts.max_records)
 
 
 def _requests_sniff(head: bytes, name: str) -> int:

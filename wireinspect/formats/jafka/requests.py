@@ -36,7 +36,7 @@ ERROR_CODES = {-1: "Unknown", 0: "NoError", 1: "OffsetOutOfRange", 2: "InvalidMe
                4: "InvalidFetchSize"}
 NO_RESPONSE = (0, 3)
 MAX_REQUEST = 100 << 20  # max.socket.request.bytes default (both brokers)
-MAX_COUNT = 1 << 15
+MAX_OFFSETS = 1 << 16  # OFFSETS response values decoded (one per log segment in practice); past it: count_limit
 _FMT = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
         "int64": struct.Struct(">q")}
 
@@ -285,7 +285,9 @@ def _parts(e: Exchange, c: _Cursor, fn, multi: bool, *args):
 
 
 def parse_request(buf, pos: int = 0, base: int = 0, *, dialect: str = "jafka", limit: int = DEFAULT_LIMIT) -> Exchange:
-    """Parse the request at ``buf[pos]`` (``base``: absolute position of ``buf[0]``). Never raises."""
+    """Parse the request at ``buf[pos]`` (``base``: absolute position of ``buf[0]``). A
+    MULTIFETCH/MULTIPRODUCE ``count`` is an int16; parts are read while bytes remain (``truncated``
+    when fewer than announced), so the count never drives a loop or an allocation. Never raises."""
     e = Exchange("request", base + pos)
     e.dialect = dialect
     end = _frame(e, buf, pos, base, "request")
@@ -313,7 +315,9 @@ def parse_request(buf, pos: int = 0, base: int = 0, *, dialect: str = "jafka", l
 def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None = None, dialect: str = "jafka",
                    limit: int = DEFAULT_LIMIT) -> Exchange:
     """Parse the response at ``buf[pos]``; ``request`` (the request it answers) decides how the
-    payload reads (without it the payload stays raw). Never raises."""
+    payload reads (without it the payload stays raw). Counts never drive allocation: a MULTIFETCH
+    response has at most the request's parts (``bad_count`` past them), an OFFSETS response decodes
+    at most :data:`MAX_OFFSETS` values (``count_limit``). Never raises."""
     e = Exchange("response", base + pos)
     e.dialect = dialect
     end = _frame(e, buf, pos, base, "response")
@@ -337,6 +341,12 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
         e.multi = True
         i = 0
         while c.pos < end and not c.failed:
+            if i >= len(request.parts):  # one part per requested part: never more parts than bytes allow
+                e.problems.append(Problem("bad_count", base + c.pos, f"the response holds more parts than the "
+                                          f"{len(request.parts)} its MULTIFETCH request asked for",
+                                          expected=len(request.parts)))
+                c.failed = True
+                break
             part = Part(base + c.pos)
             n = c.take("int32", "size", part.fields)
             err = c.take("int16", "errorCode", part.fields)
@@ -356,11 +366,19 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
     elif rk == 4:
         part = Part(base + pos + 6)
         n = c.take("int32", "count", part.fields)
+        asked = request.parts[0].to_json(lambda b: b).get("maxNumOffsets") if request.parts else None
         if n is not None:
             if n < 0 or c.pos + 8 * n > end:
                 e.problems.append(Problem("bad_count", c.base + c.pos - 4, f"{n} offsets do not fit", actual=n))
             else:
-                offs = [struct.unpack_from(">q", buf, c.pos + 8 * k)[0] for k in range(n)]
+                if isinstance(asked, int) and n > max(asked, 0):
+                    e.problems.append(Problem("bad_count", c.base + c.pos - 4, f"{n} offsets, more than the "
+                                              f"maxNumOffsets {asked} asked for", expected=asked, actual=n))
+                shown = min(n, MAX_OFFSETS)
+                if shown < n:
+                    e.problems.append(Problem("count_limit", c.base + c.pos + 8 * shown, f"{n} offsets; the first "
+                                              f"{shown} are decoded", expected=shown, actual=n))
+                offs = [v for (v,) in struct.iter_unpack(">q", buf[c.pos:c.pos + 8 * shown])]
                 part.fields.append(("offsets", c.base + c.pos, 8 * n, offs))
                 c.pos += 8 * n
         e.parts.append(part)

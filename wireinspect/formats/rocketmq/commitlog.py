@@ -103,6 +103,30 @@ def split_properties(text: str, problems: list | None = None, at: int = 0) -> li
     return out
 
 
+def property_spans(raw: bytes, problems: list | None = None, at: int = 0) -> list:
+    """:func:`split_properties` on the stored bytes: ``[(name, value, offset, size)]``, ``offset``
+    and ``size`` the byte range of ``name\x01value`` in ``raw`` (names and values decoded as UTF-8,
+    bad bytes replaced, so the ranges come from the bytes, not from the decoded text). ``at``: the
+    absolute position of ``raw[0]`` for ``malformed_property`` problems."""
+    out = []
+    p = 0
+    n = len(raw)
+    while p < n:
+        e = raw.find(b"\x02", p)
+        e = n if e < 0 else e
+        if e > p:
+            seg = raw[p:e]
+            i = seg.find(b"\x01")
+            if i < 0:
+                if problems is not None:
+                    problems.append(Problem("malformed_property", at + p, f"property segment {seg[:40]!r} has no "
+                                            "name/value separator \\x01 (RocketMQ skips it)"))
+            else:
+                out.append((seg[:i].decode("utf-8", "replace"), seg[i + 1:].decode("utf-8", "replace"), p, e - p))
+        p = e + 1
+    return out
+
+
 def decompress_body(sys_flag: int, data, limit: int):
     """Open a compressed body (sysFlag bits 8-10 select the codec). Returns ``(bytes, error)``."""
     ctype = (sys_flag & 0x700) >> 8
@@ -156,7 +180,7 @@ class Record:
     type = "record"
     __slots__ = ("position", "length", "data", "start", "base", "fields", "values", "problems", "version",
                  "crc_ok", "crc_computed", "size_ok", "p_body", "body_len", "topic", "properties", "body",
-                 "body_error", "prop_crc_ok", "valid_framing", "file_base", "file_size")
+                 "body_error", "prop_crc_ok", "valid_framing", "file_base", "file_size", "prop_spans")
 
     def __init__(self, data, start, base):
         self.data, self.start, self.base = data, start, base
@@ -170,6 +194,7 @@ class Record:
         self.p_body = self.body_len = None
         self.topic = None
         self.properties = None
+        self.prop_spans = None  # [(offset in the properties field, size)] of each property
         self.body = None  # decompressed body, when the stored one is compressed
         self.body_error = None
         self.valid_framing = False
@@ -239,11 +264,9 @@ class Record:
             elif fname == "properties" and self.properties is not None:
                 child.value = None
                 child.kind = "list"
-                p = base + off
-                for k, v in self.properties:
-                    n = len(k.encode()) + len(v.encode()) + 2
-                    child.add(k, p, n, v)
-                    p += n
+                spans = self.prop_spans or [(0, size)] * len(self.properties)
+                for (k, v), (p, n) in zip(self.properties, spans):
+                    child.add(k, base + off + p, n, v)
             elif fname == "body":
                 child.value = self.stored_body()
                 if self.body is not None:
@@ -407,7 +430,9 @@ def _parse_fields(r: Record, buf, pos: int, stop: int, body: bool, limit: int) -
     text = raw_props.decode("utf-8", "replace")
     f.append(("properties", q - pos, prop_len, text))
     if body or b"__CRC32#" in raw_props:
-        r.properties = split_properties(text, r.problems, r._abs(q - pos) if r.base is not None else r.position)
+        props = property_spans(raw_props, r.problems, r._abs(q - pos) if r.base is not None else r.position)
+        r.properties = [[k, v] for k, v, _, _ in props]
+        r.prop_spans = [(o, n) for _, _, o, n in props]
         _check_prop_crc(r, buf, pos, q + prop_len)
     q += prop_len
     expected = cal_msg_length(r.version, sys_flag, body_len, topic_len, prop_len)
@@ -426,7 +451,7 @@ def _check_prop_crc(r: Record, buf, pos: int, props_end: int) -> None:
     ``[0, totalSize - 20)``; ``CommitLog.checkMessageAndReturnSize`` with forceVerifyPropCRC."""
     for k, val in r.properties or ():
         if k == "__CRC32#":
-            if len(val) != 10 or not val.isdigit():
+            if len(val) != 10 or not (val.isascii() and val.isdigit()):
                 _fail(r, "bad_record_crc", props_end - 11 - pos, f"__CRC32# value {val!r} is not 10 digits")
                 r.prop_crc_ok = False
                 return

@@ -10,8 +10,8 @@ import struct
 from wireinspect.formats.registry import Format
 from wireinspect.inputs.source import Source
 
-DIGITS20 = re.compile(r"(\d{20})$")
-INDEX_NAME = re.compile(r"^\d{17}$")
+DIGITS20 = re.compile(r"([0-9]{20})$")
+INDEX_NAME = re.compile(r"^[0-9]{17}$")
 _MAGICS = (0xDAA320A7, 0xDAA320AB)
 
 
@@ -28,7 +28,7 @@ def file_base(name: str) -> int | None:
 
 def _commitlog_sniff(head: bytes, name: str) -> int:
     base, parent = _parts(name)
-    if parent == "commitlog" and re.fullmatch(r"\d{20}", base):
+    if parent == "commitlog" and re.fullmatch(r"[0-9]{20}", base):
         return 95
     if len(head) >= 8:
         total, magic = struct.unpack_from(">iI", head, 0)

@@ -131,8 +131,9 @@ class Frame:
     """One remoting frame. ``data`` holds the frame's bytes from its length field; ``base`` is the
     absolute position of ``data[0]``. ``header``: decoded header values keyed as in RocketMQ;
     ``spans``: ``[(name, offset in data, size, value)]`` of the binary header fields and ext fields
-    (JSON headers: located by searching the text). ``messages``: decoded body entries (commit-log
-    :class:`Record` objects or :class:`BatchEntry` objects), ``body_json``: a JSON body."""
+    (JSON headers: the byte range the tokenizer read each member from, key through value).
+    ``messages``: decoded body entries (commit-log :class:`Record` objects or :class:`BatchEntry`
+    objects), ``body_json``: a JSON body."""
 
     type = "frame"
     __slots__ = ("position", "length", "data", "base", "frame_length", "serialize_type", "header_length",
@@ -337,8 +338,10 @@ class Frame:
 # -- headers --------------------------------------------------------------------------------------
 
 def _json_header(f: Frame, start: int, end: int) -> None:
-    raw = bytes(f.data[start:end])
-    res = loads(raw)
+    """Decode a JSON header ``f.data[start:end]``. The spans of the top-level fields and of the
+    ``extFields`` entries are the byte ranges the tokenizer read them from (key through value)."""
+    res = loads(f.data[start:end], span_depth=2)
+    _json_notes(res, f.base + start, f.problems)
     if res.error is not None:
         f.problems.append(Problem("bad_json_header", f.base + start + (res.error_at or 0),
                                   f"JSON header does not parse: {res.error}"))
@@ -348,21 +351,20 @@ def _json_header(f: Frame, start: int, end: int) -> None:
         return
     f.header = res.value
     f.unquoted_keys = res.unquoted_keys
-    for k, v in res.value.items():
-        i = raw.find(b'"' + k.encode() + b'":')
-        if i < 0:
-            i = 0
-        size = len(k) + 3 + len(json.dumps(v, ensure_ascii=False).encode())
-        f.spans.append((k, start + i, min(size, end - start - i), v if k != "extFields" else None))
-    ext = res.value.get("extFields")
-    if isinstance(ext, dict):
-        j0 = raw.find(b'"extFields":')
-        for k, v in ext.items():
-            i = raw.find(b'"' + k.encode() + b'":', max(j0, 0))
-            i = j0 if i < 0 else i
-            f.spans.append(("extFields." + k, start + i, len(k) + 3 + len(json.dumps(v, ensure_ascii=False).encode()),
-                            v))
+    for path, s0, s1, v in res.members:
+        if len(path) == 1:
+            f.spans.append((path[0], start + s0, s1 - s0, v if path[0] != "extFields" else None))
+        elif len(path) == 2 and path[0] == "extFields" and isinstance(path[1], str):
+            f.spans.append(("extFields." + path[1], start + s0, s1 - s0, v))
+    f.spans.sort(key=lambda s: s[1])
     _check_header_types(f, start)
+
+
+def _json_notes(res, at: int, problems: list) -> None:
+    """Values :func:`loads` kept in a substitute form become problems (``at``: absolute position of
+    the JSON's first byte)."""
+    for code, off, msg in res.notes:
+        problems.append(Problem(code, at + off, msg))
 
 
 def _check_header_types(f: Frame, start: int) -> None:
@@ -570,6 +572,7 @@ def _json_body(f: Frame, start: int, end: int, probs: list) -> None:
         f.body_kind = "raw"
         return
     res = loads(f.data[start:end])
+    _json_notes(res, f.base + start, probs)
     if res.error is not None:
         f.body_kind = "raw"
         probs.append(Problem("bad_json_body", f.base + start + (res.error_at or 0),

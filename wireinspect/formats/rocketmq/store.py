@@ -42,8 +42,8 @@ INDEX_HEADER = struct.Struct(">qqqqii")
 INDEX_HEADER_SIZE = 40
 INDEX_ENTRY = struct.Struct(">iqii")
 DEFAULT_SLOTS = 5_000_000
-CQ_PATH = re.compile(r"(?:^|/)consumequeue/([^/]+)/(\d+)/(\d{20})$")
-INDEX_PATH = re.compile(r"(?:^|/)index/(\d{17})$")
+CQ_PATH = re.compile(r"(?:^|/)consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$")
+INDEX_PATH = re.compile(r"(?:^|/)index/([0-9]{17})$")
 
 
 def java_string_hash(s: str) -> int:
@@ -118,7 +118,7 @@ class CommitLogStore:
     def __init__(self, directory: str):
         self.files = []
         for name in sorted(os.listdir(directory)):
-            if len(name) == 20 and name.isdigit():
+            if len(name) == 20 and name.isascii() and name.isdigit():
                 self.files.append((int(name), os.path.join(directory, name)))
         self.open = {}
 
@@ -138,7 +138,7 @@ class CommitLogStore:
                 if len(head) < 4:
                     return None
                 (total,) = struct.unpack(">i", head)
-                data = src.read(pos, max(8, min(total, 64 << 20)))
+                data = src.read(pos, max(8, min(total, 64 << 20, src.size - pos)))  # never past the file
                 return parse_record(data, 0, pos, file_base=base, body=True)
         return None
 
@@ -165,7 +165,7 @@ def cq_identity(path: str | None):
     m = CQ_PATH.search((path or "").replace(os.sep, "/"))
     if not m:
         base = os.path.basename(path or "")
-        return None, None, int(base) if len(base) == 20 and base.isdigit() else None
+        return None, None, int(base) if len(base) == 20 and base.isascii() and base.isdigit() else None
     return m.group(1), int(m.group(2)), int(m.group(3))
 
 
@@ -341,9 +341,12 @@ def index_geometry(size: int) -> tuple[int, int]:
 
 def iter_index(source, *, slots: int | None = None):
     """Header, used slots and used entries of an index file; checks ``indexCount``, slot and chain
-    numbers, ``phyOffset`` within the header's range and ``timeDiff`` not negative."""
+    numbers, ``phyOffset`` within the header's range and ``timeDiff`` not negative. Units cover only
+    bytes the file holds: a slot table or an entry the file is too short for is ``truncated``. Reads
+    through a window (1 MiB of slots at a time); loops are bounded by the file size, not by the
+    header's counts. ``slots``: the slot count (default: from the file size)."""
     size = source.size
-    slot_num, index_num = index_geometry(size) if slots is None else (slots, 4 * slots)
+    slot_num, index_num = index_geometry(size) if slots is None or slots < 1 else (slots, 4 * slots)
     expected = INDEX_HEADER_SIZE + slot_num * 4 + index_num * 20
     win = Window(source)
     if size < INDEX_HEADER_SIZE:
@@ -385,13 +388,23 @@ def iter_index(source, *, slots: int | None = None):
     if values[4] != len(used) and not sprobs:
         sprobs.append(Problem("slot_count_mismatch", 32, f"hashSlotCount {values[4]}, {len(used)} slots in use",
                               expected=len(used), actual=values[4]))
-    yield IndexSlots(slot_num * 4, used, sprobs)
+    table = slot_num * 4
+    held = end - INDEX_HEADER_SIZE  # the node covers the slot bytes the file holds, never the claimed rest
+    if held < table:
+        sprobs.append(Problem("truncated", end, f"the slot table of {slot_num} slots needs {table} bytes, the file "
+                              f"holds {held}", expected=table, actual=held))
+    yield IndexSlots(held, used, sprobs)
     base = INDEX_HEADER_SIZE + slot_num * 4
     for number in range(1, used_entries + 1):
         p = base + number * 20
         if p + 20 > size:
-            yield IndexEntry(p, number, (0, 0, 0, 0), None, [Problem("truncated", p, f"entry {number} lies past the "
-                                                                     "end of the file")])
+            from wireinspect.formats.rocketmq.walk import Gap
+
+            at = min(p, size)  # what is left of the entry (maybe nothing): never a node past the end
+            yield Gap(at, size - at, [Problem("truncated", at, f"entries {number}..{used_entries} (indexCount "
+                                              f"{count}) lie past the end of the file at {p}", expected=p + 20,
+                                              actual=size)],
+                      note=f"index entries {number}..{used_entries} claimed; the file ends here")
             return
         buf, i = win.get(p, 20)
         ev = INDEX_ENTRY.unpack_from(buf, i)
