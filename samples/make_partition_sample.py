@@ -148,7 +148,7 @@ def orders_partition() -> dict:
     files = {}
     files.update(segment_files(0, seg0))
     files.update(segment_files(60, seg1))
-    files[name(60, "txnindex")] = txn_index([(2000, 70, 75, 70)])
+    files[name(60, "txnindex")] = txn_index([(2000, 70, 75, 76)])  # lastStableOffset: no other open transaction, marker + 1
     files[name(106, "snapshot")] = producer_snapshot([(1000, 0, 9, 69, 4, T0 + 690, -1, -1),
                                                       (2000, 3, 4, 74, 4, T0 + 740, 7, -1)])
     files["leader-epoch-checkpoint"] = checkpoint([(0, 0), (1, 60)])

@@ -32,7 +32,8 @@ class Format:
     check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
     entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
-    rebuild: Callable | None = None  # (kept units with their new positions, output path, options) -> [paths]
+    # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
+    rebuild: Callable | None = None
     # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
@@ -88,10 +89,10 @@ def _kafka_log_entries(source: Source, opts):
                     max_records=opts.max_records, base_offset=segment_base_offset(source.name))
 
 
-def _kafka_rebuild(kept, out_path, opts):
+def _kafka_rebuild(kept, out_path, opts, source_path=None):
     from wireinspect.formats.kafka.indexes import rebuild_indexes
 
-    return rebuild_indexes(kept, out_path, opts)
+    return rebuild_indexes(kept, out_path, opts, source_path=source_path)
 
 
 KAFKA_LOG = Format(

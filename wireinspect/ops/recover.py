@@ -264,7 +264,7 @@ def _execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str
         for k in plan.kept:
             placed.append((k, newpos))
             newpos += k.length
-        written += item.format.rebuild(placed, out, opts)
+        written += item.format.rebuild(placed, out, opts, source_path=src.path)
     plan.written = written
     return written
 

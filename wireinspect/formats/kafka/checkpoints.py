@@ -17,6 +17,16 @@
 Every file is one :class:`TextFile` unit; lines are entries ``{"line", "linePosition",
 "lineLength", <fields>}``. Problems carry the byte position of the offending line (or token).
 Never raises on bad bytes. A ``.tmp`` left by an interrupted write is read as the file it replaces.
+
+Limits (memory stays bounded whatever the file): a text file is read up to :data:`MAX_TEXT` bytes
+(16 MiB; the rest is the problem ``file_too_large``, and the head is decoded up to its last line
+break), at most :data:`MAX_LINES` entry lines are kept (``too_many_entries``), a JSON file over
+:data:`MAX_JSON` (1 MiB: Kafka's are under 1 KiB) is not parsed, nor one nested deeper than
+:data:`MAX_JSON_DEPTH` (``json_too_deep``). A JSON number Python cannot hold or print (more than 4300
+digits, a float overflowing to infinity, ``NaN``/``Infinity``) and a string holding a lone UTF-16
+surrogate (``"\\ud800"``, which no UTF-8 output can carry) are kept as escaped text, with the problems
+``bad_json_number`` and ``bad_json_string``. Integers in checkpoints and properties longer than an
+int64's 19 digits are not converted at all (``malformed_line``/``bad_value``).
 """
 
 from __future__ import annotations
@@ -30,9 +40,13 @@ from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.registry import Format
 from wireinspect.model import Node
 
+MAX_TEXT = 16 << 20
+MAX_LINES = 1 << 18
+MAX_JSON = 1 << 20
+MAX_JSON_DEPTH = 64
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
-_INT = re.compile(rb"^[+-]?[0-9]+$")
+_INT = re.compile(rb"[+-]?[0-9]+")
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
 _TOKEN = re.compile(rb"\S+")
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -79,20 +93,30 @@ class TextFile(SideFile):
         return kids
 
 
-def split_lines(buf: bytes):
-    """``[(position, bytes without terminator)]`` as Java's ``readLine`` splits (``\\n``, ``\\r``, ``\\r\\n``)."""
-    out = []
+def iter_lines(buf: bytes):
+    """``(position, bytes without terminator)`` of each line as Java's ``readLine`` splits them
+    (``\\n``, ``\\r``, ``\\r\\n``), one at a time."""
     for m in _LINE.finditer(buf):
         raw = m.group()
         if not raw:
             break
-        out.append((m.start(), raw.rstrip(b"\r\n")))
+        yield m.start(), raw.rstrip(b"\r\n")
+
+
+def split_lines(buf: bytes, limit: int | None = None):
+    """``[(position, bytes without terminator)]``: the first ``limit`` lines (all when None)."""
+    out = []
+    for ln in iter_lines(buf):
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(ln)
     return out
 
 
 def _int(tok: bytes, bounds) -> int | None:
-    """Java ``Integer.parseInt``/``Long.parseLong``: digits with an optional sign, in range."""
-    if not _INT.match(tok):
+    """Java ``Integer.parseInt``/``Long.parseLong``: ASCII digits with an optional sign, in range.
+    A token longer than any int64 (20 characters with its sign) is refused before conversion."""
+    if len(tok) > 20 or not _INT.fullmatch(tok):
         return None
     v = int(tok)
     return v if bounds[0] <= v <= bounds[1] else None
@@ -121,39 +145,53 @@ def _header_int(t: TextFile, lines, i: int, name: str) -> int | None:
     return v
 
 
+def _too_many(t: TextFile, pos: int, kept: int, found: int) -> None:
+    t.problem("too_many_entries", pos, f"{found} entry lines; only the first {kept} were decoded (limit "
+              f"{MAX_LINES} lines)", expected=kept, actual=found)
+
+
 def parse_checkpoint(buf: bytes, type_: str, title: str, columns) -> TextFile:
     """Decode the ``CheckpointFile`` frame: version, count, entries of ``columns`` ((name, kind) with
-    kind ``"int32"``, ``"int64"`` or ``"topic"``).
+    kind ``"int32"``, ``"int64"`` or ``"topic"``). Lines are read one at a time; at most
+    :data:`MAX_LINES` entry lines are decoded (the others are only counted).
 
     Problems: ``empty_file``, ``truncated`` (no count line), ``malformed_line`` (what Kafka rejects
     with 'Malformed line in checkpoint file'), ``unknown_version``, ``bad_count``,
-    ``entries_count_mismatch``, ``bad_topic_name``.
+    ``entries_count_mismatch``, ``bad_topic_name``, ``too_many_entries``.
     """
     t = TextFile(type_, len(buf), title)
     if not buf:
         t.problem("empty_file", 0, "empty file: Kafka writes at least a version and a count (it reads this as no "
                   "entries)")
         return t
-    lines = split_lines(buf)
-    version = _header_int(t, lines, 0, "version")
+    lines = iter_lines(buf)
+    head = split_lines(buf, 2)
+    next(lines, None)
+    version = _header_int(t, head, 0, "version")
     if version is None:
         return t
     if version != 0:
-        t.problem("unknown_version", lines[0][0], f"line 1: version {version}, expected 0 (Kafka: 'Unrecognised "
+        t.problem("unknown_version", head[0][0], f"line 1: version {version}, expected 0 (Kafka: 'Unrecognised "
                   "version')", expected=0, actual=version)
         return t
-    if len(lines) < 2:
+    if len(head) < 2:
         t.problem("truncated", len(buf), "the file ends after its version line: no entry count (Kafka reads it as "
                   "no entries)")
         return t
-    count = _header_int(t, lines, 1, "count")
+    next(lines, None)
+    count = _header_int(t, head, 1, "count")
     if count is None:
         return t
     if count < 0:
-        t.problem("bad_count", lines[1][0], f"line 2: negative entry count {count}", actual=count)
+        t.problem("bad_count", head[1][0], f"line 2: negative entry count {count}", actual=count)
     bounds = {"int32": INT32, "int64": INT64}
-    for i in range(2, len(lines)):
-        pos, raw = lines[i]
+    found = 0
+    cut = None
+    for i, (pos, raw) in enumerate(lines, 2):
+        found += 1
+        if found > MAX_LINES:
+            cut = pos if cut is None else cut
+            continue
         toks = _tokens(pos, raw)
         if toks is None or len(toks) != len(columns):
             t.problem("malformed_line", pos, f"line {i + 1}: {_show(raw)} is not {len(columns)} fields "
@@ -170,9 +208,10 @@ def parse_checkpoint(buf: bytes, type_: str, title: str, columns) -> TextFile:
             ln.fields.append((name, p, len(tok), v))
         else:
             t.lines.append(ln)
-    found = len(lines) - 2
+    if cut is not None:
+        _too_many(t, cut, MAX_LINES, found)
     if count >= 0 and found != count:
-        t.problem("entries_count_mismatch", lines[1][0], f"line 2 declares {count} entries, {found} lines follow "
+        t.problem("entries_count_mismatch", head[1][0], f"line 2 declares {count} entries, {found} lines follow "
                   "(Kafka: 'Expected [n] entries in checkpoint file')", expected=count, actual=found)
     return t
 
@@ -253,7 +292,7 @@ def parse_partition_metadata(buf: bytes) -> TextFile:
     if not buf:
         t.problem("empty_file", 0, "empty file (Kafka fails to read it: malformed line)")
         return t
-    lines = split_lines(buf)
+    lines = split_lines(buf, 3)
     for i, (key, name) in enumerate((("version", "version"), ("topic_id", "topicId"))):
         if i >= len(lines):
             t.problem("truncated", len(buf), f"no line {i + 1} ({key})")
@@ -287,23 +326,111 @@ def parse_partition_metadata(buf: bytes) -> TextFile:
                           "metadata file')")
             else:
                 t.info["topicIdHex"] = raw_id.hex()
-    if len(lines) > 2 and any(raw.strip() for _, raw in lines[2:]):
+    if len(lines) > 2 and buf[lines[2][0]:].strip():
         t.problem("trailing_bytes", lines[2][0], f"{len(buf) - lines[2][0]} bytes follow the topic_id line",
                   actual=len(buf) - lines[2][0])
     return t
 
 
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+_LONE_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|"
+                             r"(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+
+
+class _BadNumber(str):
+    """A JSON number literal Python cannot hold or print, kept as its text."""
+
+
+def _json_int(text: str):
+    # int() refuses more than 4300 digits (and printing such an int fails the same way)
+    return _BadNumber(text) if len(text) > 4000 else int(text)
+
+
+def _json_float(text: str):
+    v = float(text) if len(text) <= 4000 else float("inf")
+    return v if v - v == 0 else _BadNumber(text)  # inf/nan: not JSON, and not what was written
+
+
+def _too_deep(text: str) -> int | None:
+    """Character index where the nesting of ``text`` first exceeds :data:`MAX_JSON_DEPTH`, else None
+    (strings are skipped, so brackets inside them do not count)."""
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return m.start()
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _clean_json(t: TextFile, doc, text: str, raw: bytes):
+    """``doc`` with every :class:`_BadNumber` and every string holding a lone surrogate replaced by
+    printable text (numbers as their literal, surrogates escaped as ``\\udXXX``), each with a problem
+    at the byte position of its first occurrence in ``raw``. Depth is bounded by :func:`_too_deep`."""
+    seen = set()
+
+    def where(pattern: bytes) -> int:
+        i = raw.find(pattern)
+        return max(i, 0)
+
+    def fix(v):
+        if isinstance(v, _BadNumber):
+            if v not in seen:
+                seen.add(v)
+                t.problem("bad_json_number", where(v.encode()), f"number {_show(v.encode())} ({len(v)} "
+                          "characters) cannot be held as a number: kept as text")
+            return str(v)
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                fixed = v.encode("utf-8", "backslashreplace").decode("utf-8")
+                if "surrogate" not in seen:
+                    seen.add("surrogate")
+                    m = _LONE_SURROGATE.search(text)
+                    at = len(text[:m.start()].encode("utf-8", "surrogatepass")) if m else 0
+                    t.problem("bad_json_string", at, f"string {fixed[:60]!r} holds a lone UTF-16 surrogate (not "
+                              "Unicode text, which Kafka's JSON writer never produces): kept escaped")
+                return fixed
+            return v
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        if isinstance(v, dict):
+            return {fix(k): fix(x) for k, x in v.items()}
+        return v
+
+    return fix(doc)
+
+
 def _json_file(buf: bytes, type_: str, title: str) -> tuple[TextFile, object]:
+    """Parse a small JSON file (at most :data:`MAX_JSON` bytes, nesting at most
+    :data:`MAX_JSON_DEPTH`) into an object whose values can all be printed as UTF-8 JSON."""
     t = TextFile(type_, len(buf), title)
+    if len(buf) > MAX_JSON:
+        t.problem("file_too_large", MAX_JSON, f"{len(buf)} bytes: a JSON file of Kafka holds a few hundred; files "
+                  f"over {MAX_JSON} bytes are not parsed", expected=MAX_JSON, actual=len(buf))
+        return t, None
     try:
-        doc = json.loads(buf.decode("utf-8"))
+        text = buf.decode("utf-8")
     except UnicodeDecodeError as e:
         t.problem("malformed_json", e.start, f"not UTF-8 at byte {e.start}")
         return t, None
+    deep = _too_deep(text)
+    if deep is not None:
+        at = len(text[:deep].encode("utf-8"))
+        t.problem("json_too_deep", at, f"arrays/objects nested deeper than {MAX_JSON_DEPTH} levels (Kafka's "
+                  "files nest 3): not parsed", expected=MAX_JSON_DEPTH)
+        return t, None
+    try:
+        doc = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_BadNumber)
     except json.JSONDecodeError as e:
-        at = len(buf.decode("utf-8")[:e.pos].encode("utf-8"))
+        at = len(text[:e.pos].encode("utf-8"))
         t.problem("malformed_json", at, f"not JSON: {e.msg} at line {e.lineno} column {e.colno}")
         return t, None
+    doc = _clean_json(t, doc, text, buf)
     if not isinstance(doc, dict):
         t.problem("malformed_json", 0, f"a JSON {type(doc).__name__}, not an object")
         return t, None
@@ -343,14 +470,22 @@ def parse_quorum_state(buf: bytes) -> TextFile:
 
 
 def parse_meta_properties(buf: bytes) -> TextFile:
-    """``meta.properties``: ``key=value`` lines (``#``/``!`` comments); one entry per property.
-    Problems: ``missing_key``, ``unknown_version``, ``bad_value`` (an id that is not an integer)."""
+    """``meta.properties``: ``key=value`` lines (``#``/``!`` comments); one entry per property (at
+    most :data:`MAX_LINES`). Problems: ``missing_key``, ``unknown_version``, ``bad_value`` (an id that
+    is not an int32, digits beyond 20 characters not even converted), ``too_many_entries``."""
     t = TextFile("meta_properties", len(buf), "log directory meta.properties")
     props = {}
-    for i, (pos, raw) in enumerate(split_lines(buf)):
+    kept = found = 0
+    for i, (pos, raw) in enumerate(iter_lines(buf)):
         s = raw.lstrip()
         if not s or s[:1] in (b"#", b"!"):
             continue
+        found += 1
+        if found > MAX_LINES:
+            if found == MAX_LINES + 1:
+                cut = pos
+            continue
+        kept += 1
         m = re.match(rb"\s*([^=:\s]+)\s*[=:\s]\s*(.*)$", raw)
         key, value = (m.group(1), m.group(2)) if m else (s, b"")
         k, v = key.decode("utf-8", "backslashreplace"), value.decode("utf-8", "backslashreplace")
@@ -358,6 +493,8 @@ def parse_meta_properties(buf: bytes) -> TextFile:
         ln.fields = [("key", pos, len(key), k), ("value", pos + len(raw) - len(value), len(value), v)]
         t.lines.append(ln)
         props[k] = (v, ln.position)
+    if found > kept:
+        _too_many(t, cut, kept, found)
     version = props.get("version", (None, 0))[0]
     if version is None:
         t.problem("missing_key", 0, "no 'version' property")
@@ -386,19 +523,50 @@ def _named(*names):
     return sniff
 
 
-def _units(parse):
-    def units(source, opts):
-        from wireinspect.formats.kafka.sidecar import read_all
+def read_text(source, limit: int | None = None) -> tuple[bytes, bool]:
+    """``(head, cut)``: the whole source when it has at most ``limit`` bytes, else its first ``limit``
+    bytes up to their last line break (``cut`` True). Reads once, at most ``limit`` bytes
+    (default :data:`MAX_TEXT`)."""
+    limit = MAX_TEXT if limit is None else limit
+    if source.size <= limit:
+        return source.read(0, source.size), False
+    head = source.read(0, limit)
+    end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
+    return (head[:end] if end else head), True
 
-        return [parse(read_all(source))]
+
+def _too_large(t: TextFile, size: int, decoded: int, limit: int) -> None:
+    t.length = size
+    t.problem("file_too_large", decoded, f"{size} bytes, over the {limit}-byte limit for this kind of file: only the "
+              f"first {decoded} bytes were decoded", expected=limit, actual=size)
+
+
+def _units(parse, json_file: bool = False):
+    """A ``Format.units``: ``parse`` of the file's head (see :func:`read_text`); a JSON file over
+    :data:`MAX_JSON` is not parsed at all."""
+    def units(source, opts):
+        limit = MAX_JSON if json_file else MAX_TEXT
+        if json_file and source.size > MAX_JSON:
+            t = TextFile(parse.__name__.removeprefix("parse_"), source.size, "JSON file")
+            _too_large(t, source.size, 0, MAX_JSON)
+            return [t]
+        buf, cut = read_text(source, limit)
+        t = parse(buf)
+        if cut:
+            _too_large(t, source.size, len(buf), limit)
+        t.finish()
+        return [t]
     return units
 
 
 def _offset_units(source, opts):
-    from wireinspect.formats.kafka.sidecar import read_all
-
     name = os.path.basename(source.path or source.name).removesuffix(".tmp")
-    return [parse_offset_checkpoint(read_all(source), name if name in OFFSET_CHECKPOINTS else "")]
+    buf, cut = read_text(source)
+    t = parse_offset_checkpoint(buf, name if name in OFFSET_CHECKPOINTS else "")
+    if cut:
+        _too_large(t, source.size, len(buf), MAX_TEXT)
+    t.finish()
+    return [t]
 
 
 FORMATS = (
@@ -409,9 +577,9 @@ FORMATS = (
     Format("kafka-partition-metadata", "Kafka partition.metadata (text): version, topic_id",
            "name partition.metadata", _named("partition.metadata"), _units(parse_partition_metadata)),
     Format("kafka-clean-shutdown", "Kafka .kafka_cleanshutdown marker (JSON: version, brokerEpoch)",
-           "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _units(parse_clean_shutdown)),
+           "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _units(parse_clean_shutdown, json_file=True)),
     Format("kafka-meta-properties", "Kafka log directory meta.properties (Java properties)",
            "name meta.properties", _named("meta.properties"), _units(parse_meta_properties)),
     Format("kafka-quorum-state", "KRaft quorum-state (JSON)", "name quorum-state", _named("quorum-state"),
-           _units(parse_quorum_state)),
+           _units(parse_quorum_state, json_file=True)),
 )

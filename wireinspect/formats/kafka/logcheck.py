@@ -1,17 +1,8 @@
-"""Index entries checked against their segment's ``.log``, read-only and header by header.
-
-What is checked is what ``kafka.tools.DumpLogSegments`` checks (``dumpIndex``, ``dumpTimeIndex``),
-without its crashes, plus the ``.txnindex`` against the log's ABORT markers:
-
-* ``.index``: each ``position`` must be the start of an entry (size, magic 0..2, inside the log)
-  whose offsets contain the entry's offset. Kafka indexes a batch's *last* offset; before KAFKA-806
-  a follower appending several batches at once indexed the last offset of the *last* batch at the
-  position of the *first*: such an entry gets the note ``multi_batch_append_entry``, not a problem.
-* ``.timeindex``: each offset must be the last offset of a batch, whose ``maxTimestamp`` must equal
-  the entry's timestamp (an offset inside a batch with that ``maxTimestamp`` gets the note
-  ``offset_inside_batch``: the record-level offset some brokers wrote).
-* ``.txnindex``: ``lastOffset`` must hold an ABORT control record of the entry's ``producerId``;
-  ``firstOffset`` (when in this segment) a transactional batch of that producer.
+"""Reading a segment's ``.log`` header by header, for the checks of its sidecar files (the
+``.index`` and ``.timeindex`` checks are ``sidecar.check_offset_index``/``check_time_index``),
+read-only, plus the ``.txnindex`` against the log's ABORT markers: ``lastOffset`` must hold an
+ABORT control record of the entry's ``producerId``; ``firstOffset`` (when in this segment) a
+transactional batch of that producer.
 
 Only entry headers are read (61 bytes for magic 2; a legacy entry whole), never CRCs: the log's
 own report covers its damage. :class:`LogView` never raises on bad bytes.
@@ -177,72 +168,6 @@ def run(log_path: str, unit, kind: str, path: str) -> None:
             unit.note("log_unreadable", 0, f"{e}: the check against the log stopped")
 
 
-def check_offset_index(unit, view: LogView, path: str) -> None:
-    base = unit.info["baseOffset"]
-    entries = unit.rows
-    for i, (rel, pos) in enumerate(entries):
-        at = unit.entry_position(i)
-        off = base + rel
-        if rel < 0 or pos < 0:
-            continue
-        if pos >= view.size:
-            unit.problem("position_past_log_end", at + 4, f"entry {i}: position {pos} is past the end of the log "
-                         f"({view.size} bytes)", expected=view.size - 1, actual=pos)
-            continue
-        h = view.head(pos)
-        if isinstance(h, str):
-            unit.problem("not_batch_start", at + 4, f"entry {i} (offset {off}): no entry starts at position {pos}: {h}",
-                         actual=pos)
-            continue
-        if h.base_offset <= off <= h.last_offset:
-            continue
-        if off > h.last_offset:
-            nxt = entries[i + 1][1] if i + 1 < len(entries) and entries[i + 1][1] > pos else view.size
-            later = _last_offset_at(view, pos + h.size, off, nxt)
-            if later is not None:
-                unit.note("multi_batch_append_entry", at, f"entry {i}: offset {off} is the last offset of the batch at "
-                          f"position {later}, but the entry points at the batch at {pos} (offsets {h.base_offset}.."
-                          f"{h.last_offset}) that begins the same append: a follower's multi-batch append indexed "
-                          "before KAFKA-806, not corruption", expected=h.last_offset, actual=off)
-                continue
-        unit.problem("offset_mismatch", at, f"entry {i}: offset {off} (relativeOffset {rel}) but the batch at position "
-                     f"{pos} holds offsets {h.base_offset}..{h.last_offset}", expected=h.last_offset, actual=off)
-
-
-def _last_offset_at(view: LogView, pos: int, target: int, stop: int) -> int | None:
-    """Position of the batch in [pos, stop) whose last offset is exactly ``target``, else None."""
-    h, _ = view.scan(pos, target, stop)
-    return h.position if h is not None and h.last_offset == target else None
-
-
-def check_time_index(unit, view: LogView, path: str) -> None:
-    base = unit.info["baseOffset"]
-    lookup = load_lookup(path, base)
-    found = None
-    for i, (ts, rel) in enumerate(unit.rows):
-        at = unit.entry_position(i)
-        off = base + rel
-        if rel < 0:
-            continue
-        h, why = find(view, lookup, off, found)
-        found = h or found
-        if h is None:
-            unit.problem("offset_not_found", at + 8, f"entry {i}: offset {off} is not in the log ({why})", actual=off)
-        elif h.last_offset != off and h.base_offset <= off and h.max_timestamp == ts:
-            unit.note("offset_inside_batch", at + 8, f"entry {i}: offset {off} is inside the batch at position "
-                      f"{h.position} (offsets {h.base_offset}..{h.last_offset}) whose maxTimestamp it has: the offset "
-                      "of the record with that timestamp rather than the batch's last offset, as some brokers "
-                      "wrote it (DumpLogSegments reports it as not found)", expected=h.last_offset, actual=off)
-        elif h.last_offset != off:
-            unit.problem("offset_not_found", at + 8, f"entry {i}: offset {off} is not the last offset of a batch (the "
-                         f"batch at position {h.position} holds offsets {h.base_offset}..{h.last_offset})",
-                         expected=h.last_offset, actual=off)
-        elif h.max_timestamp != ts:
-            unit.problem("timestamp_mismatch", at, f"entry {i}: timestamp {ts} but the batch at position {h.position} "
-                         f"(offsets {h.base_offset}..{h.last_offset}) has maxTimestamp {h.max_timestamp}",
-                         expected=h.max_timestamp, actual=ts)
-
-
 def check_txn_index(unit, view: LogView, path: str) -> None:
     base = unit.info["baseOffset"]
     lookup = load_lookup(path, base)
@@ -273,4 +198,4 @@ def check_txn_index(unit, view: LogView, path: str) -> None:
                          f"batch of producerId {pid}", actual=first)
 
 
-CHECKS = {"offset_index": check_offset_index, "time_index": check_time_index, "txn_index": check_txn_index}
+CHECKS = {"txn_index": check_txn_index}  # .index and .timeindex: sidecar.check_offset_index/check_time_index

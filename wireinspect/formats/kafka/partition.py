@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
-from wireinspect.formats.kafka.sidecar import KAFKA_PARTITION, LEFTOVER_SUFFIXES, read_all, split_name
+from wireinspect.formats.kafka.sidecar import KAFKA_PARTITION, LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.inputs.source import FileSource, Source
 from wireinspect.model import Node, Problem
@@ -187,12 +187,15 @@ def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
 
 
 def _parse_file(path: str, parse):
-    """``parse(bytes)`` of the file at ``path``, or ``None`` when it is absent or unreadable."""
+    """``parse(bytes)`` of the text file at ``path`` (its head, see ``checkpoints.read_text``), or
+    ``None`` when it is absent or unreadable."""
+    from wireinspect.formats.kafka.checkpoints import read_text
+
     if not os.path.isfile(path):
         return None
     try:
         with FileSource(path) as src:
-            return parse(read_all(src))
+            return parse(read_text(src)[0])
     except InputError:
         return None
 

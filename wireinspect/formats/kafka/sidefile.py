@@ -13,6 +13,10 @@ import bisect
 
 from wireinspect.model import Node, Problem
 
+MAX_PROBLEMS = 10_000
+"""Problems kept per file; the others are counted by code and summed up in one ``more_problems``
+problem (:meth:`SideFile.finish`), so a hostile file cannot fill memory with problems."""
+
 
 class SideFile:
     """One sidecar file as one unit.
@@ -38,13 +42,32 @@ class SideFile:
         self.displays: dict = {}  # header field name -> display text in the tree
         self.problems: list[Problem] = []
         self.notes: list[Problem] = []
+        self.unlisted: dict = {}  # code -> [count, first position] of problems past MAX_PROBLEMS
 
     # -- building -------------------------------------------------------------------------
-    def problem(self, code: str, position: int, message: str, expected=None, actual=None) -> None:
-        self.problems.append(Problem(code, position, message, expected, actual))
+    def problem(self, code: str, position: int, message: str, expected=None, actual=None) -> Problem | None:
+        """Add a problem and return it; past :data:`MAX_PROBLEMS` only count it (returns None)."""
+        if len(self.problems) >= MAX_PROBLEMS:
+            c = self.unlisted.setdefault(code, [0, position])
+            c[0] += 1
+            return None
+        p = Problem(code, position, message, expected, actual)
+        self.problems.append(p)
+        return p
 
     def note(self, code: str, position: int, message: str, expected=None, actual=None) -> None:
-        self.notes.append(Problem(code, position, message, expected, actual))
+        if len(self.notes) < MAX_PROBLEMS:
+            self.notes.append(Problem(code, position, message, expected, actual))
+
+    def finish(self) -> None:
+        """Sum up the problems past :data:`MAX_PROBLEMS` in one ``more_problems`` problem (at the
+        position of the first of them; ``actual`` = their number). Call once, when the unit is done."""
+        if self.unlisted:
+            n = sum(c for c, _ in self.unlisted.values())
+            by = ", ".join(f"{code} x{c}" for code, (c, _) in sorted(self.unlisted.items()))
+            self.problems.append(Problem("more_problems", min(p for _, p in self.unlisted.values()),
+                                         f"{n} more problems not listed (limit {MAX_PROBLEMS}): {by}", None, n))
+            self.unlisted = {}
 
     # -- subclass hooks -------------------------------------------------------------------
     @property
@@ -65,13 +88,14 @@ class SideFile:
         return f"{self.count} entr{'y' if self.count == 1 else 'ies'}"
 
     # -- projections ----------------------------------------------------------------------
-    def to_json(self, enc) -> dict:
-        """``{"type", "position", "length", <info>, <header fields>, "entries", "problems", "notes"}``."""
+    def to_json(self, enc, entries=None) -> dict:
+        """``{"type", "position", "length", <info>, <header fields>, "entries", "problems", "notes"}``;
+        ``entries``, when given, stands in for the entries' list (a placeholder to splice them in)."""
         d = {"type": self.type, "position": self.position, "length": self.length}
         d.update(self.info)
         for name, _, _, value in self.fields:
             d[name] = value
-        d["entries"] = self.entries_json(enc)
+        d["entries"] = self.entries_json(enc) if entries is None else entries
         d["problems"] = [p.to_dict() for p in self.problems]
         d["notes"] = [p.to_dict() for p in self.notes]
         return d
