@@ -294,3 +294,24 @@ def test_readme_exit_table_matches_behaviour(tmp_path):
     empty = tmp_path / "x.bin"
     empty.write_bytes(b"")
     assert run("verify", empty).exit_code == 2
+
+
+def test_recover_partition_says_what_becomes_of_every_file(tmp_path):
+    part = tmp_path / "orders-0"
+    shutil.copytree(SAMPLES / "partition" / "orders-0", part)
+    (part / "00000000000000000200.log.deleted").write_bytes(b"x")
+    out = tmp_path / "out"
+    r = run("recover", "--json", part, "-o", out)
+    assert r.exit_code == 0, r.output
+    acts = {os.path.basename(o["path"]): o["action"] for o in lines(r.stdout) if "action" in o}
+    assert acts["00000000000000000060.txnindex"] == "rebuilt"
+    assert acts["00000000000000000106.snapshot"] == "copied"
+    assert acts["leader-epoch-checkpoint"] == "copied" and acts["partition.metadata"] == "copied"
+    assert acts["00000000000000000200.log.deleted"] == "left"
+    for name in ("00000000000000000106.snapshot", "leader-epoch-checkpoint", "partition.metadata",
+                 "00000000000000000060.txnindex"):
+        assert (out / name).read_bytes() == (part / name).read_bytes(), name
+    assert not (out / "00000000000000000200.log.deleted").exists()
+    assert run("verify", out).exit_code == 0
+    again = run("recover", part, "-o", out)
+    assert again.exit_code == 2 and "--force" in again.stderr

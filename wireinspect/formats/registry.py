@@ -40,6 +40,9 @@ class Format:
     # Capture options the format honours ("port", "api", "connection", "correlation_id"); giving any
     # other one for an input of this format is a usage error.
     honours: frozenset = frozenset()
+    # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})
+    # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".
+    recover_files: Callable | None = None
 
 
 SEGMENT_NAME = re.compile(r"^([0-9]{20})\.log$")  # ASCII digits only: int() takes other scripts' digits

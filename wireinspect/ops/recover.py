@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from wireinspect.errors import InputError
 from wireinspect.inputs.open import Item
+from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
 from wireinspect.ops.options import Options
 
@@ -269,66 +270,133 @@ def _execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str
     return written
 
 
+def _prepare_output(app, path: str, out: str, is_dir: bool) -> bool:
+    """Check (and create) the output directory; False after reporting a usage error."""
+    out_dir = out if (is_dir or out.endswith(("/", os.sep)) or os.path.isdir(out)) else os.path.dirname(
+        os.path.abspath(out))
+    try:
+        if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
+            raise InputError(f"{out}: is the input; recover never writes over its input")
+        check_output_place([path], out_dir)
+    except InputError as e:
+        app.error(str(e))
+        return False
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        app.error(f"{out_dir}: exists and is not a directory")
+        return False
+    if is_dir or out.endswith(("/", os.sep)):
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as e:
+            app.error(f"{out_dir}: cannot create the output directory: {e.strerror}")
+            return False
+    return True
+
+
 def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bool, force: bool,
                   as_json: bool) -> None:
     """``recover PATH [-o OUT]``: plan (and unless ``dry_run`` write) the recovery of every log in
     PATH (a file, or a directory walked to the bottom, its files recovered to the same relative
-    paths under OUT). Nothing is written beside an input, and no existing file is replaced unless
-    ``force``; every refusal is a usage error (exit 2) before anything is written."""
-    from wireinspect.ops.report import print_recover
+    paths under OUT). A directory that a directory format claims (a Kafka partition) also gets that
+    format's plan for its other files (rebuilt, copied verbatim, or left with the reason), printed
+    after its logs. Nothing is written beside an input, and no existing file is replaced unless
+    ``force``: every refusal is a usage error (exit 2) before anything is written."""
+    from wireinspect.ops.report import print_file_actions, print_recover
 
     is_dir = os.path.isdir(path)
-    if out and not dry_run:
-        out_dir = out if (is_dir or out.endswith(("/", os.sep)) or os.path.isdir(out)) else os.path.dirname(
-            os.path.abspath(out))
-        try:
-            if os.path.exists(out) and os.path.exists(path) and os.path.samefile(out, path):
-                raise InputError(f"{out}: is the input; recover never writes over its input")
-            check_output_place([path], out_dir)
-        except InputError as e:
-            app.error(str(e))
-            return
-        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            app.error(f"{out_dir}: exists and is not a directory")
-            return
-        if is_dir or out.endswith(("/", os.sep)):
-            try:
-                os.makedirs(out_dir, exist_ok=True)
-            except OSError as e:
-                app.error(f"{out_dir}: cannot create the output directory: {e.strerror}")
-                return
-    items = []
+    writing = bool(out) and not dry_run
+    if writing and not _prepare_output(app, path, out, is_dir):
+        return
+
+    def target_of(p: str) -> str:
+        return os.path.join(out, os.path.relpath(p, path)) if is_dir else p
+
+    planned, dirs = [], []
     for item in app.items([path]):
-        if not item.format.recoverable:
-            item.source.close()  # sidecar files: rebuilt beside each recovered log, not copied
+        fmt = item.format
+        if fmt.dir_sniff is not None:
+            if fmt.recover_files is not None:
+                dirs.append(item.source.path)
             continue
-        items.append(item)
-    targets = {}
-    if out and not dry_run:
-        for item in items:
-            rel = os.path.relpath(item.source.path, path) if is_dir and item.source.path else None
-            target = os.path.join(out, rel) if rel else output_path(item, out)
-            targets[id(item)] = target
-            taken = existing_targets(target)
-            if taken and not force:
-                for it in items:
-                    it.source.close()
-                app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
-                          "replace them")
-                return
-    for item in items:
-        with item.source:
+        if not fmt.recoverable:
+            item.source.close()  # a directory format's plan says what becomes of it
+            continue
+        try:
+            plan = plan_recovery(item, app.opts, salvage)
+        except InputError as e:
+            item.source.close()
+            app.error(str(e))
+            continue
+        if writing:
+            target = target_of(item.source.path) if is_dir else output_path(item, out)
+        else:
+            target = None
+        if item.source.path:
+            item.source.close()  # reopened to write: a log.dirs may hold more files than descriptors
+        planned.append((item, plan, target))
+
+    actions, copies = {}, []
+    for d in dirs:
+        fmt = get_format_of_dir(d)
+        recovered = {os.path.basename(it.source.path): plan for it, plan, _ in planned
+                     if it.source.path and os.path.dirname(it.source.path) == d}
+        try:
+            names = sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n)))
+        except OSError as e:
+            app.unreadable(d, f"cannot list directory: {e.strerror}")
+            continue
+        actions[d] = fmt.recover_files(d, names, recovered)
+        if writing:
+            copies += [(os.path.join(d, n), target_of(os.path.join(d, n))) for n, act, _ in actions[d] if act == "copied"]
+
+    if writing:
+        taken = [t for _, _, target in planned for t in existing_targets(target)]
+        taken += [t for _, t in copies if os.path.exists(t)]
+        if taken and not force:
+            app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
+                      "replace them")
+            return
+
+    for item, plan, target in planned:
+        if writing:
             try:
-                plan = plan_recovery(item, app.opts, salvage)
-                if out and not dry_run:
-                    target = targets[id(item)]
+                src = item.source if not item.source.path else FileSource(item.source.path)
+                with src:
                     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-                    execute(item, plan, target, app.opts)
+                    execute(Item(src, item.format), plan, target, app.opts)
             except InputError as e:
                 app.error(str(e))
                 continue
             except OSError as e:
-                app.error(f"{out}: cannot write: {e.strerror}")
+                app.error(f"{target}: cannot write: {e.strerror}")
                 continue
         print_recover(app, plan, as_json, dry_run)
         app.found(len(plan.problems))
+    for src_path, target in copies:
+        try:
+            copy_file(src_path, target)
+        except OSError as e:
+            app.error(f"{target}: cannot copy {src_path}: {e.strerror}")
+    for d, acts in actions.items():
+        print_file_actions(app, [(os.path.join(d, n), act, why) for n, act, why in acts
+                                 if act not in ("recovered",)], as_json)
+
+
+def get_format_of_dir(d: str):
+    """The directory format that claims directory ``d``."""
+    from wireinspect.formats.registry import all_formats
+
+    names = os.listdir(d)
+    return next(f for f in all_formats() if f.dir_sniff is not None and f.dir_sniff(names))
+
+
+def copy_file(src_path: str, target: str) -> None:
+    """Copy ``src_path`` verbatim to ``target`` (read-only on the source; written atomically with
+    the source's permission bits). Raises ``OSError``."""
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    token = OUTPUT_MODE.set(os.stat(src_path).st_mode & 0o777)
+    try:
+        with FileSource(src_path) as src:
+            write_atomically(target, (src.read(p, min(8 << 20, src.size - p)) for p in range(0, src.size, 8 << 20)))
+    finally:
+        OUTPUT_MODE.reset(token)

@@ -807,6 +807,15 @@ def _looks_like_partition(names) -> bool:
     return looks_like_partition(names)
 
 
+def _recover_files(directory: str, names, plans) -> list[tuple]:
+    """``recover`` of a partition directory: what becomes of each file (``partition_file_plan``),
+    with the recovered log end offset taken from the recovery ``plans`` of its segments."""
+    from wireinspect.formats.kafka.indexes import partition_file_plan
+
+    ends = [k.last_offset for p in plans.values() for k in p.kept if k.last_offset is not None]
+    return partition_file_plan(names, log_end=max(ends) + 1 if ends else None)
+
+
 def _partition_units(source, opts):
     from wireinspect.formats.kafka.partition import partition_units
 
@@ -820,6 +829,7 @@ KAFKA_PARTITION = Format(
     sniff=lambda head, name: 0,
     units=_partition_units,
     dir_sniff=lambda names: _looks_like_partition(names),
+    recover_files=_recover_files,
 )
 
 
