@@ -1,0 +1,136 @@
+"""The in-memory lane of the campaign: the same seeds, mutations, invariants and finding classes
+as ``tests.fuzz.run``, for single-file inputs, without the scratch directory, the descriptor
+checks and the renderers. One execution is what a command does with one input once it is open:
+
+* ``sniff``: the format chosen for the bytes and their file name (``inputs.open.pick_format``,
+  hex dumps decoded first as ``open_source`` does);
+* ``units``: ``Format.units`` (dump) with every unit's JSON (``to_json``) and, on a share of the
+  executions, its tree with the span invariant;
+* ``check``: ``Format.check`` (verify, and ``verify --deep`` on a share);
+* ``entries``: ``Format.entries`` or ``check`` (recover's plan).
+
+Executions here are about ten times cheaper than the full lane's (no files written, no /proc
+reads), so most of the campaign's count comes from here; the full lane (``tests.fuzz.run``) keeps
+covering directories, file names, stdin, the renderers and the command line.
+
+    nice -n 10 .venv/bin/python -m tests.fuzz.fast --seconds 1800 --round f$(date +%H%M%S)-a
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import time
+
+from tests.fuzz import harness
+from tests.fuzz.harness import FuzzTimeout, Run, check_spans, classify, save_finding
+from tests.fuzz.mutate import mutate
+from tests.fuzz.run import FAMILY_WEIGHTS, Stats
+from tests.fuzz.seeds import all_seeds
+
+ENTRIES = ("sniff", "units", "check", "check-deep", "entries")
+ENTRY_WEIGHTS = (1, 5, 4, 2, 2)
+TIME_LIMIT = 2.0  # seconds of CPU for an input under 64 KiB (more only when it decompresses)
+
+
+def _alarm(signum, frame):
+    raise FuzzTimeout()
+
+
+def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool, max_decompressed: int) -> None:
+    """One execution; raises what the code under test raises (``InputError`` is documented)."""
+    from wireinspect.inputs.open import _maybe_hex, pick_format
+    from wireinspect.inputs.source import BytesSource
+    from wireinspect.ops.options import Options
+    from wireinspect.render.bytesfmt import bytes_encoder
+
+    src = _maybe_hex(BytesSource(data, name, name))
+    fmt = pick_format(src, forced)
+    if fmt is None or entry == "sniff" or fmt.dir_sniff is not None:
+        return
+    opts = Options(max_decompressed=max_decompressed, deep=entry == "check-deep")
+    fn = {"units": fmt.units, "check": fmt.check or fmt.units, "check-deep": fmt.check or fmt.units,
+          "entries": fmt.entries or fmt.check or fmt.units}[entry]
+    bounded = fmt.id not in ("pcap", "kafka-stream", "rocketmq-remoting", "jafka-requests")
+    for u in fn(src, opts):
+        if bounded and (u.position < 0 or u.position + u.length > src.size):
+            raise harness.SpanViolation(f"{fmt.id}: unit {u.type} [{u.position}, {u.position + u.length}) outside "
+                                        f"the input of {src.size} bytes", f"{fmt.id}:unit:{u.type}")
+        if entry == "units":
+            u.to_json(bytes_encoder("base64"))
+            if spans:
+                check_spans(u.to_tree(), 0 if bounded else None, src.size if bounded else None, fmt.id)
+        _ = u.problems
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=1800)
+    ap.add_argument("--round", default=time.strftime("f%Y%m%d-%H%M%S"))
+    ap.add_argument("--seed", type=int, default=None)
+    a = ap.parse_args(argv)
+    harness.limit_memory()
+    os.makedirs(harness.STATS, exist_ok=True)
+    rng = random.Random(a.seed if a.seed is not None else time.time_ns())
+    seeds = {f: [c for c in cs if len(c.files) == 1 and c.arg == c.target and not c.meta]
+             for f, cs in all_seeds().items()}
+    fams = [f for f in FAMILY_WEIGHTS if seeds.get(f)]
+    weights = [FAMILY_WEIGHTS[f] for f in fams]
+    pool = [c.data for cs in seeds.values() for c in cs if len(c.data) <= 4096]
+    stats = Stats(str(harness.STATS / f"{a.round}.json"), a.round)
+    signal.signal(signal.SIGVTALRM, _alarm)
+    last_write = time.monotonic()
+    deadline = time.monotonic() + a.seconds
+    n = 0
+    try:
+        while True:
+            n += 1
+            if n % 256 == 0 and time.monotonic() > deadline:
+                break
+            fam = rng.choices(fams, weights)[0]
+            seed = rng.choice(seeds[fam])
+            data = seed.data if rng.random() < 0.02 else mutate(seed.data, fam, seed.target, rng, pool)
+            case = seed.with_data(data)
+            entry = rng.choices(ENTRIES, ENTRY_WEIGHTS)[0]
+            md = (64 << 10) if rng.random() < 0.7 else (1 << 20)
+            spans = rng.random() < 0.35
+            name = os.path.basename(seed.target) if rng.random() < 0.9 else "input.bin"
+            signal.setitimer(signal.ITIMER_VIRTUAL, TIME_LIMIT * (4 if fam == "bomb" else 1))
+            err = None
+            try:
+                execute(data, name, seed.forced, entry, spans, md)
+            except BaseException as e:  # noqa: BLE001 - every exception is a finding but the documented one
+                from wireinspect.errors import InputError
+
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                if not isinstance(e, InputError):
+                    err = e
+            finally:
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            stats.count(fam, f"fast-{entry}")
+            if err is not None:
+                key, detail = classify(err)
+                run = Run({"units": "json-tree" if spans else "json", "check": "verify", "check-deep": "verify-deep",
+                           "entries": "recover-dry", "sniff": "verify"}[entry], md, spans=spans)
+                new = save_finding(key, detail, case, run)
+                stats.finding(key, case, run, new)
+                if new:
+                    print(f"[{time.strftime('%H:%M:%S')}] new class {key} ({fam}, fast-{entry}, {len(data)} B)",
+                          file=sys.stderr, flush=True)
+            now = time.monotonic()
+            if now - last_write > 60:
+                stats.write()
+                last_write = now
+    finally:
+        stats.write(done=True)
+    print(f"round {a.round}: {stats.d['execs']} executions, {stats.d['execs_per_sec']}/s, "
+          f"{len(stats.d['findings'])} classes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
