@@ -1,18 +1,22 @@
 """Kafka sidecar files under hostile input (issue 9): index entries judged each on its own fault,
 JSON/number/text bombs that used to raise, files of gigabytes read in bounded memory, and the
-``.txnindex`` rebuilt by recover plus the plan for a partition directory's other files."""
+``.txnindex`` rebuilt by recover plus the plan for a partition directory's other files, and the
+limit on the problems listed per file (the first MAX_PROBLEMS, the rest counted once)."""
 
 import json
 import os
 import shutil
 import struct
+from collections import Counter
 
 import pytest
 
-from tests.test_sidecar import FILES, IDX0, SAMPLE, SEG0, codes, jsonl, mps, run
+from tests.conftest import SAMPLES
+from tests.test_sidecar import FILES, IDX0, SAMPLE, SEG0, SEG1, SNAP, codes, jsonl, mps, run
 from wireinspect.formats.kafka import checkpoints as ck
 from wireinspect.formats.kafka import indexes as ix
 from wireinspect.formats.kafka import sidecar as sc
+from wireinspect.formats.kafka import sidefile as sf
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.render.jsonl import dumps
 
@@ -276,9 +280,6 @@ def test_many_entries_stream_to_the_same_json():
 
 # -- recover: .txnindex and the other files -------------------------------------------------
 
-SEG1 = mps.name(60, "log")
-
-
 def rebuild(tmp_path, log_bytes, name=SEG1, source=None):
     from wireinspect.formats.kafka.segment import iter_log
 
@@ -346,3 +347,161 @@ def test_partition_file_plan_of_the_sample(tmp_path):
     assert plan["00000000000000000099.index"][0] == "left" and "orphan" in plan["00000000000000000099.index"][1]
     for n in ("00000000000000000000.log.deleted", "leader-epoch-checkpoint.tmp", "notes.txt"):
         assert plan[n][0] == "left"
+
+
+# -- the problem limit: the first MAX_PROBLEMS listed, the rest counted once ---------------------
+
+
+def tree_problems(d: dict) -> list:
+    """The problems of a ``dump --json --tree`` node and all its descendants."""
+    out, stack = [], [d]
+    while stack:
+        n = stack.pop()
+        out += n.get("problems", [])
+        stack += n.get("children", [])
+    return out
+
+
+def listed_problems(path) -> list:
+    """The problems of ``path`` by verify --json, checked against verify's text, dump --json,
+    dump --json --tree and the dump tree (all list the same problems, each once)."""
+    code, rep = verify(path)
+    assert code == 1, rep
+    ps = rep["problems"]
+    text = run("verify", path).stdout.splitlines()
+    assert len(text) == len(ps) + 1 and text[-1].endswith(f": {len(ps)} problem(s)"), text[-3:]
+    assert [ln.split(": ")[2] for ln in text[:-1]] == [p["code"] for p in ps]
+    r = run("dump", "--json", path)
+    (obj,) = jsonl(r.stdout)
+    assert r.exit_code == 1 and obj["problems"] == ps
+    (obj,) = jsonl(run("dump", "--json", "--tree", path).stdout)
+    key = lambda p: (p["position"], p["code"], p["message"])  # noqa: E731
+    assert sorted(tree_problems(obj), key=key) == sorted(ps, key=key)
+    shown = [w.split()[0] for w in run("dump", path).stdout.split("✗ ")[1:]]
+    assert Counter(shown) == Counter(p["code"] for p in ps)
+    return ps
+
+
+def assert_limit_holds(monkeypatch, path, limit=5) -> list:
+    """With ``MAX_PROBLEMS`` = ``limit``, ``path`` lists exactly the first ``limit`` of the problems it
+    has without the limit, then one ``more_problems`` counting each of the others once."""
+    full = listed_problems(path)
+    assert "more_problems" not in codes({"problems": full}) and len(full) > limit, full
+    monkeypatch.setattr(sf, "MAX_PROBLEMS", limit)
+    ps = listed_problems(path)
+    rest = full[limit:]
+    assert ps[:limit] == full[:limit] and len(ps) == limit + 1
+    more = ps[-1]
+    assert more["code"] == "more_problems" and more["actual"] == len(rest)
+    assert more["position"] == min(p["position"] for p in rest)
+    by = ", ".join(f"{c} x{n}" for c, n in sorted(Counter(p["code"] for p in rest).items()))
+    assert more["message"] == f"{len(rest)} more problems not listed (limit {limit}): {by}"
+    monkeypatch.setattr(sf, "MAX_PROBLEMS", len(full))  # exactly at the limit: nothing summed up
+    assert listed_problems(path) == full
+    monkeypatch.undo()
+    return full
+
+
+def test_index_entries_all_inside_a_batch_keep_their_listed_problems(tmp_path, monkeypatch):
+    """The order problems (position 5 again and again) were listed first; the log check then found
+    every entry inside a batch and re-judging the order withdrew them, leaving no problem listed and
+    the not_batch_start problems counted as unlisted."""
+    d = segment(tmp_path, pack([(i, 5) for i in range(12)]))
+    full = assert_limit_holds(monkeypatch, d / IDX0)
+    assert codes({"problems": full}) == ["not_batch_start"] * 12
+
+
+@pytest.mark.parametrize("limit", [1, 3, 5, 8])
+def test_index_order_problems_withdrawn_after_the_log_check(tmp_path, monkeypatch, limit):
+    e = list(ENTRIES)
+    bad = [(e[3][0], e[3][1] + 7), (e[1][0], 999_999), (e[2][0], STARTS[1] + 3), (-1, e[4][1]), (e[5][0], -3)]
+    rows = e[:3] + bad + [(r, p) for r, p in reversed(e[3:])] + [(r + 1, p + 1) for r, p in e[6:10]]
+    full = assert_limit_holds(monkeypatch, segment(tmp_path, pack(rows)) / IDX0, limit)
+    assert {"not_batch_start", "position_past_log_end", "bad_relative_offset", "offset_not_increasing"} \
+        <= set(codes({"problems": full}))
+
+
+def test_index_without_a_log_keeps_its_order_problems(tmp_path, monkeypatch):
+    p = tmp_path / IDX0
+    p.write_bytes(pack([(100 - i, 9000 - 7 * i) for i in range(6)] + [(-1, 4)] + [(50 - i, -i) for i in range(6)]))
+    full = assert_limit_holds(monkeypatch, p)
+    assert {"offset_not_increasing", "position_not_increasing", "bad_relative_offset", "bad_position"} \
+        == set(codes({"problems": full}))
+
+
+def test_timeindex_problems_past_the_limit(tmp_path, monkeypatch):
+    t = list(reversed(TENTRIES)) + [(ts + 1, rel + 1) for ts, rel in TENTRIES] + [(-5, 3), (TENTRIES[0][0], -1)]
+    full = assert_limit_holds(monkeypatch, segment(tmp_path, times=b"".join(struct.pack(">qi", *x) for x in t))
+                              / mps.name(0, "timeindex"))
+    assert {"timestamp_not_increasing", "offset_not_found", "bad_timestamp"} <= set(codes({"problems": full}))
+
+
+def test_txnindex_problems_past_the_limit(tmp_path, monkeypatch):
+    def txn(version=0, pid=2000, first=70, last=75, lso=70):
+        return struct.pack(">hqqqq", version, pid, first, last, lso)
+
+    data = b"".join([txn(version=1), txn(last=74), txn(first=80, last=75), txn(first=10, last=20),
+                     txn(pid=999, last=500), txn(first=60), txn(), txn(last=72)]) + txn()[:9]
+    d = tmp_path / "orders-0"
+    mps.write(str(d), {**FILES, mps.name(60, "txnindex"): data})
+    assert (d / SEG1).exists()
+    full = assert_limit_holds(monkeypatch, d / mps.name(60, "txnindex"))
+    assert {"abort_marker_missing", "offset_not_increasing", "truncated_entry"} <= set(codes({"problems": full}))
+
+
+def test_snapshot_problems_past_the_limit(tmp_path, monkeypatch):
+    e = [(-i, 0, 9, 200 + i, 4, mps.T0, -1, -1) for i in range(1, 5)]
+    data = bytearray(mps.producer_snapshot(e + e) + b"\x01\x02")
+    data[2] ^= 0xFF
+    d = tmp_path / "orders-0"
+    mps.write(str(d), {**FILES, SNAP: bytes(data)})
+    full = assert_limit_holds(monkeypatch, d / SNAP)
+    assert {"crc_mismatch", "bad_producer_id", "duplicate_producer_id", "entry_after_snapshot_offset"} \
+        <= set(codes({"problems": full}))
+
+
+@pytest.mark.parametrize("name,rows", [
+    ("leader-epoch-checkpoint", [(9 - i, 900 - i) for i in range(6)]),
+    ("recovery-point-offset-checkpoint", [("orders", 0, -1)] * 7),
+])
+def test_checkpoint_problems_past_the_limit(tmp_path, monkeypatch, name, rows):
+    d = tmp_path / "orders-0"
+    mps.write(str(d), {**FILES, name: mps.checkpoint(rows)})
+    assert_limit_holds(monkeypatch, d / name)
+
+
+def test_finish_is_exact_whatever_the_order_of_calls(monkeypatch):
+    monkeypatch.setattr(sf, "MAX_PROBLEMS", 3)
+    t = sf.SideFile("x", 100, "x")
+    for i in range(5):
+        t.problem("order", i, "o", provisional=True)
+    t.problem("a", 10, "a")
+    t.withdraw_provisional()
+    for i in range(4):
+        t.problem("order", 20 + i, "o", provisional=True)
+    t.problem("b", 30, "b")
+    t.finish()
+    t.finish()
+    assert [(p.code, p.position) for p in t.problems] == [("a", 10), ("order", 20), ("order", 21),
+                                                           ("more_problems", 22)]
+    assert t.problems[-1].actual == 3 and "b x1, order x2" in t.problems[-1].message
+    t.problem("c", 5, "c")  # reported late: summed up by the next finish
+    t.finish()
+    assert [p.code for p in t.problems] == ["a", "order", "order", "more_problems"]
+    assert t.problems[-1].actual == 4 and t.problems[-1].position == 5
+
+
+def test_index_entries_inside_a_batch_at_full_size(tmp_path):
+    """The report's own case: 20,000 entries all at position 5 of the sample log."""
+    d = tmp_path / "hidx"
+    d.mkdir()
+    shutil.copy(SAMPLES / "v2-none" / SEG0, d)
+    (d / IDX0).write_bytes(pack([(i, 5) for i in range(20_000)]))
+    ps = listed_problems(d / IDX0)
+    assert len(ps) == sf.MAX_PROBLEMS + 1
+    assert codes({"problems": ps[:-1]}) == ["not_batch_start"] * sf.MAX_PROBLEMS
+    assert [p["position"] for p in ps[:3]] == [4, 12, 20]
+    more = ps[-1]
+    assert more["code"] == "more_problems" and more["actual"] == 20_000 - sf.MAX_PROBLEMS
+    assert more["position"] == 8 * sf.MAX_PROBLEMS + 4
+    assert more["message"] == "10000 more problems not listed (limit 10000): not_batch_start x10000"

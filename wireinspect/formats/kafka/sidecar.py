@@ -92,8 +92,9 @@ class EntryTable(SideFile):
 
     ``rows``: :class:`Rows` (value tuples in ``table`` order), decoded from ``start``; ``size``: bytes
     per entry; ``derive(values) -> dict`` adds derived values (an absolute ``offset``). Zero padding
-    at the end is left out of ``rows`` and described in ``info["padding"]``. ``order``: the order
-    problems, recomputed by :func:`judge_order` once the log has judged the entries.
+    at the end is left out of ``rows`` and described in ``info["padding"]``. ``order_columns``: the
+    columns :func:`judge_order` checks; its order problems are provisional (see :class:`SideFile`),
+    judged again once the log has judged the entries.
     """
 
     def __init__(self, type_, length, title, table, start=0, derive=None):
@@ -105,7 +106,6 @@ class EntryTable(SideFile):
         self.rows = Rows(b"", self.struct)
         self.derive = derive
         self.order_columns = ()
-        self.order: list = []
 
     @property
     def count(self) -> int:
@@ -254,14 +254,10 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
     entries in ``skip`` (negative fields) are not compared at all, entries in ``bad`` (that the log
     shows to be wrong) are compared but never become the reference, and an entry that exceeds the
     next valid one while that one follows the last valid entry in order (a lone spike) is the one
-    out of order, not everything after it. Replaces earlier order problems of ``t``."""
-    dropped = {id(p) for p in t.order}
-    t.problems = [p for p in t.problems if id(p) not in dropped]
-    for code, n in getattr(t, "order_unlisted", {}).items():
-        t.unlisted[code][0] -= n
-    t.unlisted = {k: v for k, v in t.unlisted.items() if v[0] > 0}
-    t.order = []
-    t.order_unlisted = {}
+    out of order, not everything after it. Order problems are provisional: each call withdraws the
+    earlier ones of ``t`` (listed or only counted, see :meth:`SideFile.withdraw_provisional`) and
+    reports them anew after the problems reported so far."""
+    t.withdraw_provisional()
     rows = t.rows
     good = [i for i in range(len(rows)) if i not in skip and i not in bad]
     pos_in_good = {i: j for j, i in enumerate(good)} if bad else None
@@ -275,11 +271,7 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
             else:
                 msg = (f"entry {i}: {name} {e[col]} is not below entry {ref_i}'s {ref[col]}, which itself follows "
                        f"the entries before it: entry {i} is the one out of order ({rel} order required)")
-            pr = t.problem(code, p + at, msg, ref[col], e[col])
-            if pr is not None:
-                t.order.append(pr)
-            else:
-                t.order_unlisted[code] = t.order_unlisted.get(code, 0) + 1
+            t.problem(code, p + at, msg, ref[col], e[col], provisional=True)
 
     last = last_i = None
     j = 0
