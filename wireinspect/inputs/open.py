@@ -63,6 +63,7 @@ def _maybe_hex(source: Source) -> Source:
             raise InputError(f"{source.name}: looks like a hex dump but does not read as one (digit groups, "
                              "offsets or '*' lines do not add up)")
         return source
+    source.close()  # the decoded bytes stand in for the file from here on
     return BytesSource(raw, f"{source.name} (hex dump)", source.path)
 
 
@@ -71,7 +72,11 @@ def open_source(arg: str) -> Source:
         src: Source = BytesSource(read_stdin(), "<stdin>")
     else:
         src = FileSource(arg)
-    return _maybe_hex(src)
+    try:
+        return _maybe_hex(src)
+    except BaseException:
+        src.close()
+        raise
 
 
 def pick_format(source: Source, forced: str | None) -> Format | None:
