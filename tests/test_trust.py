@@ -257,6 +257,8 @@ def test_internal_error_exits_3_with_one_line(monkeypatch):
     (["verify", f"{TXN}:nope"], "unknown format 'nope'"),
     (["verify", "--format", "nope", TXN], "kafka-log"),
     (["recover", "--dry-run", "-o", "/tmp/x", TXN], "--dry-run"),
+    (["verify", "--commitlog", SAMPLES, TXN], "--commitlog cannot apply to a kafka-log input"),
+    (["dump", "--api", "Produce", SAMPLES / "partition"], "applied to no file below it"),
 ])
 def test_options_that_make_no_sense(args, says):
     r = run(*args)

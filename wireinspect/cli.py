@@ -135,17 +135,22 @@ class App:
 
     def items(self, paths):
         """Items for ``paths`` (directories walked to the bottom); what cannot be read is reported
-        and counted (exit 2 at the end), as is an option the item's format does not honour."""
+        and counted (exit 2 at the end). An option that the format of a named file does not honour
+        is a usage error; below a directory, it applies to the files whose format honours it, and
+        it is a usage error when none does."""
         from wireinspect.inputs.open import iter_items
 
         for path in paths:
+            walked = path != "-" and os.path.isdir(path)
+            taken = False
             try:
                 for item in iter_items([path], self.forced, on_skip=self.skipped, on_unreadable=self.unreadable):
                     bad = unhonoured(self.opts, item.format)
-                    if bad:
+                    if bad and not walked:
                         item.source.close()
                         self.usage_error(f"{item.source.name}: {bad}")
                         continue
+                    taken = taken or not bad
                     self.counts["directories" if item.format.dir_sniff else "files"] += 1
                     self.where[:] = [item.source.name, 0]
                     yield item
@@ -156,19 +161,30 @@ class App:
                 if self.on_listing:
                     name, _, why = msg.partition(": ")
                     self.on_listing("unreadable", name, why)
+            if walked and not taken and given_options(self.opts):
+                self.usage_error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
+
+
+OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
+                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"))
+
+
+def given_options(opts: Options) -> list[str]:
+    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``)."""
+    values = {"port": opts.ports, **opts.extra}
+    return [flag for flag, key in OPTION_NAMES if values.get(key)]
 
 
 def unhonoured(opts: Options, fmt) -> str | None:
-    """Why an input of format ``fmt`` cannot take the capture options given (``None`` when it can)."""
-    given = [name for name, on in (("--port", opts.ports), ("--api", opts.extra.get("api")),
-                                   ("--connection", opts.extra.get("connection")),
-                                   ("--correlation-id", opts.extra.get("correlation_id"))) if on]
-    bad = [g for g in given if g.lstrip("-").replace("-", "_") not in fmt.honours]
+    """Why an input of format ``fmt`` cannot take the format-specific options given (``None`` when
+    it can): each is honoured by the formats that list it in ``Format.honours``."""
+    keys = dict(OPTION_NAMES)
+    bad = [g for g in given_options(opts) if keys[g] not in fmt.honours]
     if not bad:
         return None
     from wireinspect.formats.registry import all_formats
 
-    takers = sorted(f.id for f in all_formats() if bad[0].lstrip("-").replace("-", "_") in f.honours)
+    takers = sorted(f.id for f in all_formats() if keys[bad[0]] in f.honours)
     return (f"{', '.join(bad)} cannot apply to a {fmt.id} input ({bad[0]} applies to "
             f"{', '.join(takers) or 'no format'})")
 

@@ -122,6 +122,7 @@ CONSUMEQUEUE = Format(
     units=_cq_units,
     recoverable=True,
     rebuild=pad_to_input_size,
+    honours=frozenset({"commitlog"}),
 )
 
 INDEX = Format(
