@@ -120,7 +120,7 @@ class Message:
             return node
         node.add("magic", b + s + 4, 1, self.magic)
         p = s + 5
-        if self.magic == 1:
+        if self.attributes is not None:  # None when the data ends before it (the message is truncated)
             node.add("attributes", b + p, 1, self.attributes,
                      display=f"{self.attributes} (compressionCodec {CODECS.get(self.codec, '?')}, bits 0-1)")
             p += 1

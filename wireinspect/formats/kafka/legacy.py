@@ -188,6 +188,8 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
     total = LOG_OVERHEAD + m.size
     if m.magic not in (0, 1):
         m.length = min(max(total, 17), avail)
+        if m.length < 18:  # the entry ends at its magic byte: the byte after it is not its attributes
+            m.attributes = None
         probs.append(Problem("unknown_magic", at(pos + 16), f"magic {m.magic} in a legacy message entry",
                              actual=m.magic))
         return m

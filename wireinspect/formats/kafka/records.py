@@ -100,8 +100,9 @@ def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
     """
     r = Record(p)
     length, q = read_varint(data, p)
-    if length is None:
-        problems.append(Problem("bad_record", where(p), _vfail(q, "length")))
+    if length is None or q > limit:  # (``data`` may go on past ``limit``: a varint must end by it)
+        problems.append(Problem("bad_record", where(p), _vfail(q, "length") if length is None
+                                else "record length varint runs past the records data"))
         r.end = limit
         return r
     r.p_attr = q
@@ -383,9 +384,9 @@ class Batch:
                 rn.add("offset", base + r.p_od, r.p_klen - r.p_od, off, derived=True)
                 rn.display = f"offset {off}"
             ts = self.record_timestamp(r)
-            if ts is not None:
-                rn.add("timestamp", base + (r.p_tsd or r.start), (r.p_od or r.start) - (r.p_tsd or r.start), ts,
-                       derived=True)
+            if ts is not None:  # spans timestampDelta when it was decoded (LogAppendTime: it may not be)
+                at, size = (r.p_tsd, r.p_od - r.p_tsd) if r.timestampDelta is not None else (r.start, 0)
+                rn.add("timestamp", base + at, size, ts, derived=True)
             if control:
                 for k, at, size, v in control_fields(data, r):
                     rn.add(k, base + at, size, v, derived=True)
@@ -428,7 +429,7 @@ def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
         data[r.p_val:r.p_val + r.valueLength]))
     if r.headersCount is None:
         return
-    p_h = r.headers[0].p_klen if r.headers else r.end
+    p_h = read_varint(data, r.p_hc)[1]  # the end of the headersCount varint (not r.end: a header may have failed)
     add("headersCount", base + r.p_hc, p_h - r.p_hc, r.headersCount)
     hs = add("headers", base + p_h, (r.headers[-1].end if r.headers else p_h) - p_h, kind="list")
     for j, h in enumerate(r.headers):
