@@ -131,6 +131,8 @@ class Frame:
             node.add("Size", self.position, 4, self.size)
         if self.header_version is None and self.api_key is None and self.body:
             node.display = f"{self.direction} bare SASL token (after SaslHandshake v0)"
+        if self.length < 4:  # not even the Size: no header starts inside the frame
+            return node
         h = node.add("header", self.position + 4, 0, display=f"{'Request' if self.direction == 'request' else 'Response'}"
                      f"Header v{self.header_version}")
         fields_tree(h, self.header)

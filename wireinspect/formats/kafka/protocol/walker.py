@@ -47,7 +47,9 @@ class F:
     scalar (int, str, bytes, bool, float, uuid as Kafka's base64url text) for ``K_VALUE``; a list of
     entries for ``K_STRUCT``/``K_ARRAY`` (None when null); a list of log units for ``K_RECORDS``;
     bytes for ``K_UNKNOWN_TAG`` (``tag`` = its number) and ``K_RAW``. ``tag``: tag number when the
-    field came from a tagged-field section. ``code``: the type code."""
+    field came from a tagged-field section. ``code``: the type code. ``partial``: for ``K_RECORDS``,
+    the last unit is a partial trailing entry of a response; for ``K_STRUCT``/``K_ARRAY``, the walk
+    stopped inside it (its bytes end early: it spans what was decoded of it)."""
 
     __slots__ = ("name", "pos", "length", "value", "kind", "tag", "code", "partial")
 
@@ -211,10 +213,12 @@ def read_value(buf, p, end, base, op, code, name, compact, nullable, ctx, out, t
                 out.append(F(name, base + start, 1, None, K_STRUCT, tag, code))
                 return p
         entries = []
-        f = F(name, base + start, 0, entries, K_STRUCT, tag, code)
+        f = F(name, base + start, p - start, entries, K_STRUCT, tag, code)
+        f.partial = True
         out.append(f)
         p = walk_struct(buf, p, end, base, op.sub, entries, ctx)
         f.length = p - start
+        f.partial = False
         return p
     if code == T_ARRAY:
         n, p = _prefix(buf, p, end, base, name, compact, True)
@@ -226,7 +230,8 @@ def read_value(buf, p, end, base, op, code, name, compact, nullable, ctx, out, t
             raise Short("bad_count", base + start, f"{name}: {n} elements cannot fit in the {end - p} bytes left "
                         "in the frame", actual=n)
         items = []
-        f = F(name, base + start, 0, items, K_ARRAY, tag, code)
+        f = F(name, base + start, p - start, items, K_ARRAY, tag, code)
+        f.partial = True
         out.append(f)
         elem = op.elem
         sub = op.sub
@@ -235,23 +240,27 @@ def read_value(buf, p, end, base, op, code, name, compact, nullable, ctx, out, t
                 es = p
                 sub_entries = []
                 ef = F(f"{name}[{i}]", base + p, 0, sub_entries, K_STRUCT, None, T_STRUCT)
+                ef.partial = True
                 items.append(ef)
                 p = walk_struct(buf, p, end, base, sub, sub_entries, ctx)
                 ef.length = p - es
+                ef.partial = False
             else:
                 p = read_value(buf, p, end, base, None, elem, f"{name}[{i}]", compact, False, ctx, items)
         f.length = p - start
+        f.partial = False
         return p
     raise Short("unknown_type", base + p, f"{name}: unknown type code {code}")
 
 
-def _extent(f: F, start: int) -> int:
-    """Length of a container from its start to the end of its last decoded child (partial walks)."""
+def _extent(f: F) -> int:
+    """Length of a container from its start to the end of its last decoded child (partial walks),
+    never less than what it already covers (its prefix)."""
     v = f.value
     if not v:
         return f.length
     last = v[-1]
-    return max(last.pos + last.length - start, 0)
+    return max(last.pos + last.length - f.pos, f.length, 0)
 
 
 def walk_struct(buf, p: int, end: int, base: int, plan: Plan, out: list, ctx: Ctx) -> int:
@@ -317,15 +326,20 @@ def walk(buf, p: int, end: int, base: int, plan: Plan, ctx: Ctx):
 
 
 def _fix_partial(entries: list) -> None:
-    """After a failed walk, give open containers (length 0) the extent of what they hold."""
-    stack = list(entries)
+    """After a failed walk, give the containers the walk was inside (``partial``) the extent of
+    what was decoded of them, children first: a truncated array or struct spans from its first
+    byte to the end of its last (possibly partly decoded) element, so every child lies inside it.
+    Everything decoded lies inside the frame, so the extents do too."""
+    stack = [(f, False) for f in entries]
     while stack:
-        f = stack.pop()
-        if f.kind in (K_STRUCT, K_ARRAY) and f.value:
-            if f.length == 0:
-                f.partial = True
-            stack.extend(f.value)
-            f.length = max(f.length, _extent(f, f.pos))
+        f, done = stack.pop()
+        if f.kind not in (K_STRUCT, K_ARRAY) or not f.value:
+            continue
+        if not done:
+            stack.append((f, True))
+            stack.extend((c, False) for c in f.value)
+        elif f.partial:
+            f.length = _extent(f)
 
 
 # -- projections --------------------------------------------------------------------------------
