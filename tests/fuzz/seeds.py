@@ -1,0 +1,515 @@
+"""Seeds for the fuzz harness: small real inputs of every format and every input kind.
+
+Every seed is a :class:`Case`: a small file tree (relative path -> bytes) placed in a scratch
+directory, the file the mutator changes (``target``) and the argument the commands get (``arg``:
+a file, ``.`` for the directory, ``-`` for stdin). Seeds come from ``samples/`` (committed),
+``../shared/external/`` (when present; cut to a few KiB) and bytes written here by real clients'
+builders (kafka-python's record builders for every magic and codec, its protocol classes for wire
+frames, tests/capture_helpers.py's pcap writer, wireinspect's own RocketMQ/Jafka encoders).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import struct
+import zlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+EXTERNAL = ROOT.parent / "shared" / "external"
+SEG = "00000000000000000000.log"
+MAX_SEED = 4096
+
+
+@dataclass
+class Case:
+    """One input: ``files`` (relative path -> bytes) placed in a scratch directory, ``target`` the
+    key of ``files`` that mutations change, ``arg`` what the command gets (a relative path, ``.``
+    for the directory, ``-`` for stdin: then ``files[target]`` is what stdin holds), ``forced`` a
+    format id given with ``--format`` (or ``None``)."""
+
+    family: str
+    name: str
+    files: dict
+    target: str
+    arg: str
+    forced: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def data(self) -> bytes:
+        return self.files[self.target]
+
+    def with_data(self, data: bytes) -> "Case":
+        files = dict(self.files)
+        files[self.target] = bytes(data)
+        return replace(self, files=files)
+
+    def to_json(self) -> dict:
+        """The case without the target's bytes (those are saved beside it as a file)."""
+        d = {"family": self.family, "name": self.name, "target": self.target, "arg": self.arg,
+             "forced": self.forced,
+             "files": {k: base64.b64encode(v).decode() for k, v in self.files.items() if k != self.target}}
+        if self.meta.get("sparse"):
+            d["sparse"] = dict(self.meta["sparse"])
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict, data: bytes) -> "Case":
+        files = {k: base64.b64decode(v) for k, v in d.get("files", {}).items()}
+        files[d["target"]] = data
+        return cls(d["family"], d.get("name", "corpus"), files, d["target"], d["arg"], d.get("forced"),
+                   {"sparse": d["sparse"]} if d.get("sparse") else {})
+
+
+def single(family: str, name: str, fname: str, data: bytes, forced: str | None = None) -> Case:
+    """A one-file case: ``fname`` holding ``data``, given as the argument."""
+    return Case(family, name, {fname: bytes(data)}, fname, fname, forced)
+
+
+# -- Kafka log segments ------------------------------------------------------------------------------
+def _kafka_python_segments() -> list:
+    from tests.kafka_bytes import legacy_entry, v2_batch
+
+    out = []
+    for codec, cname in ((0, "none"), (1, "gzip"), (2, "snappy"), (3, "lz4"), (4, "zstd")):
+        out.append((f"kp-v2-{cname}", v2_batch(0, n=3, codec=codec, value_size=12) +
+                    v2_batch(3, n=2, codec=codec, value_size=8)))
+        if codec != 4:
+            for magic in (0, 1):
+                out.append((f"kp-v{magic}-{cname}", legacy_entry(magic, codec, 0, n=2, value_size=4) +
+                            legacy_entry(magic, codec, 2, n=1, value_size=4)))
+    out.append(("kp-v2-txn", v2_batch(0, n=2, transactional=True, producer_id=7, producer_epoch=1,
+                                        base_sequence=0, value_size=6)))
+    out.append(("kp-v2-noheaders-logappend", v2_batch(0, n=4, headers=False, timestamp_type=1, value_size=5)))
+    return out
+
+
+def kafka_log_seeds() -> list:
+    """Kafka segments: kafka-python builders for every magic and codec, samples, Redpanda."""
+    cases = [single("kafka-log", n, SEG, d) for n, d in _kafka_python_segments()]
+    for p in sorted(SAMPLES.rglob("*.log")):
+        data = p.read_bytes()
+        if len(data) <= 2 * MAX_SEED:
+            cases.append(single("kafka-log", "samples-" + str(p.relative_to(SAMPLES)).replace("/", "-"), SEG,
+                                data[:2 * MAX_SEED]))
+    rp = EXTERNAL / "redpanda" / "test_segment.bin"
+    if rp.exists():
+        cases.append(single("kafka-log", "external-redpanda", SEG, rp.read_bytes()[:2048]))
+    return cases
+
+
+def write_varint(n: int) -> bytes:
+    """Kafka's zig-zag varint (``ByteUtils.writeVarint``)."""
+    z = (n << 1) ^ (n >> 63)
+    z &= (1 << 64) - 1
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+# -- compression bombs: valid entries whose small payload expands hugely ------------------------------
+def bomb_seeds() -> list:
+    """Valid entries whose small compressed payloads expand to MiBs of tiny records."""
+    import lz4.frame
+    import zstandard
+
+    from tests.hostile_bytes import RECORD7, jafka_message, legacy_message, v2_raw_batch
+
+    cases = []
+    n = (8 << 20) // len(RECORD7)  # 8 MiB of 7-byte records
+    raw = RECORD7 * n
+    cases.append(single("bomb", "v2-zstd-8M", SEG, v2_raw_batch(zstandard.ZstdCompressor(level=19).compress(raw),
+                                                                 n, codec=4)))
+    n2 = (2 << 20) // len(RECORD7)
+    cases.append(single("bomb", "v2-gzip-2M", SEG, v2_raw_batch(gzip.compress(raw[:n2 * 7], 9, mtime=0), n2, codec=1)))
+    n1 = (1 << 20) // len(RECORD7)
+    cases.append(single("bomb", "v2-lz4-1M", SEG, v2_raw_batch(lz4.frame.compress(raw[:n1 * 7], compression_level=16),
+                                                               n1, codec=3)))
+    # a single record whose value is 8 MiB of zeros
+    big = b"\x00" * (8 << 20)
+    body = b"\x00" + write_varint(0) + write_varint(0) + write_varint(-1) + write_varint(len(big)) + big + b"\x00"
+    rec = write_varint(len(body)) + body
+    cases.append(single("bomb", "v2-zstd-onebig", SEG, v2_raw_batch(zstandard.compress(rec, 19), 1, codec=4)))
+    inner = legacy_message(0, 0, None)
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    cases.append(single("bomb", "v0-gzip-60k", SEG,
+                        legacy_message(0, 0, comp.compress(inner * 60_000) + comp.flush(), attributes=1)))
+    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+    inner1 = legacy_message(1, 0, None)
+    cases.append(single("bomb", "v1-gzip-60k", SEG,
+                        legacy_message(1, 0, comp.compress(inner1 * 60_000) + comp.flush(), attributes=1)))
+    jin = jafka_message(b"")
+    cases.append(single("bomb", "jafka-gzip-2M", "00000000000000000000.kafka",
+                        jafka_message(gzip.compress(jin * ((2 << 20) // len(jin)), 9), codec=1)))
+    # RocketMQ: a record whose body is a zlib stream of 8 MiB (sysFlag COMPRESSED)
+    from wireinspect.formats.rocketmq.commitlog import encode_record
+    cases.append(single("bomb", "rocketmq-zlib-4M", "commitlog/" + "0" * 20,
+                        encode_record(body=zlib.compress(big[:4 << 20], 9), sys_flag=1, topic="T")))
+    return cases
+
+
+# -- Kafka sidecar files -------------------------------------------------------------------------------
+def sidecar_seeds() -> list:
+    """Kafka sidecar files: samples/partition (with and without the log beside), text files."""
+    part = SAMPLES / "partition" / "orders-0"
+    cases = []
+    logs = {}
+    for p in sorted(part.iterdir()):
+        if p.suffix == ".log":
+            logs[p.stem] = p.read_bytes()
+    for p in sorted(part.iterdir()):
+        if p.suffix == ".log":
+            continue
+        files = {p.name: p.read_bytes()}
+        if p.stem in logs:  # the index is checked against its log when the log is beside it
+            files[p.stem + ".log"] = logs[p.stem]
+        cases.append(Case("kafka-sidecar", "samples-" + p.name, files, p.name, p.name))
+    # alone (no log beside it): the other code path
+    for p in sorted(part.iterdir()):
+        if p.suffix in (".index", ".timeindex", ".txnindex", ".snapshot"):
+            cases.append(single("kafka-sidecar", "alone-" + p.name, p.name, p.read_bytes()))
+    text = {
+        "recovery-point-offset-checkpoint": b"0\n2\norders 0 106\nevents 3 42\n",
+        "replication-offset-checkpoint": b"0\n1\norders 0 106\n",
+        "log-start-offset-checkpoint": b"0\n1\norders 0 0\n",
+        "cleaner-offset-checkpoint": b"0\n1\norders 0 60\n",
+        "leader-epoch-checkpoint": b"0\n2\n0 0\n3 60\n",
+        "partition.metadata": b"version: 0\ntopic_id: 4Yk3bhXzQ3uJ8nO0ZbCqSg\n",
+        "meta.properties": b"#\n#Tue Jan 02 03:04:05 UTC 2024\nnode.id=1\nversion=1\n"
+                           b"cluster.id=AbCdEfGhIjKlMnOpQrStUv\ndirectory.id=4Yk3bhXzQ3uJ8nO0ZbCqSg\n",
+        "quorum-state": json.dumps({"leaderId": 1, "leaderEpoch": 5, "votedId": -1, "appliedOffset": 0,
+                                    "currentVoters": [{"voterId": 1}, {"voterId": 2}], "data_version": 0}).encode(),
+        ".kafka_cleanshutdown": b'{"version":0,"brokerEpoch":42}',
+    }
+    for name, data in text.items():
+        cases.append(single("kafka-sidecar", "text-" + name.lstrip("."), name, data))
+    # a producer snapshot with entries, written to the layout (CRC-32C over [6, end))
+    from wireinspect.codec.crc import crc32c
+    entries = b"".join(struct.pack(">qhiiqiq", pid, 1, 0, 4, 10 + pid, 1, 1_700_000_000_000 + pid) for pid in (1, 2))
+    rest = struct.pack(">i", 2) + entries
+    cases.append(single("kafka-sidecar", "snapshot-2", "00000000000000000012.snapshot",
+                        struct.pack(">hI", 1, crc32c(rest)) + rest))
+    return cases
+
+
+def partition_seeds() -> list:
+    """The sample partition directory as a whole, one of its files mutated per case."""
+    part = SAMPLES / "partition" / "orders-0"
+    files = {"orders-0/" + p.name: p.read_bytes() for p in sorted(part.iterdir())}
+    cases = []
+    for k in sorted(files):
+        if k.endswith("00000000000000000060.log"):
+            continue  # 6 KiB: the 0 segment covers the log walk; keep the directory cheap
+        cases.append(Case("kafka-partition", "orders-0:" + k.split("/")[-1], files, k, "."))
+    return cases
+
+
+# -- wire protocol: stream dumps, pcaps, tshark text ----------------------------------------------------
+def _protocol_frames() -> list:
+    from kafka.protocol.old.fetch import FetchResponse
+    from kafka.protocol.old.produce import ProduceRequest
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    from tests.kafka_bytes import v2_batch
+
+    out = []
+    api_req = bytes.fromhex("0000001e001200030000000700027769000c77697265696e737065637404302e3100")
+    api_resp = bytes.fromhex("00000013" "00000007" "0000" "02" "00120000000300" "00000000" "00")
+    out.append(("apiversions", "request", api_req, api_resp))
+    for version, magic, codec in ((0, 0, 0), (2, 1, 1), (1, 0, 2)):
+        b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
+        for i in range(2):
+            b.append(i, timestamp=1_700_000_000_000 + i if magic else None, key=b"k%d" % i, value=b"v%d" % i)
+        ms = bytes(b.build())
+        req = ProduceRequest[version](required_acks=1, timeout=1000, topics=[("topic-a", [(0, ms)])])
+        req.with_header(correlation_id=41 + version, client_id="kp")
+        out.append((f"produce-v{version}-m{magic}-c{codec}", "request", req.encode(header=True, framed=True), b""))
+        resp = FetchResponse[version](**dict(topics=[("topic-b", [(0, 0, 5, ms)])],
+                                             **({"throttle_time_ms": 0} if version else {})))
+        resp.with_header(correlation_id=8)
+        out.append((f"fetch-resp-v{version}", "response", resp.encode(header=True, framed=True), b""))
+    try:  # newer produce versions carry a magic-2 batch
+        req = ProduceRequest[3](transactional_id=None, required_acks=-1, timeout=1000,
+                                topics=[("t", [(0, v2_batch(0, n=2, value_size=4))])])
+        req.with_header(correlation_id=5, client_id="kp")
+        out.append(("produce-v3", "request", req.encode(header=True, framed=True), b""))
+    except Exception:  # noqa: BLE001 - an older kafka-python: the other frames do
+        pass
+    return out
+
+
+def _xxd(data: bytes) -> bytes:
+    lines = []
+    for i in range(0, len(data), 16):
+        chunk = data[i:i + 16]
+        groups = " ".join(chunk[j:j + 2].hex() for j in range(0, len(chunk), 2))
+        text = "".join(chr(c) if 32 <= c < 127 else "." for c in chunk)
+        lines.append(f"{i:08x}: {groups:<40} {text}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _canonical(data: bytes) -> bytes:
+    lines = []
+    for i in range(0, len(data), 16):
+        chunk = data[i:i + 16]
+        h = " ".join(f"{c:02x}" for c in chunk)
+        text = "".join(chr(c) if 32 <= c < 127 else "." for c in chunk)
+        lines.append(f"{i:08x}  {h:<48}  |{text}|")
+    lines.append(f"{len(data):08x}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _follow_raw(chunks) -> bytes:
+    out = ["=" * 69, "Follow: tcp,raw", "Filter: tcp.stream eq 0", "Node 0: 10.0.0.1:50000",
+           "Node 1: 10.0.0.2:9092"]
+    for node, data in chunks:
+        for i in range(0, len(data), 32):
+            out.append(("\t" if node else "") + data[i:i + 32].hex())
+    out.append("=" * 69)
+    return ("\n".join(out) + "\n").encode()
+
+
+def stream_seeds() -> list:
+    """Kafka wire protocol stream dumps and tshark follow text; Jafka requests."""
+    cases = []
+    for name, _, a, b in _protocol_frames():
+        cases.append(single("kafka-stream", name, "stream.bin", a + b, forced="kafka-stream" if not b else None))
+        cases.append(single("kafka-stream", name + "-raw", name + ".raw", a + b))
+    req = _protocol_frames()[0]
+    cases.append(single("kafka-stream", "follow-raw", "follow.txt", _follow_raw([(0, req[2]), (1, req[3])] * 2)))
+    prod = [f for f in _protocol_frames() if f[0].startswith("produce")][0]
+    cases.append(single("kafka-stream", "follow-produce", "follow.txt", _follow_raw([(0, prod[2])])))
+    # Jafka requests (wireinspect's encoder follows the Jafka/Kafka 0.7 layouts; see docs)
+    from wireinspect.formats.jafka.requests import encode_request
+    m1 = lambda p: struct.pack(">ibbI", 6 + len(p), 1, 0, zlib.crc32(p)) + p  # noqa: E731
+    jreq = (encode_request(0, ("t", 0, m1(b"hello") + m1(b"x"))) + encode_request(1, ("t", 0, 0, 100)) +
+            encode_request(3, ("t", 0, m1(b"a")), ("u", 1, m1(b"b"))) + encode_request(2, ("t", 0, 0, 100)) +
+            encode_request(4, ("t", 0, -2, 10)) + encode_request(5, ("topic", 3, 1)))
+    cases.append(single("jafka", "requests", "requests.bin", jreq, forced="jafka-requests"))
+    return cases
+
+
+def pcap_seeds() -> list:
+    """pcap/pcapng captures: tests/capture_helpers.py, dpkt, heads of the real RocketMQ captures."""
+    from tests.capture_helpers import conversation_packets, pcap_bytes, write_pcap  # noqa: F401
+    import io
+
+    cases = []
+    frames = _protocol_frames()
+    chunks = [("request", frames[0][2]), ("response", frames[0][3])]
+    prod = [f for f in frames if f[0].startswith("produce")]
+    for f in prod[:2]:
+        chunks.append(("request", f[2]))
+    for linktype, ipv6, nanos, mss in ((1, False, False, 60), (1, True, True, 1400), (0, False, False, 200)):
+        bio = io.BytesIO()
+        try:
+            write_pcap(bio, conversation_packets("10.0.0.1:50000", "10.0.0.2:9092", chunks, mss=mss),
+                       linktype=linktype, ipv6=ipv6, nanos=nanos)
+        except Exception:  # noqa: BLE001 - a link type the helper does not write
+            continue
+        data = bio.getvalue()
+        cases.append(single("pcap", f"kafka-lt{linktype}{'-v6' if ipv6 else ''}{'-ns' if nanos else ''}",
+                            "capture.pcap", data[:2 * MAX_SEED]))
+    for name in ("producer.pcap", "consumer.pcap"):
+        p = EXTERNAL / "rocketmq" / name
+        if p.exists():
+            cases.append(single("pcap", "external-" + name, name, _pcap_prefix(p.read_bytes(), 3000)))
+    # a pcapng written by dpkt, when it has the writer
+    try:
+        import dpkt
+
+        bio = io.BytesIO()
+        w = dpkt.pcapng.Writer(bio)
+        for ts, pkt in _packets(cases[0].data):
+            w.writepkt(pkt, ts=ts)
+        cases.append(single("pcap", "kafka-pcapng", "capture.pcapng", bio.getvalue()[:2 * MAX_SEED]))
+    except Exception:  # noqa: BLE001 - no pcapng writer: the pcap seeds do
+        pass
+    return cases
+
+
+def _packets(pcap: bytes):
+    import dpkt
+    import io
+
+    return list(dpkt.pcap.Reader(io.BytesIO(pcap)))
+
+
+def _pcap_prefix(data: bytes, limit: int) -> bytes:
+    """The global header and whole packets up to ``limit`` bytes."""
+    end = 24
+    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    while end + 16 <= len(data):
+        incl = struct.unpack_from(endian + "I", data, end + 8)[0]
+        if end + 16 + incl > limit and end > 24:
+            break
+        end += 16 + incl
+    return data[:end]
+
+
+def hex_seeds() -> list:
+    """Hex dumps (xxd, hexdump -C, plain hex) of small Kafka inputs."""
+    segs = dict(_kafka_python_segments())
+    frames = _protocol_frames()
+    cases = []
+    for name in ("kp-v2-none", "kp-v1-gzip", "kp-v0-none"):
+        cases.append(single("hexdump", name + "-xxd", "dump.txt", _xxd(segs[name][:600])))
+    cases.append(single("hexdump", "kp-v2-zstd-canon", "dump.hex", _canonical(segs["kp-v2-zstd"][:600])))
+    cases.append(single("hexdump", "apiversions-plain", "frame.hex", (frames[0][2] + frames[0][3]).hex().encode()))
+    cases.append(single("hexdump", "apiversions-0x", "frame.txt",
+                        ", ".join(f"0x{b:02x}" for b in frames[0][2]).encode()))
+    return cases
+
+
+def stdin_seeds() -> list:
+    """Inputs given on stdin (``-``)."""
+    segs = dict(_kafka_python_segments())
+    cases = [Case("stdin", n, {"stdin": segs[n]}, "stdin", "-") for n in ("kp-v2-gzip", "kp-v1-none", "kp-v0-snappy")]
+    cases.append(Case("stdin", "xxd", {"stdin": _xxd(segs["kp-v2-none"][:300])}, "stdin", "-"))
+    cases.append(Case("stdin", "forced-stream", {"stdin": _protocol_frames()[0][2]}, "stdin", "-", "kafka-stream"))
+    return cases
+
+
+# -- Kafka 0.7 / Jafka -----------------------------------------------------------------------------------
+def jafka_seeds() -> list:
+    """Kafka 0.7 / Jafka logs: magic 0/1 messages, gzip and xerial-snappy wrappers, the real head."""
+    import snappy
+
+    m0 = lambda p: struct.pack(">ibI", 5 + len(p), 0, zlib.crc32(p)) + p  # noqa: E731
+    m1 = lambda p, c=0: struct.pack(">ibbI", 6 + len(p), 1, c, zlib.crc32(p)) + p  # noqa: E731
+    name = "00000000000000000000.jafka"
+    cases = [single("jafka", "m0-m1", name, m0(b"x" * 20) + m1(b"hello") + m1(b""))]
+    cases.append(single("jafka", "gzip", name, m1(gzip.compress(m1(b"a") + m1(b"bc"), mtime=0), 1) + m1(b"z")))
+    block = snappy.compress(m1(b"snap") + m0(b"py"))
+    xerial = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1) + struct.pack(">i", len(block)) + block
+    cases.append(single("jafka", "snappy-xerial", name, m1(xerial, 2)))
+    k07 = EXTERNAL / "kafka07" / "00000000000000000000.kafka"
+    if k07.exists():
+        cases.append(single("jafka", "external-kafka07", k07.name, k07.read_bytes()[:109 * 8]))
+    return cases
+
+
+# -- RocketMQ ---------------------------------------------------------------------------------------------
+def rocketmq_seeds() -> list:
+    """RocketMQ: commit-log records, a consume queue beside its commit log, an index file, remoting frames."""
+    from wireinspect.formats.rocketmq.commitlog import encode_record, masked_crc
+    from wireinspect.formats.rocketmq.store import CQ_UNIT, INDEX_ENTRY, INDEX_HEADER, tags_code
+
+    cl = "commitlog/" + "0" * 20
+    cases = []
+    golden = bytes.fromhex(
+        "000000acdaa320a709021560000000000000000000000000000000000000000000000000000000000000017c2bb9a5c87f000001"
+        "000000000000017c2bb9a5ccc0a8470100001fbb000000000000000000000000000000204f6e63652c207468657265207761732061"
+        "206368616e636520666f72206d652103616263002e3001696d61676f6f64706572736f6e30024b45595301313633323832313135"
+        "393336380254414753015441473102")
+    recs = b""
+    for i in range(3):
+        recs += encode_record(body=b"m%d" % i, topic="TopicA", queue_id=1, queue_offset=i, physical_offset=len(recs),
+                              properties=[("TAGS", "tag%d" % i), ("KEYS", "k%d" % i)])
+    recs += encode_record(body=zlib.compress(b"compressed body " * 4), sys_flag=1, physical_offset=len(recs),
+                          topic="T")
+    recs += encode_record(body=b"v2", version=2, physical_offset=len(recs), topic="TopicV2",
+                          born_host=("::1", 5), store_host=("::1", 10911))
+    # a record carrying the whole-record CRC property (__CRC32#, digits least significant first)
+    r = encode_record(body=b"crc", physical_offset=len(recs), properties=[("__CRC32#", "0000000000")])
+    crc = masked_crc(r[:len(r) - 20])
+    r = r[:len(r) - 12] + f"{crc:010d}"[::-1].encode() + b"\x02"
+    recs += r
+    blank = struct.pack(">iI", 64, 0xCBD43194) + b"\x00" * 56
+    cases.append(single("rocketmq", "commitlog-records", cl, recs + blank))
+    cases.append(single("rocketmq", "commitlog-golden", cl, golden + b"\x00" * 64))
+    real = EXTERNAL / "rocketmq" / "commitlog-00000000000000000000"
+    if real.exists():
+        cases.append(single("rocketmq", "external-commitlog", cl, real.read_bytes()[:2048]))
+    # consume queue beside its commit log
+    cq = b""
+    off = 0
+    first3 = []
+    for i in range(3):
+        size = struct.unpack_from(">i", recs, off)[0]
+        first3.append((off, size))
+        cq += CQ_UNIT.pack(off, size, tags_code("tag%d" % i))
+        off += size
+    cq += b"\x00" * 40
+    cases.append(Case("rocketmq", "consumequeue", {"store/commitlog/" + "0" * 20: recs + blank,
+                                                   "store/consumequeue/TopicA/1/" + "0" * 20: cq},
+                      "store/consumequeue/TopicA/1/" + "0" * 20, "store/consumequeue/TopicA/1/" + "0" * 20))
+    # index file: header, 10 slots, entries
+    slots = 10
+    entries = [(11, 0, 0, 0), (12345, first3[1][0], 2, 1), (-5, first3[2][0], 3, 0)]
+    header = INDEX_HEADER.pack(1000, 2000, 0, first3[2][0], 2, len(entries) + 1)
+    table = [0] * slots
+    table[11 % slots] = 1
+    table[12345 % slots] = 2
+    data = header + b"".join(struct.pack(">i", s) for s in table) + b"\x00" * 20
+    data += b"".join(INDEX_ENTRY.pack(*e) for e in entries)
+    data += b"\x00" * (40 + 84 * slots - len(data) if 40 + 84 * slots > len(data) else 0)
+    cases.append(single("rocketmq", "index", "index/20240101000000000", data))
+    # remoting frames: JSON and ROCKETMQ (binary) headers
+    hdr = json.dumps({"code": 10, "flag": 0, "language": "JAVA", "opaque": 1, "serializeTypeCurrentRPC": "JSON",
+                      "version": 373, "extFields": {"topic": "T", "queueId": "0", "properties": "TAGS\u0001a\u0002"}},
+                     separators=(",", ":")).encode()
+    jf = struct.pack(">ii", 4 + len(hdr) + 5, len(hdr)) + hdr + b"hello"
+    ext = b""
+    for k, v in (("topic", "T"), ("queueId", "0")):
+        ext += struct.pack(">h", len(k)) + k.encode() + struct.pack(">i", len(v)) + v.encode()
+    bh = struct.pack(">hbhiii", 11, 0, 373, 2, 1, 0) + struct.pack(">i", len(ext)) + ext
+    bf = struct.pack(">ii", 4 + len(bh) + 3, (1 << 24) | len(bh)) + bh + b"abc"
+    cases.append(single("rocketmq", "remoting-json+binary", "remoting.bin", jf + bf, forced="rocketmq-remoting"))
+    return cases
+
+
+# -- file names through the directory walk ----------------------------------------------------------------
+def filename_seeds() -> list:
+    """A small tree of Kafka and RocketMQ files for the file-name family."""
+    segs = dict(_kafka_python_segments())
+    rq = rocketmq_seeds()
+    commitlog = rq[0].data
+    files = {
+        "topic-0/00000000000000000000.log": segs["kp-v2-none"],
+        "topic-0/00000000000000000000.index": b"",
+        "topic-0/leader-epoch-checkpoint": b"0\n1\n0 0\n",
+        "topic-0/partition.metadata": b"version: 0\ntopic_id: 4Yk3bhXzQ3uJ8nO0ZbCqSg\n",
+        "recovery-point-offset-checkpoint": b"0\n1\ntopic 0 5\n",
+        "store/commitlog/00000000000000000000": commitlog,
+        "store/consumequeue/T/0/00000000000000000000": b"\x00" * 40,
+        "store/index/20240101000000000": b"\x00" * 40,
+    }
+    return [Case("filenames", "tree", files, "topic-0/00000000000000000000.log", ".")]
+
+
+FAMILIES = {
+    "kafka-log": kafka_log_seeds,
+    "bomb": bomb_seeds,
+    "kafka-sidecar": sidecar_seeds,
+    "kafka-partition": partition_seeds,
+    "kafka-stream": stream_seeds,
+    "pcap": pcap_seeds,
+    "hexdump": hex_seeds,
+    "stdin": stdin_seeds,
+    "jafka": jafka_seeds,
+    "rocketmq": rocketmq_seeds,
+    "filenames": filename_seeds,
+}
+
+
+def all_seeds() -> dict:
+    """``{family: [Case, ...]}`` for every family (jafka requests join the jafka family)."""
+    out: dict = {f: [] for f in FAMILIES}
+    for fam, fn in FAMILIES.items():
+        for c in fn():
+            out.setdefault(c.family, []).append(c)
+    return out
+
+
+if __name__ == "__main__":
+    for fam, cs in all_seeds().items():
+        print(fam, len(cs), [f"{c.name}:{len(c.data)}" for c in cs])
