@@ -18,9 +18,11 @@ def progress(app, item):
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                  console=app.err, transient=True) as bar:
-        task = bar.add_task(item.source.name[-40:], total=item.source.size)
+    from wireinspect.render.safe import safe_text
+
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
+                  TransferSpeedColumn(), console=app.err, transient=True) as bar:
+        task = bar.add_task(safe_text(item.source.name[-40:]), total=item.source.size)
         yield lambda pos: bar.update(task, completed=pos)
 
 
