@@ -152,20 +152,22 @@ def find(view: LogView, lookup: OffsetLookup, target: int, after: Head | None = 
     return h, why
 
 
-def run(log_path: str, unit, kind: str, path: str) -> None:
-    """Check ``unit`` (a decoded index of ``kind``) against the log at ``log_path``."""
+def run(log_path: str, unit, check, path: str):
+    """Run ``check(unit, view, path)`` (a check of ``unit``, a decoded sidecar file at ``path``)
+    against a :class:`LogView` of the log at ``log_path``; returns what the check returns, or
+    ``None`` when the log cannot be read (a ``log_unreadable`` note on ``unit``)."""
     try:
         src = FileSource(log_path)
     except InputError as e:
         unit.note("log_unreadable", 0, f"{e}: entries were not checked against the log")
-        return
+        return None
     unit.info["log"] = os.path.basename(log_path)
     with src:
-        view = LogView(src)
         try:
-            CHECKS[kind](unit, view, path)
+            return check(unit, LogView(src), path)
         except InputError as e:  # a read error part way
             unit.note("log_unreadable", 0, f"{e}: the check against the log stopped")
+            return None
 
 
 def check_txn_index(unit, view: LogView, path: str) -> None:
@@ -198,4 +200,3 @@ def check_txn_index(unit, view: LogView, path: str) -> None:
                          f"batch of producerId {pid}", actual=first)
 
 
-CHECKS = {"txn_index": check_txn_index}  # .index and .timeindex: sidecar.check_offset_index/check_time_index

@@ -640,8 +640,6 @@ def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str,
         def enc(a, z):
             return '"' + data[a:z].hex() + '"'
     else:
-        import json
-
         def enc(a, z):
             return json.dumps(bytes(data[a:z]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
     import json

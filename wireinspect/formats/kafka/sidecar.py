@@ -31,7 +31,6 @@ from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.fields import compile_table, partial_fields
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.registry import Format
-from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
 
 OFFSET_INDEX = (("relativeOffset", "i"), ("position", "i"))
@@ -516,7 +515,6 @@ def _base(source, default=0):
 def _with_log(source, unit, check) -> None:
     """Check ``unit`` against the sibling ``.log`` (read header by header, never whole), then judge
     the entries' order again, leaving out the entries the log shows to be damaged."""
-    from wireinspect.errors import InputError
     from wireinspect.formats.kafka import logcheck
 
     log = sibling(source.path, "log")
@@ -524,20 +522,9 @@ def _with_log(source, unit, check) -> None:
         unit.note("no_log", 0, "no sibling .log: entries were not checked against a log")
         return
     if check == "txn_index":
-        logcheck.run(log, unit, check, source.path)
+        logcheck.run(log, unit, logcheck.check_txn_index, source.path)
         return
-    try:
-        src = FileSource(log)
-    except InputError as e:
-        unit.note("log_unreadable", 0, f"{e}: entries were not checked against the log")
-        return
-    unit.info["log"] = os.path.basename(log)
-    with src:
-        try:
-            bad = LOG_CHECKS[check](unit, logcheck.LogView(src), source.path)
-        except InputError as e:  # a read error part way
-            unit.note("log_unreadable", 0, f"{e}: the check against the log stopped")
-            return
+    bad = logcheck.run(log, unit, LOG_CHECKS[check], source.path)
     if bad:
         judge_order(unit, unit.own_faults, bad)
 
