@@ -317,3 +317,33 @@ def test_recover_partition_says_what_becomes_of_every_file(tmp_path):
     assert run("verify", out).exit_code == 0
     again = run("recover", part, "-o", out)
     assert again.exit_code == 2 and "--force" in again.stderr
+
+
+# -- issue 14 (summaries): the partition table, colour, recover in offsets ---------------------------
+def test_verify_prints_the_partition_table_and_notes(tmp_path):
+    r = run("verify", SAMPLES / "partition" / "orders-0")
+    out = r.stdout
+    assert "partition orders-0: 2 segments, log end offset 106: ok" in out
+    assert "00000000000000000060.log  60..105" in out and "leftovers: none" in out
+    part = tmp_path / "orders-0"
+    shutil.copytree(SAMPLES / "partition" / "orders-0", part)
+    (part / "00000000000000000200.log.deleted").write_bytes(b"x")
+    out = run("verify", part).stdout
+    assert "note: leftover_file" in out or "leftover_file" in out
+    assert "leftovers: 00000000000000000200.log.deleted" in out
+
+
+def test_color_always_never():
+    r = run("--color", "always", "verify", DAMAGED)
+    assert "\x1b[1;31mcrc_mismatch" in r.stdout
+    r = run("--color", "never", "verify", DAMAGED)
+    assert "\x1b" not in r.stdout
+    assert run("--color", "sometimes", "verify", DAMAGED).exit_code == 2
+
+
+def test_recover_speaks_in_offsets():
+    r = run("recover", "--dry-run", DAMAGED)
+    assert "truncates at position 888, offset 8" in r.stdout and "because of crc_mismatch at byte 905" in r.stdout
+    assert "valid offsets 12..31 lie past the damage" in r.stdout
+    plan = lines(run("recover", "--dry-run", "--json", DAMAGED).stdout)[0]
+    assert plan["truncateOffset"] == 8 and plan["truncateReason"]["code"] == "crc_mismatch"

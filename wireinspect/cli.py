@@ -51,10 +51,12 @@ class App:
     skipped and unreadable entries (``(kind, path, reason)``), besides the line on stderr.
     """
 
-    def __init__(self, opts: Options, forced: str | None, debug: bool = False):
+    def __init__(self, opts: Options, forced: str | None, debug: bool = False, color: str = "auto"):
         self.opts = opts
         self.forced = forced
         self.debug = debug
+        # --color: "always", "never", or "auto" (stdout a terminal and NO_COLOR unset)
+        self.color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         self.status = EXIT_OK
         self.counts = {"files": 0, "directories": 0, "skipped": 0, "unreadable": 0}
         self.where = ["", 0]
@@ -71,7 +73,8 @@ class App:
 
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
-                                color_system="auto" if tty else None, width=None if tty else 240)
+                                color_system="auto" if self.color else None, force_terminal=self.color or None,
+                                no_color=not self.color, width=None if tty else 240)
             self._out.on_broken_pipe = self.closed_pipe  # rich would exit 1 on its own
         return self._out
 
@@ -239,7 +242,8 @@ def common_options(fn):
                                      param_hint="'--format'")
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().params or {}).get("debug")) or bool(os.environ.get("WIREINSPECT_DEBUG"))
-        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug)
+        app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug,
+                  (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
             app.opts.extra["commitlog"] = commitlog
         _run(app, fn, *args, **kw)
@@ -301,7 +305,9 @@ def capture_options(fn):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 @click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
-def cli(debug):
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour on stdout: auto = when it is a terminal and NO_COLOR is not set.")
+def cli(debug, color):
     """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka
     wire protocol captures, Kafka 0.7/Jafka and RocketMQ.
 
@@ -357,14 +363,17 @@ def verify(app: App, paths, as_json, deep):
     app.exit_on_closed_pipe = False  # a closed output never cuts the check short
     app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
     with_problems = 0
+    verdicts = {}  # path -> "ok" / "N problem(s)", for a directory's table
     for item in app.items(paths):
         try:
             with item.source:
                 rep = verify_item(item, app.opts, where=app.where)
         except InputError as e:  # a read error in the middle of a file
             app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
+            verdicts[item.source.name] = "unreadable"
             continue
-        print_verify(app, rep, as_json)
+        verdicts[rep.path] = "ok" if not rep.problems else f"{len(rep.problems)} problem(s)"
+        print_verify(app, rep, as_json, verdicts.get)
         with_problems += bool(rep.problems)
         app.found(len(rep.problems))
     if not as_json:

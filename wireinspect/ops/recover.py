@@ -55,6 +55,20 @@ class RecoverPlan:
     lost_offsets: list = field(default_factory=list)
     salvaged_offsets: list = field(default_factory=list)
     written: list = field(default_factory=list)
+    truncate_offset: int | None = None  # the first offset not kept by the broker's recovery (if known)
+    truncate_reason: Problem | None = None  # the problem of the entry at truncateAt
+
+    @property
+    def kept_offsets(self) -> tuple | None:
+        """``(first, last)`` offsets of the valid prefix, or ``None`` when it holds no entry."""
+        first = next((k.base_offset for k in self.kept if k.base_offset is not None), None)
+        last = None
+        for k in self.kept:
+            if self.truncateAt is not None and k.position >= self.truncateAt:
+                break
+            if k.last_offset is not None:
+                last = k.last_offset
+        return None if first is None or last is None else (first, last)
 
     @property
     def kept_bytes(self) -> int:
@@ -71,7 +85,9 @@ class RecoverPlan:
                 "salvaged": [list(r) for r in self.salvaged], "skipped": [list(r) for r in self.skipped],
                 "lostOffsets": [list(r) for r in self.lost_offsets],
                 "salvagedOffsets": [list(r) for r in self.salvaged_offsets],
-                "written": self.written, "problems": [p.to_dict() for p in self.problems]}
+                "written": self.written, "problems": [p.to_dict() for p in self.problems],
+                "truncateOffset": self.truncate_offset,
+                "truncateReason": self.truncate_reason.to_dict() if self.truncate_reason else None}
 
 
 def _add_range(ranges: list, start: int, end: int) -> None:
@@ -109,6 +125,9 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
                 last_kept_offset = u.last_offset if u.last_offset is not None else last_kept_offset
                 continue
             plan.truncateAt = u.position
+            plan.truncate_reason = u.problems[0] if u.problems else None
+            plan.truncate_offset = u.base_offset if u.base_offset is not None else (
+                last_kept_offset + 1 if last_kept_offset is not None else None)
         good = u.valid
         if good and salvage and last_kept_offset is not None and u.base_offset is not None \
                 and u.base_offset <= last_kept_offset:

@@ -7,16 +7,64 @@ from wireinspect.render.jsonl import dumps
 from wireinspect.render.safe import safe_text
 
 
-def print_verify(app, rep, as_json: bool) -> None:
+def line(app, *parts) -> None:
+    """One line of ``(text, style)`` pieces on stdout: styled when colour is on (``--color``), plain
+    text otherwise. Texts must already be escaped (:func:`safe_text`)."""
+    if app.color:
+        from rich.text import Text
+
+        if app.pipe_closed:
+            return
+        app.out.print(Text.assemble(*parts), soft_wrap=True)
+    else:
+        app.echo("".join(t for t, _ in parts))
+
+
+def print_verify(app, rep, as_json: bool, status_of=None) -> None:
+    """``rep``'s problems (red), notes (yellow) and closing line; ``status_of(path)`` gives the
+    verdict of another input already reported (for the status column of a directory's table)."""
     if as_json:
         app.echo(dumps(rep.to_json()))
         return
     name = safe_text(rep.path)
     for p in rep.problems:
-        app.echo(f"{name}: position {p.position}: {p.code}: {safe_text(p.message)}")
-    verdict = "ok" if not rep.problems else f"{len(rep.problems)} problem(s)"
-    tail = "" if rep.validBytes == rep.size else f", valid prefix {rep.validBytes} of {rep.size} bytes"
-    app.echo(f"{name}: {rep.format}: {rep.batches} entries, {rep.records} records{tail}: {verdict}")
+        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""))
+    for p in rep.notes:
+        line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
+             (f": {safe_text(p.message)}", ""))
+    verdict = ("ok", "bold green") if not rep.problems else (f"{len(rep.problems)} problem(s)", "bold red")
+    if rep.table is not None:
+        title, header, rows, footer = rep.table
+        line(app, (f"{name}: {safe_text(title)}: ", ""), verdict)
+        _print_table(app, rep.path, header, rows, footer, status_of)
+        return
+    if rep.summary_text:
+        tail = f", {safe_text(rep.summary_text)}"
+    else:
+        tail = "" if rep.validBytes == rep.size else f", valid prefix {rep.validBytes} of {rep.size} bytes"
+    line(app, (f"{name}: {rep.format}: {rep.batches} entries, {rep.records} records{tail}: ", ""), verdict)
+
+
+def _print_table(app, directory: str, header, rows, footer, status_of) -> None:
+    import os
+
+    header = list(header) + ["status"]
+    cells = []
+    for r in rows:
+        st = status_of(os.path.join(directory, r[0])) if status_of else None
+        cells.append([safe_text(str(c)) for c in r] + [st or "-"])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *cells)]
+
+    def fmt(values):
+        return "  " + "  ".join(str(v).ljust(w) for v, w in zip(values, widths)).rstrip()
+
+    line(app, (fmt(header), "dim"))
+    lead = sum(widths[:-1]) + 2 * len(widths)  # the status column starts here
+    for c in cells:
+        st = c[-1]
+        line(app, (fmt(c[:-1]).ljust(lead), ""), (st, "green" if st == "ok" else "" if st == "-" else "red"))
+    for f in footer:
+        line(app, (f"  {safe_text(f)}", ""))
 
 
 def print_listing(app, kind: str, path: str, why: str, as_json: bool) -> None:
@@ -48,21 +96,33 @@ def print_summary(app, with_problems: int) -> None:
     """The closing line of ``verify`` when more than one input was read or anything was skipped."""
     c = app.counts
     if c["files"] + c["directories"] + c["skipped"] + c["unreadable"] > 1:
-        app.echo(summary_line(app, with_problems))
+        text = summary_line(app, with_problems)
+        head, _, verdict = text.rpartition(": ")
+        line(app, (head + ": ", "bold"), (verdict, "bold green" if verdict == "ok" else "bold red"))
 
 
 def print_recover(app, plan, as_json: bool, dry_run: bool) -> None:
+    """What the broker's recovery keeps and loses, in bytes and in offsets, and why it stops."""
     if as_json:
         app.echo(dumps(plan.to_json()))
         return
     name = safe_text(plan.path)
+    kept = plan.kept_offsets
+    offsets = f"offsets {kept[0]}..{kept[1]}" if kept else "no entries"
     if plan.truncateAt is None:
-        app.echo(f"{name}: all {plan.size} bytes are valid; nothing to truncate")
+        line(app, (f"{name}: all {plan.size} bytes are valid ({offsets}); ", ""), ("nothing to truncate", "green"))
     else:
-        app.echo(f"{name}: the broker's recovery truncates at position {plan.truncateAt} "
-                 f"(keeps {plan.truncateAt} of {plan.size} bytes)")
+        at = f", offset {plan.truncate_offset}" if plan.truncate_offset is not None else ""
+        line(app, (f"{name}: the broker's recovery truncates at position {plan.truncateAt}{at} "
+                   f"(keeps {plan.truncateAt} of {plan.size} bytes, {offsets})", ""))
+        r = plan.truncate_reason
+        if r is not None:
+            line(app, ("  because of ", ""), (r.code, "bold red"), (f" at byte {r.position}: {safe_text(r.message)}", ""))
     for a, b in plan.lost_offsets:
-        app.echo(f"  valid offsets {a}..{b} lie past the damage and are lost to the broker's recovery")
+        line(app, (f"  valid offsets {a}..{b} lie past the damage and are ", ""), ("lost", "red"),
+             (" to the broker's recovery" + ("" if plan.salvaged else " (--salvage keeps them)"), ""))
+    for a, b in plan.salvaged_offsets:
+        line(app, (f"  offsets {a}..{b} ", ""), ("salvaged", "green"))
     for a, b in plan.salvaged:
         app.echo(f"  salvaged bytes {a}..{b}")
     for a, b in plan.skipped:

@@ -25,6 +25,8 @@ class FileReport:
     validBytes: int = 0
     problems: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    table: tuple | None = None  # a unit's report_table(): (title, header, rows, footer) (text only)
+    summary_text: str | None = None  # a unit's summary_text (a capture's): replaces the valid-prefix tail
 
     @property
     def status(self) -> str:
@@ -58,6 +60,10 @@ def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport
         if u.problems:
             rep.problems.extend(u.problems)
         rep.notes.extend(getattr(u, "notes", ()))
+        if hasattr(u, "report_table"):
+            rep.table = u.report_table()
+        if getattr(u, "summary_text", None):
+            rep.summary_text = u.summary_text
         ok = getattr(u, "valid", not u.problems) if fmt.recoverable else not u.problems
         if prefix_open:
             if ok:

@@ -7,7 +7,7 @@ from rich.text import Text
 from wireinspect.model import Node
 from wireinspect.render.safe import safe_text, show_value
 
-STYLES = ("cyan", "magenta", "green", "yellow", "blue", "red")
+STYLES = ("cyan", "magenta", "green", "blue", "bright_cyan", "bright_magenta")  # red is for problems only
 
 
 def _leaves(node: Node):

@@ -122,6 +122,27 @@ class PartitionUnit(SideFile):
         d["segments"] = [s.to_json() for s in self.segments]
         return d
 
+    def report_table(self) -> tuple[str, list, list, list[str]]:
+        """What ``verify`` prints for the directory: ``(title, header, rows, footer)``. A row is
+        ``[log file, offsets, bytes, sidecar files]`` (the command adds each file's status); the
+        footer gives the log end offset, the log directory's checkpoints and the leftovers."""
+        title = (f"partition {self.info.get('topic')}-{self.info.get('partition')}" if self.info.get("topic")
+                 else "partition directory") + f": {self.summary()}"
+        rows = []
+        for s in self.segments:
+            rng = f"{s.first.base_offset}..{s.last.last_offset}" if s.first and s.last else "-"
+            rows.append([s.log, rng, str(s.size), " ".join(f for f in s.files if f != ".log") or "-"])
+        footer = []
+        marks = [(k, self.info.get(k)) for k in ("logStartOffset", "recoveryPoint", "highWatermark", "cleanerOffset")]
+        marks = [f"{k} {v}" for k, v in marks if v is not None]
+        if marks:
+            footer.append("checkpoints: " + ", ".join(marks))
+        if self.info.get("cleanShutdown") is not None:
+            footer.append(f"clean shutdown marker: {'yes' if self.info['cleanShutdown'] else 'no'}")
+        left = self.info.get("leftovers") or []
+        footer.append("leftovers: " + (", ".join(p["file"] for p in left) if left else "none"))
+        return title, ["segment", "offsets", "bytes", "sidecars"], rows, footer
+
     def to_tree(self) -> Node:
         """Segments and leftovers as nodes (positions 0: they are files); each problem sits on the
         node of its file."""
