@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--target", type=int, default=10_000_000)
     ap.add_argument("--round-seconds", type=float, default=1800)
     ap.add_argument("--max-rounds", type=int, default=1000)
+    ap.add_argument("--lane", choices=("full", "fast"), default="full",
+                    help="full: tests.fuzz.run (every input kind and entry point); fast: tests.fuzz.fast (in memory)")
     a = ap.parse_args(argv)
     os.makedirs(STATS, exist_ok=True)
     for i in range(a.max_rounds):
@@ -44,10 +46,10 @@ def main(argv=None) -> int:
         if done >= a.target:
             print(f"[{time.strftime('%H:%M:%S')}] target reached: {done} executions", flush=True)
             return 0
-        name = time.strftime("r%Y%m%d-%H%M%S")
+        name = time.strftime("r%Y%m%d-%H%M%S") if a.lane == "full" else time.strftime(f"f%Y%m%d-%H%M%S-{os.getpid()}")
         print(f"[{time.strftime('%H:%M:%S')}] round {name} ({done} executions so far)", flush=True)
-        rc = subprocess.call([sys.executable, "-m", "tests.fuzz.run", "--seconds", str(a.round_seconds),
-                              "--round", name])
+        module = "tests.fuzz.run" if a.lane == "full" else "tests.fuzz.fast"
+        rc = subprocess.call([sys.executable, "-m", module, "--seconds", str(a.round_seconds), "--round", name])
         if rc not in (0,):
             print(f"round {name} exited {rc}", flush=True)
             time.sleep(5)
