@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from wireinspect.model import Node
-from wireinspect.render.safe import safe_text, show_value
+from wireinspect.render.safe import safe_text, show_node_value
 
 STYLES = ("cyan", "magenta", "green", "blue", "bright_cyan", "bright_magenta")  # red is for problems only
 
@@ -27,23 +27,62 @@ def _leaves(node: Node):
     return out
 
 
+VALUE_WIDTH = 40  # characters of a value shown beside its bytes; longer ones end with "…"
+
+
+def _notes(node: Node, leaves, style_at):
+    """``{line-independent position: [(text, style)]}``: each leaf's ``name=value`` at its first byte
+    and each problem's ``✗ code`` at its position."""
+    at: dict = {}
+    for leaf in leaves:
+        val = leaf.display if leaf.display else show_node_value(leaf.name, leaf.value)
+        val = safe_text(str(val))
+        if len(val) > VALUE_WIDTH:
+            val = val[:VALUE_WIDTH - 1] + "…"
+        at.setdefault(leaf.position, []).append((f"{safe_text(leaf.name)}={val}", style_at.get(leaf.position, "")))
+    for n in node.walk():
+        for p in n.problems:
+            at.setdefault(p.position, []).append((f"✗ {p.code}", "bold red"))
+    return at
+
+
 def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16):
     """Yield ``rich.text.Text`` lines: position, hex bytes coloured by field, ASCII, and the names
-    and values of fields starting on the line. ``data`` holds the bytes from ``data_start``."""
+    and values of fields (and the codes of problems) starting on the line. ``data`` holds the bytes
+    from ``data_start``; only bytes that exist are drawn. Runs of identical lines with nothing
+    starting on them are collapsed into one ``*`` line, as ``hexdump -C`` does."""
     leaves = _leaves(node)
     style_at = {}
     limit = data_start + len(data)
     for k, leaf in enumerate(leaves):
         for p in range(leaf.position, min(leaf.end, leaf.position + 4096, limit)):
             style_at[p] = STYLES[k % len(STYLES)]
-    li = 0
+    notes_at = _notes(node, leaves, style_at)
+    starts = sorted(notes_at)
+    si = 0
     start = node.position - node.position % width
-    end = min(node.end, data_start + len(data))  # only bytes that exist: never a claimed length
+    end = min(node.end, limit)  # only bytes that exist: never a claimed length
+    previous = None
+    starred = False
     for line in range(start, end, width):
-        t = Text()
+        notes = []
+        while si < len(starts) and starts[si] < line + width:
+            if starts[si] >= line:
+                notes.extend(notes_at[starts[si]])
+            si += 1
+        lo, hi = max(line, node.position, data_start), min(line + width, node.end, limit)
+        chunk = bytes(data[lo - data_start:hi - data_start])
+        full = lo == line and hi == line + width
+        if not notes and full and chunk == previous and line + width < end:
+            if not starred:
+                yield Text("*", style="dim")
+                starred = True
+            continue
+        previous, starred = (chunk if full else None), False
+        t = Text(no_wrap=True)
         t.append(f"{line:08x}  ", style="dim")
         for p in range(line, line + width):
-            if node.position <= p < node.end and 0 <= p - data_start < len(data):
+            if lo <= p < hi:
                 t.append(f"{data[p - data_start]:02x} ", style=style_at.get(p, ""))
             else:
                 t.append("   ")
@@ -51,20 +90,13 @@ def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16):
                 t.append(" ")
         t.append(" |")
         for p in range(line, line + width):
-            if node.position <= p < node.end and 0 <= p - data_start < len(data):
+            if lo <= p < hi:
                 c = data[p - data_start]
                 t.append(chr(c) if 32 <= c < 127 else ".", style=style_at.get(p, ""))
             else:
                 t.append(" ")
         t.append("|")
-        notes = []
-        while li < len(leaves) and leaves[li].position < line + width:
-            leaf = leaves[li]
-            if leaf.position >= line:
-                val = leaf.display if leaf.display else show_value(leaf.value)
-                notes.append((safe_text(leaf.name), safe_text(str(val))[:40], style_at.get(leaf.position, "")))
-            li += 1
-        for name, val, style in notes:
+        for text, style in notes:
             t.append("  ")
-            t.append(f"{name}={val}", style=style)
+            t.append(text, style=style)
         yield t

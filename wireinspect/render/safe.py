@@ -21,11 +21,51 @@ def show_bytes(b: bytes, limit: int = 48) -> str:
     return f'b"{s}"{more}'
 
 
+def show_text_or_bytes(b: bytes, limit: int = 48) -> str:
+    """Bytes as people read them: valid, printable UTF-8 as double-quoted text (``"ключ-1"``), anything
+    else as :func:`show_bytes`. Never carries control characters."""
+    try:
+        text = b.decode("utf-8")
+    except UnicodeDecodeError:
+        return show_bytes(b, limit)
+    if not text.isprintable():
+        return show_bytes(b, limit)
+    more = f"… (+{len(text) - limit} characters)" if len(text) > limit else ""
+    return '"' + safe_text(text[:limit]).replace("\\", "\\\\").replace('"', '\\"') + '"' + more
+
+
 def show_value(v) -> str:
+    """A value for the tree and the hexdump: null, bytes (text when they are printable UTF-8), strings
+    (repr), numbers; control characters escaped."""
     if v is None:
         return "null"
     if isinstance(v, (bytes, bytearray, memoryview)):
-        return show_bytes(bytes(v))
+        return show_text_or_bytes(bytes(v))
     if isinstance(v, str):
         return safe_text(repr(v) if len(v) < 200 else repr(v[:200]) + "…")
     return safe_text(str(v))
+
+
+# Fields whose values are milliseconds since the epoch, by the names Kafka documents them with (record
+# batches, legacy messages, time indexes, producer snapshots, and the protocol's int64 timestamps).
+TIME_MS_FIELDS = frozenset({
+    "timestamp", "baseTimestamp", "maxTimestamp", "deleteHorizonMs", "lastTimestamp", "Timestamp",
+    "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
+    "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
+})
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+
+def iso_ms(ms: int) -> str:
+    """``1700000000080`` -> ``2023-11-14T22:13:20.080Z`` (UTC, milliseconds)."""
+    import datetime
+
+    t = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def show_node_value(name: str, value) -> str:
+    """:func:`show_value`, with the ISO-8601 UTC time beside a timestamp field's milliseconds."""
+    if name in TIME_MS_FIELDS and isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MS:
+        return f"{value} ({iso_ms(value)})"
+    return show_value(value)

@@ -12,7 +12,7 @@ from typing import Iterator
 from rich.text import Text
 
 from wireinspect.model import Node
-from wireinspect.render.safe import safe_text, show_value
+from wireinspect.render.safe import safe_text, show_node_value
 
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 LINES_PER_WRITE = 256
@@ -22,7 +22,7 @@ def _value_text(node: Node, enc) -> str:
     v = node.value
     if enc is not None and isinstance(v, (bytes, bytearray, memoryview)):
         return safe_text(enc(bytes(v)))
-    return safe_text(node.display) if node.display else show_value(v)
+    return safe_text(node.display) if node.display else show_node_value(node.name, v)
 
 
 def label_parts(node: Node, decompressed: bool, enc=None) -> list[tuple[str, str]]:

@@ -1,0 +1,42 @@
+"""Values as people read them (issue 14, item 2): timestamps in ISO-8601 beside their milliseconds,
+printable UTF-8 as text, and a hexdump that marks cut values, shows problems at their bytes and
+collapses repeated lines."""
+
+import shutil
+
+from click.testing import CliRunner
+
+from tests.conftest import SAMPLES
+from wireinspect.cli import cli
+from wireinspect.render.safe import iso_ms, show_node_value, show_value
+
+DAMAGED = SAMPLES / "damaged" / "00000000000000000000.log"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_timestamps_get_their_iso_time():
+    assert iso_ms(1700000000080) == "2023-11-14T22:13:20.080Z"
+    assert show_node_value("maxTimestamp", 1700000000080) == "1700000000080 (2023-11-14T22:13:20.080Z)"
+    assert show_node_value("maxTimestamp", -1) == "-1"  # no timestamp
+    assert show_node_value("offset", 1700000000080) == "1700000000080"
+    out = run("dump", SAMPLES / "transactional" / "00000000000000000000.log").stdout
+    assert "baseTimestamp = 1700000000000 (2023-11-14T22:13:20.000Z)" in out
+
+
+def test_printable_utf8_is_text_and_the_rest_escaped():
+    assert show_value("ключ-1".encode()) == '"ключ-1"'
+    assert show_value(b"\xd0") == 'b"\\xd0"'
+    assert show_value(b"\x1b[2J") == 'b"\\x1b[2J"'
+    assert show_value(b'say "hi"') == '"say \\"hi\\""'
+
+
+def test_hexdump_collapses_zero_tail_and_shows_problems(tmp_path):
+    out = run("dump", "--hexdump", DAMAGED).stdout
+    lines = out.splitlines()
+    assert "*" in lines  # 4 KiB of zeros is not 256 identical lines
+    assert sum(1 for ln in lines if ln.startswith("00000f") or ln.startswith("00001")) < 5
+    assert "✗ zero_fill" in out and "✗ crc_mismatch" in out
+    assert '…' in out  # a value longer than the annotation column is cut with a marker
