@@ -168,11 +168,11 @@ def test_recover_log_dirs_keeps_relative_paths(log_dirs, tmp_path):
 
 COMMANDS = [
     ["dump"], ["dump", "--json"], ["dump", "--json", "--tree"], ["dump", "--hexdump"], ["dump", "--bytes", "hex"],
-    ["dump", "--json", "--bytes", "text"], ["dump", "--max-decompressed", "1K"], ["dump", "--max-records", "2"],
+    ["dump", "--json", "--bytes", "text"], ["dump", "--max-decompressed", "1K"], ["dump", "--max-batch-records", "2"],
     ["dump", "--max-batch", "100"], ["dump", "--format", "kafka-log"], ["verify"], ["verify", "--deep"],
     ["verify", "--json"], ["verify", "--deep", "--max-batch", "100"], ["recover", "--dry-run"],
     ["recover", "--dry-run", "--salvage"], ["recover", "--dry-run", "--json"], ["recover", "--dry-run", "--salvage",
-                                                                                  "--json", "--max-records", "1"],
+                                                                                  "--json", "--max-batch-records", "1"],
 ]
 
 

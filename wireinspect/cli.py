@@ -228,7 +228,7 @@ def common_options(fn):
                   help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
     @click.option("--max-batch", type=Size(), default="64M", show_default=True,
                   help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
-    @click.option("--max-records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS, show_default=True,
+    @click.option("--max-batch-records", "max_records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS, show_default=True,
                   help="Most records decoded per batch or compressed wrapper (a records_limit problem past it).")
     @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
                   help="RocketMQ: the commitlog directory to check consume queues against (found by itself "

@@ -247,7 +247,7 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, max_records: i
     if len(inner) > max_records:
         del inner[max_records:]
         m.problems.append(Problem("records_limit", _where(m, m.p_payload - m.start), "the wrapper holds more than "
-                                  f"the {max_records} inner messages decoded per wrapper (raise it with --max-records);"
+                                  f"the {max_records} inner messages decoded per wrapper (raise it with --max-batch-records);"
                                   " the rest were not decoded", expected=max_records))
     for i, im in enumerate(inner):
         im.offset = m.offset if i < len(inner) - 1 or m.offset is None else m.next_offset

@@ -264,7 +264,7 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_record
     while p < len(data):
         if len(inner) >= max_records:
             probs.append(Problem("records_limit", at(m.p_val), f"the wrapper holds more than the {max_records} inner "
-                                 "messages decoded per wrapper (raise it with --max-records); the rest were not "
+                                 "messages decoded per wrapper (raise it with --max-batch-records); the rest were not "
                                  "decoded", expected=max_records))
             break
         im = parse_message(data, p, None, records=True, limit=limit, depth=depth + 1)

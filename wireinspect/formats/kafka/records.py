@@ -599,7 +599,7 @@ def _parse_records(b: Batch, buf, pos: int, base: int, limit: int, max_records: 
 
 def _records_limit(position: int, count: int, max_records: int) -> Problem:
     return Problem("records_limit", position + 57, f"recordsCount {count} is more than the {max_records} records "
-                   "decoded per batch (raise it with --max-records); the rest were not decoded",
+                   "decoded per batch (raise it with --max-batch-records); the rest were not decoded",
                    expected=max_records, actual=count)
 
 
