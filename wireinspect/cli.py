@@ -329,11 +329,38 @@ def cli(debug, color):
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default=None,
               help="How byte values (keys, values...) appear in JSON and in the tree  [default: base64 in JSON, "
                    "escaped text in the tree].")
+@click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N "
+              "(a Kafka segment is entered through its .index).")
+@click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
+@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms since the "
+              "epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 too).")
+@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
+@click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @common_options
 @capture_options
-def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode):
-    """Decode PATH... into field trees with byte positions (or JSON Lines)."""
+def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode, offset, offsets, times, position, producer_id,
+         max_bytes):
+    """Decode PATH... into field trees with byte positions (or JSON Lines).
+
+    \b
+    Examples:
+      wireinspect dump samples/transactional/00000000000000000000.log
+      wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
+      wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
+    """
     from wireinspect.ops.dump import dump_items
+    from wireinspect.ops.select import Selection, parse_offsets, parse_times
+
+    if offset is not None and offsets is not None:
+        raise click.UsageError("--offset and --offsets: give one")
+    try:
+        app.selection = Selection(parse_offsets(offset if offset is not None else offsets)
+                                  if (offset or offsets) is not None else None,
+                                  parse_times(times) if times is not None else None, position, producer_id,
+                                  max_bytes)
+    except click.BadParameter as e:
+        raise click.UsageError(e.format_message()) from None
 
     if as_json and hexdump:
         raise click.UsageError("--json and --hexdump are two different outputs: give one")

@@ -43,6 +43,9 @@ class Format:
     # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})
     # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".
     recover_files: Callable | None = None
+    # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
+    # so that a large log is not read from its start; units() then starts at opts.extra["start"].
+    seek: Callable | None = None
 
 
 SEGMENT_NAME = re.compile(r"^([0-9]{20})\.log$")  # ASCII digits only: int() takes other scripts' digits
@@ -70,7 +73,8 @@ def _kafka_log_units(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
     return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
-                    max_records=opts.max_records, base_offset=segment_base_offset(source.name))
+                    max_records=opts.max_records, base_offset=segment_base_offset(source.name),
+                    start=opts.extra.get("start", 0))
 
 
 def _kafka_log_check(source: Source, opts):
@@ -98,6 +102,20 @@ def _kafka_rebuild(kept, out_path, opts, source_path=None):
     return rebuild_indexes(kept, out_path, opts, source_path=source_path)
 
 
+def _kafka_log_seek(source: Source, offset: int) -> tuple[int, str | None]:
+    """Where the batch holding ``offset`` can start: the position of the largest offset <= it in
+    the segment's ``.index`` (``OffsetIndex.lookup``); 0 and why when there is no usable index."""
+    from wireinspect.formats.kafka.logcheck import load_lookup
+
+    base = segment_base_offset(source.name)
+    if base is None or not source.path:
+        return 0, "not named as a segment: read from the start"
+    lookup = load_lookup(source.path, base)
+    if not lookup.offsets:
+        return 0, "no usable .index: read from the start"
+    return lookup(offset), None
+
+
 KAFKA_LOG = Format(
     id="kafka-log",
     description="Kafka log segment (.log): record batches of magic 2 and legacy messages of magic 0/1",
@@ -108,6 +126,7 @@ KAFKA_LOG = Format(
     entries=_kafka_log_entries,
     recoverable=True,
     rebuild=_kafka_rebuild,
+    seek=_kafka_log_seek,
 )
 
 

@@ -52,7 +52,11 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     found = 0
     src = item.source
     extra = {"path": src.name}
-    for n, unit in enumerate(item.format.units(src, app.opts)):
+    sel = getattr(app, "selection", None)
+    units = item.format.units(src, _seek(app, item, sel, safe_text))
+    if sel is not None and sel.active:
+        units = sel.select(units)
+    for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
             fast = getattr(unit, "json_line", None)
@@ -78,6 +82,22 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
         if n % 256 == 0:
             update(unit.position + unit.length)
     return found
+
+
+def _seek(app, item, sel, safe_text):
+    """The options for reading ``item``: with ``--offset``/``--offsets`` and a format that can seek,
+    reading starts where the format's index says (said on stderr when it falls back to a scan)."""
+    opts = app.opts
+    opts.extra.pop("start", None)
+    if sel is None or sel.offsets is None or sel.offsets[0] is None or item.format.seek is None:
+        return opts
+    start, fallback = item.format.seek(item.source, sel.offsets[0])
+    if fallback:
+        import click
+
+        click.echo(f"wireinspect: {safe_text(item.source.name)}: {fallback}", err=True)
+    opts.extra["start"] = start
+    return opts
 
 
 def hexdump_unit(app, item, unit) -> None:

@@ -247,6 +247,16 @@ class Batch:
         return self.header[8] if self.header else -1
 
     @property
+    def base_timestamp(self) -> int:
+        """The batch's baseTimestamp (ms since the epoch; -1 when the header is incomplete)."""
+        return self.header[7] if self.header else -1
+
+    @property
+    def producer_id(self) -> int | None:
+        """The batch's producerId (``None`` when the header is incomplete)."""
+        return self.header[9] if self.header else None
+
+    @property
     def valid(self) -> bool:
         """Passes what Kafka's ``LogSegment.recover`` checks: complete, size >= 61, CRC-32C; and
         its offsets follow the entries before it (see :mod:`~wireinspect.formats.kafka.segment`)."""
