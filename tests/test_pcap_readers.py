@@ -37,7 +37,7 @@ def _pcap(packets, **kw):
 
 
 def _frames(data, ports=(9092,)):
-    return [u for u in capture_units(BytesSource(data, "x"), Options(ports=ports))]
+    return [u for u in capture_units(BytesSource(data, "x"), Options(ports=ports)) if u.type != "capture_summary"]
 
 
 def _clean(units, n=6):

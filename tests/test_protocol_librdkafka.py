@@ -89,7 +89,7 @@ def recording():
 
 
 def _frames(data, ports):
-    return [u for u in capture_units(BytesSource(data, "rec.pcap"), Options(ports=ports))]
+    return [u for u in capture_units(BytesSource(data, "rec.pcap"), Options(ports=ports)) if u.type != "capture_summary"]
 
 
 def _records_of(frames, api, direction):
@@ -155,7 +155,8 @@ def test_cli_dump_json_and_filters(recording, tmp_path):
     assert lines and all(d["apiName"] == "Produce" for d in lines)
     d = lines[0]
     assert set(d) == {"type", "protocol", "connection", "direction", "position", "length", "apiKey", "apiName",
-                      "apiVersion", "correlationId", "header", "body", "problems", "path"}
+                      "apiVersion", "correlationId", "header", "body", "problems", "path", "time", "timeEpoch",
+                      "filePosition"} | ({"latencyMs"} if d["direction"] == "response" else set())
     assert d["type"] == "frame" and d["protocol"] == "kafka"
     assert set(d["connection"]) == {"index", "client", "server"}
     cid = d["correlationId"]

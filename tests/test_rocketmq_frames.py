@@ -431,7 +431,7 @@ def test_capture_binary_headers_end_to_end(tmp_path):
     path = tmp_path / "rmq.pcap"
     write_pcap(path, convo, 10911)
     with FileSource(str(path)) as src:
-        units = list(capture.capture_units(src, Options()))
+        units = [u for u in capture.capture_units(src, Options()) if u.type != "capture_summary"]
     d = [u.to_json(TEXT) for u in units]
     assert [x["codeName"] for x in d] == ["PULL_MESSAGE", "HEART_BEAT", "SUCCESS", "FOUND",
                                           "NOTIFY_CONSUMER_IDS_CHANGED"]

@@ -5,6 +5,7 @@ requests and responses."""
 
 import json
 import struct
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -135,11 +136,12 @@ def test_fastjson_bad_input_never_raises():
 
 @pytest.mark.external
 def test_real_captures_spans_inside_header_and_not_overlapping():
-    if not RMQ.is_dir():
-        pytest.skip("../shared/external is not present")
+    # without ../shared/external: the bundled sample of the rocketmq wheel's client (samples/rocketmq)
+    paths = ([RMQ / "producer.pcap", RMQ / "consumer.pcap"] if RMQ.is_dir()
+             else [Path(__file__).resolve().parents[1] / "samples" / "rocketmq" / "producer.pcap"])
     checked = 0
-    for name in ("producer.pcap", "consumer.pcap"):
-        for f in capture_frames(RMQ / name):
+    for name in paths:
+        for f in capture_frames(name):
             if f.type != "frame" or f.serialize_type != 0 or not f.header:
                 continue
             hs, he = 8, 8 + f.header_length
@@ -153,7 +155,7 @@ def test_real_captures_spans_inside_header_and_not_overlapping():
             flag = next(off for n, off, _, _ in f.spans if n == "flag")
             assert f.data[flag:flag + 7] == b'"flag":'
             checked += 1
-    assert checked > 100
+    assert checked > (100 if RMQ.is_dir() else 10)
 
 
 # -- non-ASCII digits ---------------------------------------------------------------------------------

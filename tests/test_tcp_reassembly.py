@@ -166,7 +166,7 @@ def test_capture_starting_mid_connection():
     pk = conversation_packets(c, s, chunks, mss=10)
     units = _decode(_pcap(pk[8:]))  # no handshake, starts inside the first request
     notes = [u for u in units if u.type == "stream"]
-    assert any(p.code == "tcp_no_handshake" for u in notes for p in u.problems)
+    assert any(p.code == "tcp_no_handshake" for u in notes for p in u.notes)
     frames = [u for u in units if u.type == "frame"]
     assert len([f for f in frames if f.direction == "request"]) >= 5
     ok = [f for f in frames if not f.problems]

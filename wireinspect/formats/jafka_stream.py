@@ -13,7 +13,9 @@ from collections import deque
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.jafka.requests import ERROR_CODES, MAX_REQUEST, NO_RESPONSE, parse_request, parse_response
+from wireinspect.formats.jafka.requests import Exchange
 from wireinspect.formats.rocketmq.walk import LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.inputs.tcp import CaptureFacts, capture_display, capture_fields, latency_ms
 from wireinspect.model import Problem
 
 _HEAD = struct.Struct(">ih")
@@ -102,12 +104,37 @@ def _splitter(direction: str) -> LengthSplitter:
 MAX_WAITING = 1 << 16  # requests kept for pairing per conversation
 
 
-class _Decoder:
+class _Captured(Exchange):
+    """An :class:`Exchange` of a capture: adds ``time``, ``timeEpoch``, ``filePosition`` and
+    ``latencyMs`` to its JSON and the connection, direction, time and latency to its tree line."""
+
+    __slots__ = ("file_position", "latency_ms")
+
+    @classmethod
+    def of(cls, e: Exchange, fpos, lat) -> "_Captured":
+        c = object.__new__(cls)
+        for k in Exchange.__slots__:
+            setattr(c, k, getattr(e, k))
+        c.file_position, c.latency_ms = fpos, lat
+        return c
+
+    def to_json(self, enc) -> dict:
+        return capture_fields(super().to_json(enc), self)
+
+    def to_tree(self):
+        node = super().to_tree()
+        node.display = (node.display or "") + capture_display(self, True)
+        return node
+
+
+class _Decoder(CaptureFacts):
     """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units.
 
     Requests waiting for a response are kept up to :data:`MAX_WAITING` (a capture holding only the
     client's side would otherwise keep them all); past it the oldest is let go and only counted,
     and the response that answers it (responses come in request order) is decoded without it."""
+
+    protocol = "jafka"
 
     def __init__(self, conversation, opts):
         self.limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
@@ -115,8 +142,11 @@ class _Decoder:
         self.waiting = deque()
         self.dropped = 0  # requests let go from the front of ``waiting``
         self.inner = StreamDecoder(conversation, _splitter, self._parse, "jafka")
+        CaptureFacts.__init__(self, conversation)
 
     def _parse(self, kind, direction, position, data, timestamp):
+        ts, fpos = self.first_byte(direction, position, timestamp)
+        req = None
         if direction == "request":
             e = parse_request(data, 0, position, dialect=self.dialect, limit=self.limit)
             if e.kind is not None and e.kind not in NO_RESPONSE:
@@ -125,20 +155,24 @@ class _Decoder:
                     self.waiting.popleft()
                     self.dropped += 1
         else:
-            req = None
             if self.dropped:
                 self.dropped -= 1  # answers a request no longer held: read without it
             elif self.waiting:
                 req = self.waiting.popleft()
             e = parse_response(data, 0, position, request=req, dialect=self.dialect, limit=self.limit)
-        e.timestamp = timestamp
-        return e
+        e.timestamp = ts
+        if fpos is None and ts is None:
+            return e
+        lat = latency_ms(ts, req.timestamp) if req is not None else None
+        c = _Captured.of(e, fpos, lat)
+        if direction == "request" and self.waiting and self.waiting[-1] is e:
+            self.waiting[-1] = c  # the response sets its request's responsePosition
+        return c
 
-    def feed(self, event):
-        return self.inner.feed(event)
-
-    def close(self):
-        return self.inner.close()
+    @property
+    def unanswered(self) -> int:
+        """Requests still waiting for a response (PRODUCE and MULTIPRODUCE get none)."""
+        return len(self.waiting)
 
 
 # Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port).

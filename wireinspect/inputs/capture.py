@@ -50,17 +50,29 @@ port is not a server port, else the side whose first bytes sniff best.
 * ``position``: byte position in that direction's stream (0 = first byte after the SYN; without a
   handshake, the first byte seen);
 * ``data`` (bytes, ``b""`` unless ``kind == "data"``), ``length`` (int), ``timestamp`` (float
-  seconds of the packet, ``None`` for stream dumps), ``problems`` (list of ``Problem``; positions
-  are stream positions of this direction).
+  seconds of the packet that carried ``data[0]``, ``None`` for stream dumps), ``problems`` (list of
+  ``Problem``; positions are stream positions of this direction), ``file_position`` (the capture
+  file position of ``data[0]``; ``None`` for stream dumps and events without data). A data event
+  holds bytes of one packet, so ``file_position + k`` is where ``data[k]`` is in the file.
 
 A ``"gap"`` or ``"problem"`` event always carries its Problem (codes ``tcp_gap``,
 ``tcp_no_handshake``...). A protocol decoder must put those problems on some unit it yields
-(the frame the gap cuts, or a :class:`StreamNote`), so that ``verify`` sees them.
+(the frame the gap cuts, or a :class:`StreamNote`), so that ``verify`` sees them; the codes of
+``tcp.NOTE_CODES`` (``tcp_no_handshake``: the normal case for a capture taken during an incident)
+go to a unit's ``notes`` instead (``tcp.split_notes``), which ``verify`` lists without failing.
+Captured frames carry ``timestamp``, ``file_position`` and, for responses, ``latency_ms`` (their
+JSON ``time``/``timeEpoch``/``filePosition``/``latencyMs``: ``tcp.capture_fields``); a streaming
+decoder may expose ``unanswered`` (requests still waiting for a response) for the summary.
 
 :class:`Conversation`: ``index`` (int, 0-based, order of first packet), ``client``/``server``
 (``"address:port"`` strings, IPv6 as ``"[addr]:port"``; ``None`` for stream dumps), ``protocol``
 (the chosen id), ``events`` (see ``decode``), ``source`` (the input's name), and
-``connection_json()`` -> ``{"index", "client", "server"}``, the units' ``"connection"`` value.
+``connection_json()`` -> ``{"index", "client", "server"}``, the units' ``"connection"`` value, and
+``mid_connection`` (True when the connection's first packet in the capture is not a SYN).
+
+After the units of a pcap/pcapng input comes one :class:`CaptureSummary` (``"capture_summary"``:
+connections, frames per API/code, requests without a response, gaps; ``summary_text``), except
+with ``--api``/``--correlation-id``.
 
 Units yielded by a protocol follow ``registry.py``: ``type``, ``position``, ``length``,
 ``problems``, ``to_json(enc)``, ``to_tree()``. :class:`StreamNote` is a ready-made unit for
@@ -79,10 +91,11 @@ import re
 from wireinspect.formats.registry import Format
 from wireinspect.inputs.pcap import parse_tcp, read_packets, sniff_capture
 from wireinspect.inputs.source import Source
-from wireinspect.inputs.tcp import ACK, RST, SYN, Conversation, Event, HalfStream, StreamNote
+from wireinspect.inputs.tcp import ACK, RST, SYN, Conversation, Event, HalfStream, StreamNote, iso_time
 from wireinspect.model import Node, Problem
 
-__all__ = ["FORMATS", "STREAM_PROTOCOLS", "Conversation", "Event", "StreamNote", "CaptureNote", "capture_units",
+__all__ = ["FORMATS", "STREAM_PROTOCOLS", "Conversation", "Event", "StreamNote", "CaptureNote", "CaptureSummary",
+           "capture_units",
            "stream_units", "stream_protocols"]
 
 
@@ -133,6 +146,156 @@ class CaptureNote:
     def to_tree(self) -> Node:
         return Node("capture", self.position, self.length, display="capture file", problems=list(self.problems),
                     type="capture")
+
+
+def frame_name(u) -> str | None:
+    """The API (Kafka), request code (RocketMQ) or request type (Kafka 0.7/Jafka) a captured frame
+    belongs to (a response: its request's), or None for units that are not frames."""
+    t = getattr(u, "type", None)
+    if t not in ("frame", "request", "response"):
+        return None
+    conv = getattr(u, "conversation", None)
+    proto = getattr(conv, "protocol", None) or getattr(u, "protocol", None)
+    if t == "frame" and proto == "kafka":
+        if u.api_key is None:
+            return "SASL token" if u.header_version is None and u.body else "unknown"
+        return u.api_name or f"api {u.api_key}"
+    if t == "frame" and proto == "rocketmq":
+        from wireinspect.formats.rocketmq import codes
+
+        if u.is_response and u.request_code is not None:
+            return codes.code_name(u.request_code, False) or str(u.request_code)
+        if u.is_response:
+            return "unmatched response"
+        return u.code_name() or str(u.code)
+    if t in ("request", "response") and proto == "jafka":
+        from wireinspect.formats.jafka.requests import REQUEST_TYPES
+
+        kind = u.kind if t == "request" else u.request_type
+        return REQUEST_TYPES.get(kind) or ("unmatched response" if t == "response" and kind is None else str(kind))
+    return None
+
+
+_FRAME_TYPES = frozenset({"frame", "request", "response"})
+
+
+def _kafka_frame_class():
+    from wireinspect.formats.kafka.protocol.frames import Frame
+
+    return Frame
+
+
+_KafkaFrame = _kafka_frame_class()
+
+
+class CaptureSummary:
+    """The last unit of a capture (``type`` ``"capture_summary"``): its connections (client, server,
+    protocol, frames, requests without a response, gaps), frames per API/code, requests without a
+    response and gaps, in capture terms. Counts the units shown (after ``--api``, ``--connection``,
+    ``--correlation-id``); requests without a response and gaps are per connection shown.
+    ``summary_text``: one line, e.g. ``"3 connections, 412 frames (Produce 200, Fetch 180, ...), 2
+    requests without a response, 0 gaps"``. Neither a problem nor an entry (``entries = 0``)."""
+
+    type = "capture_summary"
+    valid = True
+    records_count = 0
+    entries = 0
+    base_offset = last_offset = None
+    direction = conversation = None
+
+    def __init__(self):
+        self.position = self.length = 0
+        self.problems = []
+        self.frames = 0
+        self.counts: dict = {}  # (conversation index, protocol, name or Kafka API key) -> frames
+        self.by_name: dict = {}  # (protocol, name) -> frames
+        self.by_conv: dict = {}  # conversation index -> frames
+        self.connections: list = []
+        self.unanswered = self.gaps = self.gap_bytes = 0
+        self.first = self.last = None  # times of the first and last TCP packets (float seconds)
+
+    def seen(self, t: float) -> None:
+        if self.first is None or t < self.first:
+            self.first = t
+        if self.last is None or t > self.last:
+            self.last = t
+
+    def add(self, u) -> None:
+        if type(u) is _KafkaFrame and u.api_key is not None:
+            # named at the end: frames are counted at dict speed
+            k = (u.conversation.index if u.conversation is not None else None, "kafka", u.api_key)
+        else:
+            if u.type not in _FRAME_TYPES:
+                return
+            c = getattr(u, "conversation", None)
+            name = frame_name(u) if c is not None else None
+            if name is None:
+                return
+            k = (c.index, c.protocol or getattr(u, "protocol", None), name)
+        by = self.counts
+        by[k] = by.get(k, 0) + 1
+
+    def finish(self, convs, size: int, filters) -> "CaptureSummary":
+        from wireinspect.formats.kafka.protocol.specs_loader import specs
+
+        self.position = size
+        for (ci, p, n), k in self.counts.items():
+            if isinstance(n, int):
+                n = specs().api_name(n) or f"api {n}"
+            self.frames += k
+            self.by_name[(p, n)] = self.by_name.get((p, n), 0) + k
+            self.by_conv[ci] = self.by_conv.get(ci, 0) + k
+        for st in convs:
+            if st.ignored or st.proto is None or not filters.conversation_ok(st.conv):
+                continue
+            c = st.conv
+            self.connections.append({"index": c.index, "client": c.client, "server": c.server,
+                                     "protocol": c.protocol, "midConnection": bool(c.mid_connection),
+                                     "frames": self.by_conv.get(c.index, 0),
+                                     "requestsWithoutResponse": st.unanswered, "gaps": st.gaps,
+                                     "gapBytes": st.gap_bytes})
+            self.unanswered += st.unanswered
+            self.gaps += st.gaps
+            self.gap_bytes += st.gap_bytes
+        return self
+
+    def names(self) -> list:
+        """``[(protocol, name, frames)]``, most frames first."""
+        return sorted(((p, n, k) for (p, n), k in self.by_name.items()), key=lambda x: (-x[2], x[0], x[1]))
+
+    @property
+    def summary_text(self) -> str:
+        n = len(self.connections)
+        names = self.names()
+        shown = ", ".join(f"{name} {k}" for _, name, k in names[:6]) + (", ..." if len(names) > 6 else "")
+        return (f"{n} connection{'s' if n != 1 else ''}, {self.frames} frame{'s' if self.frames != 1 else ''}"
+                + (f" ({shown})" if shown else "")
+                + f", {self.unanswered} request{'s' if self.unanswered != 1 else ''} without a response, "
+                f"{self.gaps} gap{'s' if self.gaps != 1 else ''}")
+
+    def to_json(self, enc) -> dict:
+        return {"type": "capture_summary", "position": self.position, "length": 0,
+                "connections": self.connections, "frames": self.frames,
+                "framesByName": [{"protocol": p, "name": n, "frames": k} for p, n, k in self.names()],
+                "requestsWithoutResponse": self.unanswered, "gaps": self.gaps, "gapBytes": self.gap_bytes,
+                "firstTime": iso_time(self.first), "lastTime": iso_time(self.last),
+                "summary": self.summary_text, "problems": []}
+
+    def to_tree(self) -> Node:
+        node = Node("capture_summary", self.position, 0, display=self.summary_text, type="capture_summary")
+        cs = node.add("connections", self.position, 0, display=f"{len(self.connections)}")
+        for c in self.connections:
+            cs.add(f"connection[{c['index']}]", self.position, 0, display=(
+                f"{c['protocol']}  {c['client']} -> {c['server']}  {c['frames']} frames, "
+                f"{c['requestsWithoutResponse']} without a response, {c['gaps']} gaps"
+                + ("  (captured mid-connection)" if c["midConnection"] else "")), derived=True)
+        if self.first is not None:
+            node.add("packets", self.position, 0, display=f"{iso_time(self.first)} .. {iso_time(self.last)}",
+                     derived=True)
+        fs = node.add("framesByName", self.position, 0, display=f"{self.frames} frames")
+        for p, n, k in self.names():
+            fs.add(n, self.position, 0, k, display=f"{k} ({p})", derived=True)
+        return node
 
 
 # -- filters -------------------------------------------------------------------------------------
@@ -193,6 +356,9 @@ class _Conv:
         self.first: dict = {}  # endpoint -> first payload bytes
         self.ctx = ctx
         self.closed = False
+        self.gaps = 0  # tcp gap events and the bytes they lost
+        self.gap_bytes = 0
+        self.unanswered = 0  # requests without a response (from the decoder, at the end)
 
     def _label(self, ep) -> str:
         return "request" if ep == self.client else "response"
@@ -204,7 +370,7 @@ class _Conv:
         for e, h in self.halves.items():
             h.direction = self._label(e)
 
-    def packet(self, ep, seg, ts) -> list:
+    def packet(self, ep, seg, ts, fpos=None) -> list:
         if self.ignored:
             return []
         flags = seg.flags
@@ -218,7 +384,7 @@ class _Conv:
             peer = self.halves[other]
             for ev in peer.acked(seg.ack, ts, eager=bool(seg.payload)):
                 evs.append((other, ev))
-        evs += [(ep, ev) for ev in half.segment(seg.seq, flags, seg.payload, ts)]
+        evs += [(ep, ev) for ev in half.segment(seg.seq, flags, seg.payload, ts, fpos)]
         if seg.missing and evs and evs[-1][1].kind == "data" and half.next == evs[-1][1].position + evs[-1][1].length:
             n = seg.missing
             evs.append((ep, Event(half.direction, "gap", half.next, b"", n, ts, (Problem(
@@ -240,6 +406,9 @@ class _Conv:
         return bool(seg.flags & SYN and not seg.flags & ACK and h.syn and h.base != (seg.seq + 1) & 0xFFFFFFFF)
 
     def _event(self, ep, ev) -> list:
+        if ev.kind == "gap":
+            self.gaps += 1
+            self.gap_bytes += ev.length
         if self.proto is None:
             self.held.append((ep, ev))
             if not self._decide():
@@ -317,6 +486,7 @@ class _Conv:
             return []
         if self.decoder is not None:
             out.extend(self.decoder.close())
+            self.unanswered = getattr(self.decoder, "unanswered", 0) or 0
         else:
             out.extend(self.proto.decode(self.conv, self.ctx.opts))
             self.conv.events = []
@@ -364,6 +534,8 @@ def capture_units(source: Source, opts, records: bool = True):
     filters = ctx.filters
     file_problems: list = []
     convs: dict = {}
+    done: list = []  # every conversation, in order (convs keeps only the latest of a port pair)
+    summary = CaptureSummary()
     order = 0
     said: set = set()
     for pkt in read_packets(source, file_problems):
@@ -379,27 +551,36 @@ def capture_units(source: Source, opts, records: bool = True):
                     "undecodable_packet", pkt.position, f"packet {pkt.index}: {why} (later packets with the same "
                     "finding are not reported)")])
             continue
+        summary.seen(pkt.timestamp)
         a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
         key = (a, b) if a <= b else (b, a)
         st = convs.get(key)
         if st is not None and not st.closed and st.new_syn(a, seg):
             for u in st.finish():  # the port pair is reused without a FIN/RST in the capture
                 if filters.unit_ok(u):
+                    summary.add(u)
                     yield u
         if st is None or (st.closed and seg.flags & SYN and not seg.flags & ACK):
             st = convs[key] = _Conv(order, a, b, source.name, ctx)
+            st.conv.mid_connection = not seg.flags & SYN
+            done.append(st)
             order += 1
         elif st.closed:
             continue
-        for u in st.packet(a, seg, pkt.timestamp):
+        fpos = pkt.data_position + seg.payload_offset if pkt.data_position >= 0 else None
+        for u in st.packet(a, seg, pkt.timestamp, fpos):
             if filters.unit_ok(u):
+                summary.add(u)
                 yield u
     if file_problems:
         yield from _notes(file_problems, filters)
     for st in sorted(convs.values(), key=lambda s: s.conv.index):
         for u in st.finish():
             if filters.unit_ok(u):
+                summary.add(u)
                 yield u
+    if not (filters.api or filters.corr):  # --api/--correlation-id ask for those frames only
+        yield summary.finish(done, source.size, filters)
 
 
 def _notes(problems: list, filters):
@@ -547,15 +728,16 @@ def _stream_direction(source: Source, frames: int = 8) -> str:
 
 
 def _located(units):
-    """For ``verify``: say in each problem's message which connection and stream it is in (problem
-    positions are stream positions, ambiguous across connections)."""
+    """Say in each problem's message which connection and stream it is in (problem positions are
+    stream positions, ambiguous across connections), for every command alike (dump, verify, Spark)."""
     for u in units:
         conv = getattr(u, "conversation", None)
-        if conv is not None and u.problems:
+        notes = getattr(u, "notes", None)
+        if conv is not None and (u.problems or notes):
             where = f"connection {conv.index}" + (f" {u.direction}" if getattr(u, "direction", None) else "")
             if conv.client:
                 where += f" ({conv.client} -> {conv.server})"
-            for p in u.problems:
+            for p in (*u.problems, *(notes or ())):
                 if not p.message.startswith("connection "):
                     p.message = f"{where} stream: {p.message}"
         yield u
@@ -591,7 +773,7 @@ PCAP = Format(
                 "decoded frame by frame",
     recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
     sniff=_pcap_sniff,
-    units=lambda src, opts: capture_units(src, opts, True),
+    units=lambda src, opts: _located(capture_units(src, opts, True)),
     check=lambda src, opts: _located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
     honours=frozenset({"port", "api", "connection", "correlation_id"}),
 )

@@ -35,7 +35,7 @@ BENIGN_BLOCKS = {4, 5, 9, 0xA, 0xBAD, 0x40000BAD, 0x80000001}  # NRB, ISB, journ
 class Packet(NamedTuple):
     """One captured packet: ``index`` (0-based), ``position`` (file position of its record/block),
     ``timestamp`` (seconds), ``linktype``, ``data`` (captured bytes), ``wire_length`` (bytes on the
-    wire), ``problems``."""
+    wire), ``problems``, ``data_position`` (file position of ``data[0]``)."""
 
     index: int
     position: int
@@ -44,6 +44,7 @@ class Packet(NamedTuple):
     data: bytes
     wire_length: int
     problems: list
+    data_position: int = -1  # capture file position of data[0]
 
 
 def sniff_capture(head: bytes) -> str | None:
@@ -116,7 +117,7 @@ def _pcap(source: Source, problems: list):
                                   "(snaplen)", expected=orig, actual=incl))
         ts = sec + frac * unit
         last_ts = sec
-        yield Packet(index, pos, ts, linktype, data, orig, pprobs)
+        yield Packet(index, pos, ts, linktype, data, orig, pprobs, pos + 16)
         index += 1
         pos += 16 + incl
 
@@ -252,7 +253,7 @@ def _pcapng_packet(btype, body, endian, ifaces, pos, index, problems):
     if orig > cap:
         pprobs.append(Problem("snaplen_short", pos, f"packet {index} was captured with {cap} of its {orig} bytes "
                               "(snaplen)", expected=orig, actual=cap))
-    return Packet(index, pos, ((hi << 32) | lo) * unit, lt, body[off:off + cap], orig, pprobs)
+    return Packet(index, pos, ((hi << 32) | lo) * unit, lt, body[off:off + cap], orig, pprobs, pos + 8 + off)
 
 
 def _pcapng_resync(win: Window, start: int, endian: str) -> int | None:
@@ -273,7 +274,8 @@ def _pcapng_resync(win: Window, start: int, endian: str) -> int | None:
 # -- link, IP, TCP -------------------------------------------------------------------------------
 class Segment(NamedTuple):
     """A TCP segment: endpoints as text, ``seq``, ``ack``, ``flags``, ``payload`` (captured bytes) and
-    ``missing`` (payload bytes the IP length announces beyond what was captured)."""
+    ``missing`` (payload bytes the IP length announces beyond what was captured), ``payload_offset``
+    (where the payload starts in the packet's captured bytes)."""
 
     src: str
     sport: int
@@ -284,6 +286,7 @@ class Segment(NamedTuple):
     flags: int
     payload: bytes
     missing: int
+    payload_offset: int = 0  # position of payload[0] in the packet's data
 
 
 _ETH_IP = {0x0800: 4, 0x86DD: 6}
@@ -377,4 +380,4 @@ def parse_tcp(linktype: int, data: bytes):
     end = min(ip_end, n)
     payload = data[start:end] if start < end else b""
     missing = max(ip_end - max(n, start), 0)
-    return Segment(src, sport, dst, dport, seq, ack, flags, payload, missing), None
+    return Segment(src, sport, dst, dport, seq, ack, flags, payload, missing, start), None

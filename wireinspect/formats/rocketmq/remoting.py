@@ -35,6 +35,7 @@ from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, COMPRESS
                                                     masked_crc, parse_record, split_properties)
 from wireinspect.formats.rocketmq.fastjson import loads
 from wireinspect.formats.rocketmq.walk import LengthSplitter
+from wireinspect.inputs.tcp import capture_display, capture_fields
 from wireinspect.model import Node, Problem
 
 FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
@@ -139,7 +140,7 @@ class Frame:
     __slots__ = ("position", "length", "data", "base", "frame_length", "serialize_type", "header_length",
                  "header", "spans", "unquoted_keys", "p_body", "body_len", "body_kind", "messages", "body_json",
                  "body_plain", "problems", "request_code", "request_position", "response_position", "direction",
-                 "timestamp", "connection", "conversation", "extra")
+                 "timestamp", "connection", "conversation", "extra", "file_position", "latency_ms")
 
     def __init__(self, data, base):
         self.data, self.base = data, base
@@ -156,6 +157,7 @@ class Frame:
         self.problems = []
         self.request_code = self.request_position = self.response_position = None
         self.direction = self.timestamp = self.connection = self.conversation = None
+        self.file_position = self.latency_ms = None  # captures: see inputs/tcp.capture_fields
         self.extra = {}
 
     def raw_bytes(self) -> bytes:
@@ -263,6 +265,8 @@ class Frame:
         if self.messages is not None:
             d["messages"] = [m.to_json(enc) for m in self.messages]
         d["problems"] = [p.to_dict() for p in self.problems]
+        if self.timestamp is not None or self.file_position is not None:
+            capture_fields(d, self)
         return d
 
     def to_tree(self) -> Node:
@@ -272,7 +276,8 @@ class Frame:
         natural = "response" if self.is_response else "request"
         where = f"({self.direction} stream) " if self.direction and self.direction != natural else ""
         node = Node("frame", b, self.length, type="frame", problems=list(self.problems),
-                    display=f"{where}{kind} {name}  opaque {self.opaque}")
+                    display=f"{where}{kind} {name}  opaque {self.opaque}"
+                    + (capture_display(self, True) if self.conversation is not None else ""))
         if self.frame_length is None:
             return node
         if self.is_response and self.request_code is not None:

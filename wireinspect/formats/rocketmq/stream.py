@@ -12,6 +12,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.rocketmq.remoting import Conversation, FrameSplitter, decode_frame_body, parse_frame, \
     plausible_frame
 from wireinspect.formats.rocketmq.walk import StreamDecoder, StreamProtocol
+from wireinspect.inputs.tcp import CaptureFacts, latency_ms
 
 def sniff(first_bytes: bytes) -> int:
     """Confidence that a client's first bytes are RocketMQ remoting: a plausible frame header and a
@@ -27,27 +28,39 @@ def _limit(opts) -> int:
     return getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
 
 
-class _Decoder:
-    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units."""
+class _Decoder(CaptureFacts):
+    """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units. Frames of a
+    capture carry the time and file position of their first byte and responses their latency
+    (:class:`~wireinspect.inputs.tcp.CaptureFacts`)."""
+
+    protocol = "rocketmq"
 
     def __init__(self, conversation, opts):
         limit = _limit(opts)
         self.pairs = Conversation(limit)
         self.inner = StreamDecoder(conversation, lambda direction: FrameSplitter(limit=limit), self._parse, "rocketmq")
         self.limit = limit
+        CaptureFacts.__init__(self, conversation)
 
     def _parse(self, kind, direction, position, data, timestamp):
         f = parse_frame(data, 0, position, limit=self.limit, decode_body=False)
-        f.timestamp = timestamp
+        f.timestamp, f.file_position = self.first_byte(direction, position, timestamp)
         if f.header:
+            req = None
+            if f.is_response:
+                for d, cand in self.pairs.pending.get(f.opaque, ()):
+                    if d != direction:
+                        req = cand
+                        break
             self.pairs.observe(f, direction)
+            if req is not None and f.request_position == req.position:
+                f.latency_ms = latency_ms(f.timestamp, req.timestamp)
         return f
 
-    def feed(self, event):
-        return self.inner.feed(event)
-
-    def close(self):
-        return self.inner.close()
+    @property
+    def unanswered(self) -> int:
+        """Requests (not oneway) still waiting for their response."""
+        return sum(len(v) for v in self.pairs.pending.values())
 
 
 # The RocketMQ remoting stream protocol: name server 9876, broker 10911, broker VIP channel 10909.

@@ -21,6 +21,7 @@ import struct
 from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
 from wireinspect.formats.kafka.protocol.walker import (
     K_RAW, K_RECORDS, Ctx, F, Short, fields_json, fields_tree, walk)
+from wireinspect.inputs.tcp import capture_display, capture_items
 from wireinspect.model import Node, Problem
 
 API_VERSIONS = 18
@@ -57,7 +58,7 @@ class Frame:
     protocol = "kafka"
     __slots__ = ("position", "length", "size", "direction", "conversation", "api_key", "api_version",
                  "correlation_id", "header", "body", "raw_body", "problems", "body_version", "origin",
-                 "header_version", "timestamp", "header_end", "data")
+                 "header_version", "timestamp", "header_end", "data", "file_position", "latency_ms", "notes")
 
     def __init__(self, position, length, direction, conversation=None):
         self.position, self.length, self.direction = position, length, direction
@@ -71,7 +72,10 @@ class Frame:
         self.body_version = None
         self.origin = None
         self.header_version = None
-        self.timestamp = None
+        self.timestamp = None  # captures: time (float seconds) of the packet holding the first byte
+        self.file_position = None  # captures: capture file position of the first byte
+        self.latency_ms = None  # captured responses: milliseconds since the request's first packet
+        self.notes = ()  # findings that are not damage (a response to a request sent before the capture): a list
         self.header_end = None  # absolute position where the body starts
         self.data = b""  # the frame's bytes (Size included): its stream bytes, for hex dumps
 
@@ -112,12 +116,17 @@ class Frame:
 
     def to_json(self, enc) -> dict:
         """The ``dump --json`` object of a frame (docs/protocol.md)."""
-        return {"type": "frame", "protocol": "kafka", "connection": self.connection_json(),
-                "direction": self.direction, "position": self.position, "length": self.length,
-                "apiKey": self.api_key, "apiName": self.api_name, "apiVersion": self.api_version,
-                "correlationId": self.correlation_id, "header": fields_json(self.header, enc),
-                "body": None if self.body is None else fields_json(self.body, enc),
-                "problems": [p.to_dict() for p in self.problems]}
+        d = {"type": "frame", "protocol": "kafka", "connection": self.connection_json(),
+             "direction": self.direction, "position": self.position, "length": self.length,
+             "apiKey": self.api_key, "apiName": self.api_name, "apiVersion": self.api_version,
+             "correlationId": self.correlation_id, "header": fields_json(self.header, enc),
+             "body": None if self.body is None else fields_json(self.body, enc)}
+        if self.timestamp is not None or self.file_position is not None:
+            capture_items(self, d)
+        if self.notes:
+            d["notes"] = [p.to_dict() for p in self.notes]
+        d["problems"] = [p.to_dict() for p in self.problems]
+        return d
 
     def to_tree(self) -> Node:
         name = self.api_name or (f"api {self.api_key}" if self.api_key is not None else "unknown")
@@ -126,7 +135,10 @@ class Frame:
                         f"{self.correlation_id}")
         c = self.conversation
         if c is not None and c.client is not None:
-            node.display += f"  {c.client} -> {c.server}"
+            node.display += f"  [{c.index}] {c.client} -> {c.server}"
+        node.display += capture_display(self)
+        if self.notes:
+            node.display += "  (note: " + "; ".join(n.message for n in self.notes) + ")"
         if self.size is not None:
             node.add("Size", self.position, 4, self.size)
         if self.header_version is None and self.api_key is None and self.body:

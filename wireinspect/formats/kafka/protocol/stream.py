@@ -23,7 +23,7 @@ from collections import deque
 
 from wireinspect.formats.kafka.protocol.frames import Frame, decode_request, decode_response, plausible_request
 from wireinspect.formats.kafka.protocol.walker import F
-from wireinspect.inputs.tcp import StreamNote
+from wireinspect.inputs.tcp import MID_STREAM_START, Spans, StreamNote, latency_ms, split_notes
 from wireinspect.model import Problem
 
 MAX_FRAME = 1 << 28  # 256 MiB: above Kafka's socket.request.max.bytes (100 MiB) and fetch.max.bytes (50 MiB)
@@ -41,7 +41,8 @@ _REQUEST_START = re.compile(rb"(?=[\x00-\x0f][\x00-\xff]{3}\x00[\x00-\x7f]\x00)"
 class _Dir:
     """Splitter state of one direction: ``buf[i:]`` holds the bytes from stream position ``start``."""
 
-    __slots__ = ("name", "buf", "i", "start", "hunting", "hunt_from", "hunt_problems", "skip_to", "cut_problems")
+    __slots__ = ("name", "buf", "i", "start", "hunting", "hunt_from", "hunt_problems", "skip_to", "cut_problems",
+                 "spans", "hunt_mid")
 
     def __init__(self, name):
         self.name = name
@@ -53,6 +54,8 @@ class _Dir:
         self.hunt_problems = []
         self.skip_to = None
         self.cut_problems = []
+        self.spans = Spans()  # captures: packet time and file position of the stream's bytes
+        self.hunt_mid = False  # the hunt is for the first frame of a stream captured mid-connection
 
     @property
     def avail(self):
@@ -85,6 +88,7 @@ class KafkaDecoder:
         self.ts = None
         self.raw_sasl = False  # after a successful SaslHandshake v0: bare SASL tokens follow
         self.tokens = 0  # client tokens waiting for the broker's token
+        self.matched = 0  # responses matched to a request
 
     # -- events ----------------------------------------------------------------------------------
     def feed(self, ev) -> list:
@@ -96,14 +100,16 @@ class KafkaDecoder:
             d.start = ev.position
         kind = ev.kind
         if kind == "data":
-            self._data(d, ev.position, ev.data, out)
+            self._data(d, ev.position, ev.data, out, ev.timestamp, getattr(ev, "file_position", None))
         elif kind == "gap":
             self._gap(d, ev, out)
         elif kind == "problem":
-            probs = list(ev.problems)
-            if any(p.code == "tcp_no_handshake" for p in probs) and not d.avail:
+            probs, notes = split_notes(ev.problems)
+            if any(p.code == "tcp_no_handshake" for p in notes) and not d.avail and not d.hunting:
                 self._start_hunt(d, ev.position, [])
-            out.append(StreamNote("kafka", self.conv, self._dname(d), ev.position, 0, probs, type="stream"))
+                d.hunt_mid = True
+            out.append(StreamNote("kafka", self.conv, self._dname(d), ev.position, 0, probs, type="stream",
+                                  notes=notes))
         elif kind == "end":
             self._end(d, out)
         return out
@@ -114,14 +120,24 @@ class KafkaDecoder:
             self._end(d, out)
         return out
 
+    @property
+    def unanswered(self) -> int:
+        """Requests still waiting for their response."""
+        return sum(len(q) for q in self.pending.values())
+
     # -- splitting -------------------------------------------------------------------------------
     def _dname(self, d):
         return self.resolved.get(d.name, d.name if d.name != "unknown" else None)
 
-    def _data(self, d: _Dir, pos: int, data: bytes, out: list) -> None:
+    def _data(self, d: _Dir, pos: int, data: bytes, out: list, ts=None, fpos=None) -> None:
+        q = d.spans.q
+        if ts is not None or fpos is not None:
+            q.append((pos, pos + len(data), ts, fpos))
         if d.skip_to is not None:
             if pos + len(data) <= d.skip_to:
                 d.start = pos + len(data)
+                while q and q[0][1] <= d.start:
+                    q.popleft()
                 return
             if pos < d.skip_to:
                 data = data[d.skip_to - pos:]
@@ -134,6 +150,8 @@ class KafkaDecoder:
         else:
             d.buf += data
         self._drain(d, out)
+        while q and q[0][1] <= d.start:  # bytes no frame can start in any more
+            q.popleft()
 
     def _start_hunt(self, d: _Dir, at: int, problems: list) -> None:
         if not d.hunting:
@@ -146,8 +164,17 @@ class KafkaDecoder:
     def _stop_hunt(self, d: _Dir, at: int, out: list) -> None:
         d.hunting = False
         n = at - d.hunt_from
+        mid, d.hunt_mid = d.hunt_mid, False
         if n > 0 or d.hunt_problems:
             probs = d.hunt_problems or []
+            if mid and not probs:
+                # The capture began inside a frame: its tail is expected, not damage.
+                out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, [], type="unparsed",
+                                      notes=[Problem(MID_STREAM_START, d.hunt_from, f"{n} bytes before the first frame "
+                                                     f"at position {at}: the capture starts mid-connection, inside a "
+                                                     "frame sent before it began", actual=n)]))
+                d.hunt_problems = []
+                return
             if n > 0:
                 probs.append(Problem("unparsed_bytes", d.hunt_from, f"{n} bytes skipped before a plausible frame at "
                                      f"position {at}", actual=n))
@@ -200,8 +227,15 @@ class KafkaDecoder:
         pattern = _REQUEST_START if direction == "request" else _ANY_START
         for m in pattern.finditer(buf, d.i, max(stop, d.i)):
             j = m.start()
-            if (direction != "response" and plausible_request(buf, j, MAX_FRAME)) or \
-                    (direction != "request" and self._plausible_response(buf, j, d)):
+            ok = (direction != "response" and plausible_request(buf, j, MAX_FRAME)) or \
+                (direction != "request" and self._plausible_response(buf, j, d))
+            if ok is None:  # a first frame of a mid-connection stream: wait for what follows it
+                if final and j + 4 + _I32(buf, j)[0] <= len(buf):
+                    return d.start + (j - d.i), True
+                if first_open is None and not final:
+                    first_open = j
+                continue
+            if ok:
                 if j + 4 + _I32(buf, j)[0] <= len(buf):
                     if first_open is not None and not final and len(buf) - first_open < HUNT_PATIENCE:
                         break  # the earlier candidate may be a real frame still arriving: wait
@@ -212,7 +246,9 @@ class KafkaDecoder:
             return d.start + (first_open - d.i), False
         return None
 
-    def _plausible_response(self, buf, j, d) -> bool:
+    def _plausible_response(self, buf, j, d):
+        """Whether a response plausibly starts at ``buf[j]``; None when only the next frame's start
+        can tell (at the start of a stream captured mid-connection)."""
         size = _I32(buf, j)[0]
         if size < MIN_RESPONSE or size > MAX_FRAME:
             return False
@@ -222,7 +258,11 @@ class KafkaDecoder:
         nxt = j + 4 + size
         if nxt + 8 <= len(buf):
             s2 = _I32(buf, nxt)[0]
-            return MIN_RESPONSE <= s2 <= MAX_FRAME and not self.pending
+            # two sane frames in a row; at the start of a stream captured mid-connection the first
+            # responses answer requests sent before the capture, so pending requests do not count
+            return MIN_RESPONSE <= s2 <= MAX_FRAME and (not self.pending or d.hunt_mid)
+        if d.hunt_mid and size <= HUNT_PATIENCE:
+            return None
         return False
 
     def _gap(self, d: _Dir, ev, out: list) -> None:
@@ -237,6 +277,7 @@ class KafkaDecoder:
             return
         if d.hunting:
             d.hunt_problems.extend(probs)
+            d.hunt_mid = False
             d.buf, d.i, d.start = bytearray(), 0, gap_end
             return
         if d.avail >= 4:
@@ -311,6 +352,21 @@ class KafkaDecoder:
 
     # -- decoding --------------------------------------------------------------------------------
     def _decode(self, d: _Dir, frame, pos: int, extra: list):
+        q = d.spans.q
+        ts = fpos = None
+        if q:  # the packet that carried the frame's first byte (spans come in stream order)
+            while q and q[0][1] <= pos:
+                q.popleft()
+            if q and q[0][0] <= pos:
+                s = q[0]
+                ts, fpos = s[2], None if s[3] is None else s[3] + (pos - s[0])
+        if ts is None and fpos is None and not q:
+            ts = self.ts
+        f = self._decode_frame(d, frame, pos, extra, ts)
+        f.timestamp, f.file_position = ts, fpos
+        return f
+
+    def _decode_frame(self, d: _Dir, frame, pos: int, extra: list, ts):
         direction = self._dname(d)
         if direction is None:
             direction = "request" if plausible_request(frame, 0, MAX_FRAME) else "response"
@@ -323,7 +379,7 @@ class KafkaDecoder:
             self.raw_sasl = False
             f = decode_request(frame, pos, self.conv, **kw)
             if f.correlation_id is not None and f.api_key is not None and not _no_response(f):
-                self.pending.setdefault(f.correlation_id, deque()).append((f.api_key, f.api_version))
+                self.pending.setdefault(f.correlation_id, deque()).append((f.api_key, f.api_version, ts))
         else:
             corr = _I32(frame, 4)[0] if len(frame) >= 8 else None
             q = self.pending.get(corr)
@@ -331,17 +387,32 @@ class KafkaDecoder:
                 self.tokens -= 1
                 return self._token(frame, pos, direction, extra)
             req = None
+            t_req = None
             if q:
-                req = q.popleft()
+                key, ver, t_req = q.popleft()
+                req = (key, ver)
                 if not q:
                     del self.pending[corr]
             f = decode_response(frame, pos, req, self.conv, **kw)
+            if req is not None:
+                self.matched += 1
+                f.latency_ms = latency_ms(ts, t_req)
+            elif self.conv is not None and getattr(self.conv, "mid_connection", False) and not self.matched:
+                # Kafka answers a connection's requests in order: until a response matches a captured
+                # request, unmatched ones answer requests sent before the capture began.
+                for i, p in enumerate(f.problems):
+                    if p.code == "response_without_request":
+                        del f.problems[i]
+                        f.notes = [Problem("request_before_capture", p.position, f"no request with "
+                                               f"CorrelationId {f.correlation_id} in the capture: the capture starts "
+                                               "mid-connection, after the request was sent; body not decoded",
+                                               actual=f.correlation_id)]
+                        break
             if req == (SASL_HANDSHAKE, 0) and f.body and f.body[0].value == 0:
                 # SaslHandshake v0: the SASL tokens follow as bare size-prefixed packets (KIP-43).
                 self.raw_sasl = True
         if extra:
             f.problems[:0] = extra
-        f.timestamp = self.ts
         return f
 
 
@@ -358,7 +429,6 @@ class KafkaDecoder:
         if f.size is not None and 4 + f.size > len(frame):
             f.problems.append(Problem("frame_truncated", pos, f"SASL token of {f.size} bytes ends after "
                                       f"{len(frame) - 4}", expected=f.size, actual=len(frame) - 4))
-        f.timestamp = self.ts
         return f
 
 
