@@ -26,7 +26,7 @@ import sys
 import time
 
 from tests.fuzz import harness
-from tests.fuzz.harness import FuzzTimeout, Run, check_spans, classify, save_finding
+from tests.fuzz.harness import FuzzTimeout, Run, check_spans, classify
 from tests.fuzz.mutate import mutate
 from tests.fuzz.run import FAMILY_WEIGHTS, Stats
 from tests.fuzz.seeds import all_seeds
@@ -82,7 +82,6 @@ def main(argv=None) -> int:
     pool = [c.data for cs in seeds.values() for c in cs if len(c.data) <= 4096]
     stats = Stats(str(harness.STATS / f"{a.round}.json"), a.round)
     signal.signal(signal.SIGVTALRM, _alarm)
-    last_write = time.monotonic()
     deadline = time.monotonic() + a.seconds
     n = 0
     try:
@@ -113,18 +112,10 @@ def main(argv=None) -> int:
                 signal.setitimer(signal.ITIMER_VIRTUAL, 0)
             stats.count(fam, f"fast-{entry}")
             if err is not None:
-                key, detail = classify(err)
                 run = Run({"units": "json-tree" if spans else "json", "check": "verify", "check-deep": "verify-deep",
                            "entries": "recover-dry", "sniff": "verify"}[entry], md, spans=spans)
-                new = save_finding(key, detail, case, run)
-                stats.finding(key, case, run, new)
-                if new:
-                    print(f"[{time.strftime('%H:%M:%S')}] new class {key} ({fam}, fast-{entry}, {len(data)} B)",
-                          file=sys.stderr, flush=True)
-            now = time.monotonic()
-            if now - last_write > 60:
-                stats.write()
-                last_write = now
+                stats.record(*classify(err), case, run, f"fast-{entry}")
+            stats.tick()
     finally:
         stats.write(done=True)
     print(f"round {a.round}: {stats.d['execs']} executions, {stats.d['execs_per_sec']}/s, "

@@ -130,6 +130,21 @@ class Stats:
         if new:
             self.d["new_classes"].append(key)
 
+    def record(self, key, detail, case, run, entry: str) -> None:
+        """A finding: kept (first and smallest input), counted, announced on stderr when new."""
+        new = save_finding(key, detail, case, run)
+        self.finding(key, case, run, new)
+        if new:
+            print(f"[{time.strftime('%H:%M:%S')}] new class {key} ({case.family}, {entry}, {len(case.data)} B)",
+                  file=sys.stderr, flush=True)
+
+    def tick(self) -> None:
+        """Write the stats file at most once a minute."""
+        now = time.monotonic()
+        if now - getattr(self, "_last", self.t0) > 60:
+            self.write()
+            self._last = now
+
     def write(self, done=False):
         el = time.monotonic() - self.t0
         self.d.update(elapsed=round(el, 1), execs_per_sec=round(self.d["execs"] / el, 1) if el else 0.0,
@@ -159,7 +174,6 @@ def main(argv=None) -> int:
     # the corpus of interesting inputs: seeds plus mutants that produced new findings
     stats = Stats(str(harness.STATS / f"{a.round}.json"), a.round)
     wd = Workdir()
-    last_write = time.monotonic()
     deadline = time.monotonic() + a.seconds
     n = 0
     try:
@@ -188,16 +202,8 @@ def main(argv=None) -> int:
                 if again is None or not again[0].startswith("Timeout@"):
                     res = None
             if res is not None:
-                key, detail = res
-                new = save_finding(key, detail, case, run)
-                stats.finding(key, case, run, new)
-                if new:
-                    print(f"[{time.strftime('%H:%M:%S')}] new class {key} ({fam}, {run.entry}, {len(case.data)} B)",
-                          file=sys.stderr, flush=True)
-            now = time.monotonic()
-            if now - last_write > 60:
-                stats.write()
-                last_write = now
+                stats.record(*res, case, run, run.entry)
+            stats.tick()
     finally:
         stats.write(done=True)
         wd.close()
