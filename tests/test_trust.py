@@ -350,3 +350,17 @@ def test_recover_speaks_in_offsets():
     assert "valid offsets 12..31 lie past the damage" in r.stdout
     plan = lines(run("recover", "--dry-run", "--json", DAMAGED).stdout)[0]
     assert plan["truncateOffset"] == 8 and plan["truncateReason"]["code"] == "crc_mismatch"
+
+
+def test_text_sidecar_with_a_zero_tail_is_decoded_up_to_its_first_nul(tmp_path):
+    """Found by the fuzzer (MemoryPeak@kafka-sidecar:json): a 3 GiB sparse meta.properties made
+    `dump --json` escape 16 MiB of NULs into one key."""
+    p = tmp_path / "meta.properties"
+    with open(p, "wb") as f:
+        f.write(b"version=1\nnode.id=3\ncluster.id=abc\n")
+        f.truncate(3 << 30)
+    r = run("dump", "--json", p)
+    assert r.exit_code == 1 and len(r.stdout) < 4096
+    d = lines(r.stdout)[0]
+    assert [e["key"] for e in d["entries"]] == ["version", "node.id", "cluster.id"]
+    assert {"text_nul", "file_too_large"} <= {q["code"] for q in d["problems"]}

@@ -542,8 +542,8 @@ def _too_large(t: TextFile, size: int, decoded: int, limit: int) -> None:
 
 
 def _units(parse, json_file: bool = False):
-    """A ``Format.units``: ``parse`` of the file's head (see :func:`read_text`); a JSON file over
-    :data:`MAX_JSON` is not parsed at all."""
+    """A ``Format.units``: ``parse`` of the file's head (see :func:`read_text`) up to its first NUL
+    byte (``text_nul``); a JSON file over :data:`MAX_JSON` is not parsed at all."""
     def units(source, opts):
         limit = MAX_JSON if json_file else MAX_TEXT
         if json_file and source.size > MAX_JSON:
@@ -551,7 +551,14 @@ def _units(parse, json_file: bool = False):
             _too_large(t, source.size, 0, MAX_JSON)
             return [t]
         buf, cut = read_text(source, limit)
+        nul = buf.find(b"\0")
+        if nul >= 0:  # a torn or preallocated write: the text ends at its first NUL
+            buf = buf[:nul]
         t = parse(buf)
+        if nul >= 0:
+            t.length = source.size
+            t.problem("text_nul", nul, f"a NUL byte at position {nul}: Kafka writes none in this text file (a torn "
+                      "or preallocated write?); nothing from there on was decoded", actual=source.size - nul)
         if cut:
             _too_large(t, source.size, len(buf), limit)
         t.finish()
