@@ -363,4 +363,12 @@ def test_text_sidecar_with_a_zero_tail_is_decoded_up_to_its_first_nul(tmp_path):
     assert r.exit_code == 1 and len(r.stdout) < 4096
     d = lines(r.stdout)[0]
     assert [e["key"] for e in d["entries"]] == ["version", "node.id", "cluster.id"]
+    assert "file_too_large" in {q["code"] for q in d["problems"]}
+    with open(p, "wb") as f:  # no line break before the zeros: the text ends at the first NUL
+        f.write(b"version=1")
+        f.truncate(3 << 30)
+    r = run("dump", "--json", p)
+    assert len(r.stdout) < 4096
+    d = lines(r.stdout)[0]
+    assert [(e["key"], e["value"]) for e in d["entries"]] == [("version", "1")]
     assert {"text_nul", "file_too_large"} <= {q["code"] for q in d["problems"]}
