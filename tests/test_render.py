@@ -40,3 +40,12 @@ def test_hexdump_collapses_zero_tail_and_shows_problems(tmp_path):
     assert sum(1 for ln in lines if ln.startswith("00000f") or ln.startswith("00001")) < 5
     assert "✗ zero_fill" in out and "✗ crc_mismatch" in out
     assert '…' in out  # a value longer than the annotation column is cut with a marker
+
+
+def test_summary_is_one_line_per_unit_with_its_problem_codes():
+    out = run("dump", "--summary", DAMAGED).stdout.splitlines()
+    assert len(out) == 1 + 10  # the file's line, then 8 batches and 2 unparsed stretches
+    assert out[3].endswith("✗ crc_mismatch") and "offsets 8..11" in out[3]
+    cap = run("dump", "--summary", SAMPLES / "capture" / "librdkafka.pcap").stdout.splitlines()
+    assert "response ApiVersions v3  correlationId 1" in cap[2] and " ms  ✗ bad_count" in cap[2]
+    assert run("dump", "--summary", "--hexdump", DAMAGED).exit_code == 2

@@ -326,6 +326,8 @@ def cli(debug, color):
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
 @click.option("--tree", "full_tree", is_flag=True, help="With --json: the whole field tree of each unit.")
 @click.option("--hexdump", is_flag=True, help="Bytes annotated with the fields they hold.")
+@click.option("--summary", is_flag=True, help="One line per batch, message or frame (for captures: time, "
+              "connection, direction, API, correlation id, latency), with its problem codes.")
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default=None,
               help="How byte values (keys, values...) appear in JSON and in the tree  [default: base64 in JSON, "
                    "escaped text in the tree].")
@@ -339,8 +341,8 @@ def cli(debug, color):
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @common_options
 @capture_options
-def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode, offset, offsets, times, position, producer_id,
-         max_bytes):
+def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
+         producer_id, max_bytes):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -362,14 +364,15 @@ def dump(app: App, paths, as_json, full_tree, hexdump, bytes_mode, offset, offse
     except click.BadParameter as e:
         raise click.UsageError(e.format_message()) from None
 
-    if as_json and hexdump:
-        raise click.UsageError("--json and --hexdump are two different outputs: give one")
+    if sum((as_json, hexdump, summary)) > 1:
+        raise click.UsageError("--json, --hexdump and --summary are different outputs: give one")
     if full_tree and not as_json:
         raise click.UsageError("--tree goes with --json (without --json, dump prints the tree already)")
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
-    mode = "json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else "tree"
+    mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
+            "summary" if summary else "tree")
     found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
     app.found(found)
 

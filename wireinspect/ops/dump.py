@@ -47,7 +47,7 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> i
 
 def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     """Print the units of one input; returns its number of problems."""
-    from wireinspect.render.tree import print_tree
+    from wireinspect.render.tree import print_lines, print_tree, summary_parts
 
     found = 0
     src = item.source
@@ -74,6 +74,10 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
             write("\n")
         elif mode == "hexdump":
             hexdump_unit(app, item, unit)
+        elif mode == "summary":
+            if n == 0:
+                app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
+            print_lines(app.out, [summary_parts(unit.to_tree(), enc if enc_mode else None)])
         else:
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")

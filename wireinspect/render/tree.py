@@ -25,7 +25,7 @@ def _value_text(node: Node, enc) -> str:
     return safe_text(node.display) if node.display else show_node_value(node.name, v)
 
 
-def label_parts(node: Node, decompressed: bool, enc=None) -> list[tuple[str, str]]:
+def label_parts(node: Node, decompressed: bool, enc=None, problems: bool = True) -> list[tuple[str, str]]:
     """One node's line as ``(text, style)`` pieces: position (``~`` for positions in decompressed
     bytes), length, name, value or display text, problems. ``enc`` (``--bytes``) renders bytes
     values; default: escaped text."""
@@ -38,10 +38,30 @@ def label_parts(node: Node, decompressed: bool, enc=None) -> list[tuple[str, str
     elif node.display:
         parts.append(("  ", ""))
         parts.append((safe_text(node.display), "yellow"))
-    for p in node.problems:
+    for p in node.problems if problems else ():
         parts.append((f"  ✗ {p.code}", "bold red"))
         parts.append((f" {safe_text(p.message)}", "red"))
     return parts
+
+
+def summary_parts(node: Node, enc=None) -> list[tuple[str, str]]:
+    """One line for a unit (``dump --summary``, like tshark's default output): its root line, then the
+    codes of every problem in its tree, each once, with how many times it occurs."""
+    parts = label_parts(node, False, enc, problems=False)
+    counts: dict = {}
+    for p in node.all_problems():
+        counts[p.code] = counts.get(p.code, 0) + 1
+    for code, n in counts.items():
+        parts.append((f"  ✗ {code}" + (f" x{n}" if n > 1 else ""), "bold red"))
+    return parts
+
+
+def print_lines(console, lines) -> None:
+    """Print ``(text, style)``-piece lines as :func:`print_tree` does (plain text without colour)."""
+    plain = console.color_system is None
+    batch = ["".join(t for t, _ in parts) if plain else Text.assemble(*parts) for parts in lines]
+    if batch:
+        _flush(console, batch, plain)
 
 
 def tree_lines(node: Node, enc=None) -> Iterator[list[tuple[str, str]]]:
