@@ -58,3 +58,23 @@ def test_time_position_producer_and_max_bytes():
 def test_bad_selections_are_usage_errors(args):
     r = run("dump", *args, SEG0)
     assert r.exit_code == 2
+
+
+def test_max_records_stops_after_whole_batches():
+    r = run("dump", "--json", "--max-records", 10, SAMPLES / "v2-none" / "00000000000000000000.log")
+    assert [o["recordsCount"] for o in map(json.loads, r.stdout.splitlines())] == [5, 5]
+    assert run("dump", "--max-records", 0, SEG0).exit_code == 2
+
+
+def test_iso_times_in_json():
+    plain = [json.loads(x) for x in run("dump", "--json", TXN).stdout.splitlines()]
+    iso = [json.loads(x) for x in run("dump", "--json", "--iso-times", TXN).stdout.splitlines()]
+    assert iso[0]["baseTimestampIso"] == "2023-11-14T22:13:20.000Z"
+    assert iso[0]["records"][0]["timestampIso"] == "2023-11-14T22:13:20.000Z"
+
+    def strip(o):
+        if isinstance(o, dict):
+            return {k: strip(v) for k, v in o.items() if not k.endswith("Iso")}
+        return [strip(x) for x in o] if isinstance(o, list) else o
+    assert [strip(o) for o in iso] == plain  # nothing else changes
+    assert run("dump", "--iso-times", TXN).exit_code == 2

@@ -339,10 +339,14 @@ def cli(debug, color):
 @click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
+@click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
+              help="Stop once the batches printed hold N records (whole batches).")
+@click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
+              "(key + 'Iso').")
 @common_options
 @capture_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes):
+         producer_id, max_bytes, max_records_shown, iso_times):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -360,7 +364,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
         app.selection = Selection(parse_offsets(offset if offset is not None else offsets)
                                   if (offset or offsets) is not None else None,
                                   parse_times(times) if times is not None else None, position, producer_id,
-                                  max_bytes)
+                                  max_bytes, max_records_shown)
     except click.BadParameter as e:
         raise click.UsageError(e.format_message()) from None
 
@@ -368,6 +372,9 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
         raise click.UsageError("--json, --hexdump and --summary are different outputs: give one")
     if full_tree and not as_json:
         raise click.UsageError("--tree goes with --json (without --json, dump prints the tree already)")
+    if iso_times and not (as_json and not full_tree):
+        raise click.UsageError("--iso-times goes with --json (the tree and the hexdump show ISO times already)")
+    app.iso_times = iso_times
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")

@@ -53,18 +53,21 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     src = item.source
     extra = {"path": src.name}
     sel = getattr(app, "selection", None)
+    iso = getattr(app, "iso_times", False)
     units = item.format.units(src, _seek(app, item, sel, safe_text))
     if sel is not None and sel.active:
         units = sel.select(units)
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
-            fast = getattr(unit, "json_line", None)
+            fast = None if iso else getattr(unit, "json_line", None)
             if fast is not None:
                 write(fast(enc, enc_mode, dumps, extra))
             else:
                 d = unit.to_json(enc)
                 d.update(extra)
+                if iso:
+                    add_iso_times(d)
                 write(dumps(d))
             write("\n")
         elif mode == "json-tree":
@@ -87,6 +90,24 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
             fp = getattr(unit, "file_position", None)
             update(fp if fp is not None else unit.position + unit.length)
     return found
+
+
+def add_iso_times(obj) -> None:
+    """``--iso-times``: beside every timestamp field in ms since the epoch (by Kafka's names, see
+    ``render.safe.TIME_MS_FIELDS``), ``<key>Iso`` with its ISO-8601 UTC time; in place, iteratively."""
+    from wireinspect.render.safe import MAX_MS, TIME_MS_FIELDS, iso_ms
+
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, dict):
+            for k, v in list(o.items()):
+                if k in TIME_MS_FIELDS and isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_MS:
+                    o[k + "Iso"] = iso_ms(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(o, list):
+            stack.extend(x for x in o if isinstance(x, (dict, list)))
 
 
 def _seek(app, item, sel, safe_text):

@@ -1,4 +1,4 @@
-"""Selecting units (``dump --offset/--offsets/--time/--position/--producer-id/--max-bytes``).
+"""Selecting units (``dump --offset/--offsets/--time/--position/--producer-id/--max-bytes/--max-records``).
 
 A unit is kept when it overlaps every range given: its logical offsets ``base_offset..last_offset``
 the offset range, its timestamps (``base_timestamp``, or ``max_timestamp``, ..``max_timestamp``, in
@@ -29,11 +29,12 @@ class Selection:
     position: int | None = None
     producer_id: int | None = None
     max_bytes: int | None = None
+    max_records: int | None = None  # stop once the units printed hold this many records
 
     @property
     def active(self) -> bool:
         return any(v is not None for v in (self.offsets, self.times, self.position, self.producer_id,
-                                           self.max_bytes))
+                                           self.max_bytes, self.max_records))
 
     def keeps(self, u) -> bool:
         """Does unit ``u`` overlap every range given?"""
@@ -59,11 +60,16 @@ class Selection:
         return True
 
     def select(self, units):
-        """The units kept, in order; stops after ``max_bytes`` of input."""
+        """The units kept, in order; stops after ``max_bytes`` of input, and once the units kept
+        hold ``max_records`` records (whole units: the last one may take the count past it)."""
+        records = 0
         for u in units:
             if self.max_bytes is not None and u.position >= self.max_bytes:
                 return
+            if self.max_records is not None and records >= self.max_records:
+                return
             if self.keeps(u):
+                records += getattr(u, "records_count", 0) or 0
                 yield u
 
 
