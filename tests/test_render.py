@@ -8,7 +8,8 @@ from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
 from wireinspect.cli import cli
-from wireinspect.render.safe import iso_ms, show_node_value, show_value
+from wireinspect.codec.times import iso_ms
+from wireinspect.render.safe import show_node_value, show_value
 
 DAMAGED = SAMPLES / "damaged" / "00000000000000000000.log"
 

@@ -14,7 +14,7 @@ from tests.kafka_bytes import T0
 from tests.test_protocol_frames import API_REQ, API_RESP
 from wireinspect.cli import cli
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
-from wireinspect.inputs.capture import follow_raw_events, parse_follow_raw
+from wireinspect.inputs.capture import follow_raw_events
 from wireinspect.inputs.hexdump import looks_like_hexdump, parse_hexdump
 from wireinspect.inputs.tcp import Conversation
 from wireinspect.ops.options import Options
@@ -163,6 +163,18 @@ def test_follow_raw_damaged_line_is_a_gap(bad):
     n0, n1, chunks = parse_follow_raw(text, probs)
     assert [len(c) for _, c in chunks] == [len(API_REQ), len(API_REQ), len(API_RESP)]
     assert [p.code for p in probs] == ["bad_hex_line"]
+
+
+def parse_follow_raw(text, problems=None):
+    """``(node0, node1, [(node, bytes)...])`` from :func:`follow_raw_events`; gaps' problems go to ``problems``."""
+    n0, n1, events = follow_raw_events(text)
+    chunks = []
+    for ev in events:
+        if ev.kind == "data":
+            chunks.append((0 if ev.direction == "request" else 1, ev.data))
+        elif problems is not None:
+            problems.extend(ev.problems)
+    return n0, n1, chunks
 
 
 def test_follow_raw_clean_text_unchanged():

@@ -113,10 +113,6 @@ class App:
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
-    def usage_error(self, message: str) -> None:
-        """An option that makes no sense for an input: exit status 2 (the input is not read)."""
-        self.error(message)
-
     def skipped(self, path: str, why: str) -> None:
         from wireinspect.render.safe import safe_text
 
@@ -151,7 +147,7 @@ class App:
                     bad = unhonoured(self.opts, item.format)
                     if bad and not walked:
                         item.source.close()
-                        self.usage_error(f"{item.source.name}: {bad}")
+                        self.error(f"{item.source.name}: {bad}")
                         continue
                     taken = taken or not bad
                     self.counts["directories" if item.format.dir_sniff else "files"] += 1
@@ -165,7 +161,7 @@ class App:
                     name, _, why = msg.partition(": ")
                     self.on_listing("unreadable", name, why)
             if walked and not taken and given_options(self.opts):
-                self.usage_error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
+                self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
 
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),

@@ -651,20 +651,6 @@ def follow_raw_events(text: str):
     return nodes.get(0), nodes.get(1), events
 
 
-def parse_follow_raw(text: str, problems: list | None = None):
-    """``tshark -z follow,tcp,raw`` output -> ``(node0, node1, [(node, bytes)...])`` (see
-    :func:`follow_raw_events`, which keeps damaged lines as gaps: prefer it). Lines that are not
-    whole hex bytes are left out; their problems go to ``problems`` when given. Never raises."""
-    n0, n1, events = follow_raw_events(text)
-    chunks = []
-    for ev in events:
-        if ev.kind == "data":
-            chunks.append((0 if ev.direction == "request" else 1, ev.data))
-        elif problems is not None:
-            problems.extend(ev.problems)
-    return n0, n1, chunks
-
-
 def stream_units(source: Source, opts, records: bool = True):
     """Units of a raw stream dump (one direction, or both from ``tshark -z follow,tcp,raw``)."""
     from wireinspect.formats.kafka.protocol.stream import KafkaDecoder

@@ -95,15 +95,16 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
 def add_iso_times(obj) -> None:
     """``--iso-times``: beside every timestamp field in ms since the epoch (by Kafka's names, see
     ``render.safe.TIME_MS_FIELDS``), ``<key>Iso`` with its ISO-8601 UTC time; in place, iteratively."""
-    from wireinspect.render.safe import MAX_MS, TIME_MS_FIELDS, iso_ms
+    from wireinspect.render.safe import field_iso
 
     stack = [obj]
     while stack:
         o = stack.pop()
         if isinstance(o, dict):
             for k, v in list(o.items()):
-                if k in TIME_MS_FIELDS and isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_MS:
-                    o[k + "Iso"] = iso_ms(v)
+                iso = field_iso(k, v)
+                if iso is not None:
+                    o[k + "Iso"] = iso
                 elif isinstance(v, (dict, list)):
                     stack.append(v)
         elif isinstance(o, list):

@@ -335,7 +335,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
         fmt = item.format
         if fmt.dir_sniff is not None:
             if fmt.recover_files is not None:
-                dirs.append(item.source.path)
+                dirs.append((item.source.path, fmt))
             continue
         if not fmt.recoverable:
             item.source.close()  # a directory format's plan says what becomes of it
@@ -355,8 +355,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
         planned.append((item, plan, target))
 
     actions, copies = {}, []
-    for d in dirs:
-        fmt = get_format_of_dir(d)
+    for d, fmt in dirs:
         recovered = {os.path.basename(it.source.path): plan for it, plan, _ in planned
                      if it.source.path and os.path.dirname(it.source.path) == d}
         try:
@@ -399,14 +398,6 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
     for d, acts in actions.items():
         print_file_actions(app, [(os.path.join(d, n), act, why) for n, act, why in acts
                                  if act not in ("recovered",)], as_json)
-
-
-def get_format_of_dir(d: str):
-    """The directory format that claims directory ``d``."""
-    from wireinspect.formats.registry import all_formats
-
-    names = os.listdir(d)
-    return next(f for f in all_formats() if f.dir_sniff is not None and f.dir_sniff(names))
 
 
 def copy_file(src_path: str, target: str) -> None:

@@ -77,9 +77,12 @@ def print_listing(app, kind: str, path: str, why: str, as_json: bool) -> None:
     # unreadable entries are already on stderr, as every diagnostic
 
 
-def summary_line(app, with_problems: int) -> str:
-    """``N files, M partition directories: D with problems, S skipped, U could not be read: VERDICT``."""
+def print_summary(app, with_problems: int) -> None:
+    """The closing line of ``verify`` when more than one input was read or anything was skipped:
+    ``N files, M partition directories: D with problems, S skipped, U could not be read: VERDICT``."""
     c = app.counts
+    if c["files"] + c["directories"] + c["skipped"] + c["unreadable"] <= 1:
+        return
 
     def n(k, one, many):
         return f"{k} {one if k == 1 else many}"
@@ -88,17 +91,8 @@ def summary_line(app, with_problems: int) -> str:
     if c["directories"]:
         head += ", " + n(c["directories"], "partition directory", "partition directories")
     verdict = "could not read everything" if c["unreadable"] else "problems found" if with_problems else "ok"
-    return (f"{head}: {with_problems} with problems, {c['skipped']} skipped, {c['unreadable']} could not be read: "
-            f"{verdict}")
-
-
-def print_summary(app, with_problems: int) -> None:
-    """The closing line of ``verify`` when more than one input was read or anything was skipped."""
-    c = app.counts
-    if c["files"] + c["directories"] + c["skipped"] + c["unreadable"] > 1:
-        text = summary_line(app, with_problems)
-        head, _, verdict = text.rpartition(": ")
-        line(app, (head + ": ", "bold"), (verdict, "bold green" if verdict == "ok" else "bold red"))
+    line(app, (f"{head}: {with_problems} with problems, {c['skipped']} skipped, {c['unreadable']} could not be "
+               "read: ", "bold"), (verdict, "bold green" if verdict == "ok" else "bold red"))
 
 
 def print_recover(app, plan, as_json: bool, dry_run: bool) -> None:

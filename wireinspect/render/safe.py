@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from wireinspect.codec.times import iso_ms
+
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -53,19 +55,15 @@ TIME_MS_FIELDS = frozenset({
     "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
     "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
 })
-MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
 
-def iso_ms(ms: int) -> str:
-    """``1700000000080`` -> ``2023-11-14T22:13:20.080Z`` (UTC, milliseconds)."""
-    import datetime
-
-    t = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+def field_iso(name: str, value) -> str | None:
+    """The ISO-8601 UTC time of a timestamp field's milliseconds (``None`` for other fields and for
+    values that are not a time)."""
+    return iso_ms(value) if name in TIME_MS_FIELDS else None
 
 
 def show_node_value(name: str, value) -> str:
     """:func:`show_value`, with the ISO-8601 UTC time beside a timestamp field's milliseconds."""
-    if name in TIME_MS_FIELDS and isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MS:
-        return f"{value} ({iso_ms(value)})"
-    return show_value(value)
+    iso = field_iso(name, value)
+    return show_value(value) if iso is None else f"{value} ({iso})"

@@ -101,8 +101,3 @@ def _flush(console, batch: list, plain: bool) -> None:
         console.file.write("\n".join(batch) + "\n")
     else:
         console.print(Text("\n").join(batch), soft_wrap=True)
-
-
-def to_text(node: Node) -> Text:
-    """The whole tree of ``node`` as one styled ``Text`` (for callers that print it themselves)."""
-    return Text("\n").join([Text.assemble(*parts) for parts in tree_lines(node)])

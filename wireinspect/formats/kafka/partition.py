@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
-from wireinspect.formats.kafka.sidecar import KAFKA_PARTITION, LEFTOVER_SUFFIXES, split_name
+from wireinspect.formats.kafka.sidecar import LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
-from wireinspect.inputs.source import FileSource, Source
+from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
 
 DIR_NAME = re.compile(r"^(.+)-(\d+)$")
@@ -58,17 +58,6 @@ class FileProblem(Problem):
         d = Problem.to_dict(self)
         d["file"] = self.file
         return d
-
-
-class PartitionSource(Source):
-    """A directory as an input: no bytes of its own (``size`` 0); its ``path`` is the directory."""
-
-    def __init__(self, path: str):
-        self.name = self.path = path
-        self.size = 0
-
-    def read(self, pos: int, n: int) -> bytes:
-        return b""
 
 
 @dataclass
@@ -432,16 +421,6 @@ def looks_like_partition(names) -> bool:
         if split_name(base) or n in SIDECAR_NAMES:
             return True
     return False
-
-
-def partition_item(path: str, names, fid: str | None):
-    """The ``kafka-partition`` :class:`Item` for directory ``path``, or ``None`` when it is not a
-    partition directory or another format was forced."""
-    from wireinspect.inputs.open import Item
-
-    if fid not in (None, KAFKA_PARTITION.id) or not looks_like_partition(names):
-        return None
-    return Item(PartitionSource(path), KAFKA_PARTITION)
 
 
 def partition_units(source, opts):

@@ -807,7 +807,7 @@ KAFKA_PARTITION = Format(
     recognised_by="a directory with NNNNNNNNNNNNNNNNNNNN.* files (reported after its files)",
     sniff=lambda head, name: 0,
     units=_partition_units,
-    dir_sniff=lambda names: _looks_like_partition(names),
+    dir_sniff=_looks_like_partition,
     recover_files=_recover_files,
 )
 

@@ -29,6 +29,7 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
+from wireinspect.codec.times import ms_display
 from wireinspect.model import Node, Problem
 
 MAGIC_V1 = 0xDAA320A7
@@ -61,17 +62,6 @@ def cal_msg_length(version: int, sys_flag: int, body_len: int, topic_len: int, p
     bh = 20 if sys_flag & BORNHOST_V6_FLAG else 8
     sh = 20 if sys_flag & STOREHOST_V6_FLAG else 8
     return 48 + bh + 8 + sh + 4 + 8 + 4 + body_len + (2 if version == 2 else 1) + topic_len + 2 + prop_len
-
-
-def ms_display(ms: int) -> str:
-    """``1632821159368 (2021-09-28T09:25:59.368Z)``: milliseconds since the epoch, shown in UTC."""
-    import datetime
-
-    try:
-        t = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-    return f"{ms} ({t.strftime('%Y-%m-%dT%H:%M:%S')}.{ms % 1000:03d}Z)"
 
 
 def masked_crc(data) -> int:
