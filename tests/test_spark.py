@@ -221,7 +221,8 @@ def test_pack_keeps_directories_together_and_balances():
 def test_a_decoder_bug_is_one_files_error(monkeypatch, tmp_path):
     """An exception inside a format's decoder (a bug, never bad bytes) becomes that file's ``error``
     row; the task, and the scan, go on."""
-    from wireinspect.formats import registry
+    from wireinspect.formats import base as registry
+    from wireinspect.formats.kafka.logformat import KAFKA_LOG
     from wireinspect.ops.options import Options
     from wireinspect.spark.task import FileDesc, scan_file
 
@@ -232,7 +233,7 @@ def test_a_decoder_bug_is_one_files_error(monkeypatch, tmp_path):
     path = tmp_path / "t-1" / "00000000000000000000.log"
     path.parent.mkdir()
     path.write_bytes(_segment(0, 0, 1, 2))
-    fmt = registry.Format(**{**registry.KAFKA_LOG.__dict__, "units": broken})
+    fmt = registry.Format(**{**KAFKA_LOG.__dict__, "units": broken})
     monkeypatch.setattr("wireinspect.spark.task.pick_format", lambda src, forced: fmt)
     results = {}
     rows = list(scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None, Options(),

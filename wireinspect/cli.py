@@ -339,10 +339,12 @@ def cli(debug, color):
               help="Stop once the batches printed hold N records (whole batches).")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
               "(key + 'Iso').")
+@click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
+              "(the format, stored compressed payloads, the bytes of unparsed ranges).")
 @common_options
 @capture_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, iso_times):
+         producer_id, max_bytes, max_records_shown, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -371,6 +373,9 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     if iso_times and not (as_json and not full_tree):
         raise click.UsageError("--iso-times goes with --json (the tree and the hexdump show ISO times already)")
     app.iso_times = iso_times
+    if raw and not (as_json and not full_tree):
+        raise click.UsageError("--raw goes with --json (it adds what encode needs to the JSON objects)")
+    app.raw = raw
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
@@ -437,6 +442,58 @@ def recover(app: App, path, out, salvage, dry_run, force, as_json):
         raise click.UsageError("--force replaces output files; --dry-run writes none")
     app.exit_on_closed_pipe = False
     recover_items(app, path, out, salvage=salvage, dry_run=dry_run, force=force, as_json=as_json)
+
+
+@cli.command()
+@click.argument("infile", metavar="IN")
+@click.option("-o", "--output", "out", required=True, metavar="OUT",
+              help="The file to write; a directory (created when OUT ends with '/') when the JSON holds "
+                   "several inputs or a capture's streams.")
+@click.option("--format", "fmt", metavar="ID", help="Encode every object as this format (default: each object's "
+              "\"format\" key, which dump --json --raw writes, else its \"type\").")
+@click.option("--keep-crc", is_flag=True, help="Write the stored CRCs instead of recomputing them (rebuilds "
+              "damage exactly).")
+@click.option("--keep-lengths", is_flag=True, help="Write the stored length and count fields instead of "
+              "recomputing them.")
+@click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
+              help="How the JSON holds byte values (as dump --bytes wrote them; text is not lossless).")
+@click.option("--force", is_flag=True, help="Replace output files that already exist.")
+def encode(infile, out, fmt, keep_crc, keep_lengths, bytes_mode, force):
+    """Turn the JSON Lines that 'dump --json' prints back into bytes, with lengths, counts and CRCs
+    recomputed from the content. IN is a JSON Lines file or '-' (stdin).
+
+    \b
+    Examples:
+      wireinspect dump --json --raw samples/v2-lz4/00000000000000000000.log | wireinspect encode - -o copy.log
+      wireinspect dump --json --raw samples/damaged/ | wireinspect encode --keep-crc - -o same.log
+    """
+    from wireinspect.formats.registry import all_formats, get_format
+
+    if fmt and (get_format(fmt) is None or get_format(fmt).encode is None):
+        raise click.BadParameter(f"unknown format {fmt!r}; one of: "
+                                 f"{', '.join(f.id for f in all_formats() if f.encode)}", param_hint="'--format'")
+    debug = bool((click.get_current_context().find_root().params or {}).get("debug"))
+    app = App(Options(), fmt, debug)
+    _run(app, _encode, infile, out, keep_crc, keep_lengths, bytes_mode, force)
+
+
+def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) -> None:
+    from wireinspect.errors import EncodeError
+    from wireinspect.layout import EncodeContext
+    from wireinspect.ops.encode import encode_stream
+
+    ctx = EncodeContext(keep_crc=keep_crc, keep_lengths=keep_lengths, bytes_mode=bytes_mode)
+    app.where[:] = [infile, 0]
+    try:
+        if infile == "-":
+            encode_stream(sys.stdin, "-", out, forced=app.forced, ctx=ctx, force=force)
+        else:
+            with open(infile, encoding="utf-8", errors="surrogateescape") as f:
+                encode_stream(f, infile, out, forced=app.forced, ctx=ctx, force=force)
+    except OSError as e:
+        app.error(f"{e.filename or infile}: {e.strerror or e}")
+    except (EncodeError, InputError) as e:
+        app.error(f"{infile}: {e}")
 
 
 @cli.command()

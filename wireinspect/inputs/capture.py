@@ -2,7 +2,7 @@
 conversation by a pluggable *stream protocol* (Kafka first; RocketMQ remoting and Kafka 0.7/Jafka
 plug in the same way).
 
-Formats (picked up by ``wireinspect.formats.registry`` through ``EXTRA_FORMATS``):
+Formats (listed in ``wireinspect.formats.registry``):
 
 * ``pcap``: pcap (µs and ns, both byte orders) and pcapng files, sniffed by magic. Packets go
   through :mod:`wireinspect.inputs.pcap` (link, IP, TCP headers) and :mod:`wireinspect.inputs.tcp`
@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import re
 
-from wireinspect.formats.registry import Format
+from wireinspect.formats.base import Format
 from wireinspect.inputs.pcap import parse_tcp, read_packets, sniff_capture
 from wireinspect.inputs.source import Source
 from wireinspect.inputs.tcp import ACK, RST, SYN, Conversation, Event, HalfStream, StreamNote, iso_time
@@ -730,6 +730,33 @@ def _located(units):
 
 
 # -- formats -------------------------------------------------------------------------------------
+def _protocol_of(obj: dict):
+    pid = obj.get("protocol") or "kafka"
+    for p in STREAM_PROTOCOLS:
+        if p.id == pid and getattr(p, "encode", None) is not None:
+            return p
+    from wireinspect.errors import EncodeError
+
+    raise EncodeError(f".protocol: no stream protocol {pid!r} with an encoder")
+
+
+def _encode_capture(obj: dict, ctx) -> list:
+    """A capture's object -> ``[("<connection index>-<direction>", bytes)]``: the bytes of its TCP stream
+    (the capture's own summary and notes stand for no bytes). Encoded by the object's stream protocol."""
+    if obj.get("type") in ("capture_summary", "capture"):
+        return []
+    data = _protocol_of(obj).encode(obj, ctx)
+    conn = obj.get("connection")
+    index = conn.get("index", 0) if isinstance(conn, dict) else 0
+    return [(f"{index}-{obj.get('direction') or 'request'}", data)] if data else []
+
+
+def _encode_stream(obj: dict, ctx) -> list:
+    """A stream dump's object -> ``[(None, bytes)]`` (one direction of one connection)."""
+    data = _protocol_of(obj).encode(obj, ctx)
+    return [(None, data)] if data else []
+
+
 def _pcap_sniff(head: bytes, name: str) -> int:
     return 100 if sniff_capture(head) else 0
 
@@ -762,6 +789,7 @@ PCAP = Format(
     units=lambda src, opts: _located(capture_units(src, opts, True)),
     check=lambda src, opts: _located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
     honours=frozenset({"port", "api", "connection", "correlation_id"}),
+    encode=_encode_capture,
 )
 
 KAFKA_STREAM = Format(
@@ -773,6 +801,7 @@ KAFKA_STREAM = Format(
     units=lambda src, opts: stream_units(src, opts, True),
     check=lambda src, opts: stream_units(src, opts, bool(getattr(opts, "deep", False))),
     honours=frozenset({"api", "correlation_id"}),
+    encode=_encode_stream,
 )
 
 FORMATS = (PCAP, KAFKA_STREAM)

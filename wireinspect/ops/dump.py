@@ -54,18 +54,24 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     extra = {"path": src.name}
     sel = getattr(app, "selection", None)
     iso = getattr(app, "iso_times", False)
+    raw = getattr(app, "raw", False)
     units = item.format.units(src, _seek(app, item, sel, safe_text))
     if sel is not None and sel.active:
         units = sel.select(units)
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
-            fast = None if iso else getattr(unit, "json_line", None)
+            fast = None if iso or raw else getattr(unit, "json_line", None)
             if fast is not None:
                 write(fast(enc, enc_mode, dumps, extra))
             else:
                 d = unit.to_json(enc)
                 d.update(extra)
+                if raw:
+                    d["format"] = item.format.id
+                    more = getattr(unit, "raw_json", None)
+                    if more is not None:
+                        d.update(more(src.read, enc))
                 if iso:
                     add_iso_times(d)
                 write(dumps(d))

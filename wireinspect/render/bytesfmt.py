@@ -16,3 +16,21 @@ def bytes_encoder(mode: str):
     if mode == "base64":
         return lambda b: None if b is None else base64.b64encode(b).decode("ascii")
     raise ValueError(f"unknown bytes mode {mode!r}")
+
+
+def decode_bytes(value: str, mode: str) -> bytes:
+    """The inverse of :func:`bytes_encoder` for ``encode``: a JSON string -> bytes. Raises ValueError
+    when ``value`` is not valid ``mode`` text. ``text`` is UTF-8 as written (``--bytes text`` output is
+    for reading: a backslash escape cannot be told from a backslash, so round trips use base64 or hex)."""
+    if mode == "base64":
+        import binascii
+
+        try:
+            return base64.b64decode(value.encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError) as e:
+            raise ValueError(str(e) or "invalid base64") from None
+    if mode == "hex":
+        return bytes.fromhex(value)
+    if mode == "text":
+        return value.encode("utf-8", "surrogateescape")
+    raise ValueError(f"unknown bytes mode {mode!r}")

@@ -8,7 +8,7 @@ import re
 import struct
 
 from wireinspect.codec.crc import crc32
-from wireinspect.formats.registry import Format
+from wireinspect.formats.base import Format
 from wireinspect.inputs.source import Source
 
 LOG_NAME = re.compile(r"^([0-9]{20})\.(kafka|jafka)$")

@@ -37,7 +37,7 @@ import os
 import re
 
 from wireinspect.formats.kafka.sidefile import SideFile
-from wireinspect.formats.registry import Format
+from wireinspect.formats.base import Format
 from wireinspect.model import Node
 
 MAX_TEXT = 16 << 20

@@ -27,7 +27,7 @@ import os
 import struct
 
 from wireinspect.errors import InputError
-from wireinspect.formats.registry import segment_base_offset
+from wireinspect.formats.kafka.logformat import segment_base_offset
 from wireinspect.inputs.source import FileSource
 from wireinspect.ops.recover import write_atomically
 

@@ -30,7 +30,7 @@ import re
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.fields import compile_table, partial_fields
 from wireinspect.formats.kafka.sidefile import SideFile
-from wireinspect.formats.registry import Format
+from wireinspect.formats.base import Format
 from wireinspect.model import Node
 
 OFFSET_INDEX = (("relativeOffset", "i"), ("position", "i"))

@@ -7,7 +7,7 @@ import os
 import re
 import struct
 
-from wireinspect.formats.registry import Format
+from wireinspect.formats.base import Format
 from wireinspect.inputs.source import Source
 
 DIGITS20 = re.compile(r"([0-9]{20})$")

@@ -1,0 +1,46 @@
+"""What a format is: :class:`Format`, the descriptor every format module declares.
+
+A :class:`Format` says how it is recognised and how to decode a whole input into *units*: the
+top-level things ``dump`` prints one at a time (a record batch, a legacy message, an index entry
+table, a protocol frame, a RocketMQ commitlog record...). Units follow
+:class:`wireinspect.formats.unit.Unit`. The formats themselves are listed in
+:mod:`wireinspect.formats.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from wireinspect.inputs.source import Source
+
+
+@dataclass(frozen=True)
+class Format:
+    id: str
+    description: str
+    recognised_by: str
+    sniff: Callable[[bytes, str], int]  # (first bytes, file name) -> confidence 0..100
+    units: Callable[[Source, "object"], Iterable]  # (source, Options) -> units in position order
+    check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
+    entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
+    recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
+    # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
+    rebuild: Callable | None = None
+    # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
+    # directory); its item is the directory itself, processed after the files below it.
+    dir_sniff: Callable[[list], bool] | None = None
+    # Capture options the format honours ("port", "api", "connection", "correlation_id"); giving any
+    # other one for an input of this format is a usage error.
+    honours: frozenset = frozenset()
+    # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})
+    # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".
+    recover_files: Callable | None = None
+    # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
+    # so that a large log is not read from its start; units() then starts at opts.extra["start"].
+    seek: Callable | None = None
+    # encode: (one ``dump --json`` object, EncodeContext) -> [(stream name or None, bytes)]: the bytes the
+    # object stands for (a capture frame names its TCP stream, e.g. "0-request"); [] for objects that
+    # stand for no bytes (notes, summaries). ``encode_types``: the object "type" values it takes.
+    encode: Callable | None = None
+    encode_types: frozenset = frozenset()

@@ -1,0 +1,90 @@
+"""The Kafka log segment format (``NNNNNNNNNNNNNNNNNNNN.log``): its descriptor and hooks."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from wireinspect.formats.base import Format
+from wireinspect.inputs.source import Source
+
+SEGMENT_NAME = re.compile(r"^([0-9]{20})\.log$")  # ASCII digits only: int() takes other scripts' digits
+
+
+def segment_base_offset(name: str) -> int | None:
+    m = SEGMENT_NAME.match(os.path.basename(name))
+    return int(m.group(1)) if m else None
+
+
+def _kafka_log_sniff(head: bytes, name: str) -> int:
+    base = os.path.basename(name)
+    if base.endswith(".log") or base.endswith(".checkpoint") and "-" in base:
+        return 90
+    if len(head) >= 17:
+        magic = head[16]
+        if magic == 2 and len(head) >= 61 and head[22] & 7 <= 4:
+            return 60
+        if magic in (0, 1) and len(head) >= 18 and head[17] & 7 <= 4:
+            return 40
+    return 0
+
+
+def _kafka_log_units(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
+                    max_records=opts.max_records, base_offset=segment_base_offset(source.name),
+                    start=opts.extra.get("start", 0))
+
+
+def _kafka_log_check(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    base = segment_base_offset(source.name)
+    if not opts.deep:
+        from wireinspect.formats.kafka.fastscan import fast_check
+
+        return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
+    return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base,
+                    max_records=opts.max_records)
+
+
+def _kafka_log_entries(source: Source, opts):
+    from wireinspect.formats.kafka.segment import iter_log
+
+    return iter_log(source, records=False, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                    max_records=opts.max_records, base_offset=segment_base_offset(source.name))
+
+
+def _kafka_rebuild(kept, out_path, opts, source_path=None):
+    from wireinspect.formats.kafka.indexes import rebuild_indexes
+
+    return rebuild_indexes(kept, out_path, opts, source_path=source_path)
+
+
+def _kafka_log_seek(source: Source, offset: int) -> tuple[int, str | None]:
+    """Where the batch holding ``offset`` can start: the position of the largest offset <= it in
+    the segment's ``.index`` (``OffsetIndex.lookup``); 0 and why when there is no usable index."""
+    from wireinspect.formats.kafka.logcheck import load_lookup
+
+    base = segment_base_offset(source.name)
+    if base is None or not source.path:
+        return 0, "not named as a segment: read from the start"
+    lookup = load_lookup(source.path, base)
+    if not lookup.offsets:
+        return 0, "no usable .index: read from the start"
+    return lookup(offset), None
+
+
+KAFKA_LOG = Format(
+    id="kafka-log",
+    description="Kafka log segment (.log): record batches of magic 2 and legacy messages of magic 0/1",
+    recognised_by="name NNNNNNNNNNNNNNNNNNNN.log, or byte 16 (magic) is 0, 1 or 2 with a known codec",
+    sniff=_kafka_log_sniff,
+    units=_kafka_log_units,
+    check=_kafka_log_check,
+    entries=_kafka_log_entries,
+    recoverable=True,
+    rebuild=_kafka_rebuild,
+    seek=_kafka_log_seek,
+)

@@ -1,0 +1,468 @@
+"""Layout declarations: a unit's fields written once, read by decode, the tree, the JSON and encode.
+
+A :class:`Layout` is a tuple of fields in byte order, in the style of dpkt's ``__hdr__`` (but with
+variable-width fields and relations between them)::
+
+    HEADER = Layout("Header", (
+        Length("headerKeyLength", VARINT, of="headerKey"),
+        Text("headerKey", size="headerKeyLength"),
+        Length("headerValueLength", VARINT, of="headerValue"),
+        Bytes("headerValue", size="headerValueLength", nullable=True),
+    ))
+
+Field kinds:
+
+* :class:`Int` - a fixed-width integer, ``code`` a :mod:`struct` code (``"b" "h" "i" "q"``, unsigned
+  ``"B" "H" "I" "Q"``; big-endian unless the code starts with ``"<"``); ``VARINT``/``VARLONG`` (zig-zag)
+  and ``UVARINT`` as Kafka writes them (``ByteUtils``).
+* :class:`Bytes` / :class:`Text` - ``size`` an int, the name of an earlier integer field, a callable
+  ``(values) -> int``, or ``None`` for "to the end of the unit"; ``nullable`` makes a size of -1 null.
+* :class:`Length` - an integer that measures other bytes: ``of=NAME`` (the size of one Bytes/Text field,
+  -1 when null) or ``start=NAME`` (bytes from the start of field NAME, or the byte after this field
+  when ``start`` is ``None``, to the end of the unit) - recomputed by encode unless ``keep_lengths``.
+* :class:`Count` - the number of items of an :class:`Array` field ``of``; recomputed likewise.
+* :class:`Crc` - a checksum (``"crc32c"`` or ``"crc32"``) over the bytes from the start of field
+  ``start`` to the end of the unit; recomputed unless ``keep_crc``.
+* :class:`Array` - items of another Layout, ``count`` the name of a Count field (or ``None``: to the end).
+* :class:`Struct` - a nested Layout.
+
+Every field may have ``when=(values) -> bool`` (present only then: magic-1 timestamps, IPv6 hosts).
+Values are the JSON's: ints, ``bytes`` (or ``None``), ``str``, lists of dicts, dicts.
+
+:meth:`Layout.decode` never raises on bad bytes (a short or inconsistent unit becomes a Problem and the
+walk stops there); :meth:`Layout.encode` raises :class:`~wireinspect.errors.EncodeError` naming the
+path inside the JSON object (``.records[3].headers[0].headerValue``) of the value that does not fit.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field as _field
+from typing import Callable
+
+from wireinspect.codec.crc import crc32, crc32c
+from wireinspect.codec.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
+from wireinspect.errors import EncodeError
+from wireinspect.model import Node, Problem
+
+VARINT = "varint"  # zig-zag int32, 1-5 bytes
+VARLONG = "varlong"  # zig-zag int64, 1-10 bytes
+UVARINT = "uvarint"  # unsigned int32, 1-5 bytes
+CRCS = {"crc32c": crc32c, "crc32": crc32}
+
+_RANGES = {"b": (-(1 << 7), (1 << 7) - 1), "B": (0, (1 << 8) - 1), "h": (-(1 << 15), (1 << 15) - 1),
+           "H": (0, (1 << 16) - 1), "i": (-(1 << 31), (1 << 31) - 1), "I": (0, (1 << 32) - 1),
+           "q": (-(1 << 63), (1 << 63) - 1), "Q": (0, (1 << 64) - 1),
+           VARINT: (-(1 << 31), (1 << 31) - 1), VARLONG: (-(1 << 63), (1 << 63) - 1), UVARINT: (0, (1 << 32) - 1)}
+_TYPE_NAMES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "I": "uint32",
+               "q": "int64", "Q": "uint64", VARINT: "varint", VARLONG: "varlong", UVARINT: "unsigned varint"}
+
+
+def _strip(code: str) -> str:
+    return code.lstrip("<>!")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    when: Callable | None = _field(default=None, kw_only=True)
+
+    def present(self, values: dict) -> bool:
+        return self.when is None or bool(self.when(values))
+
+
+@dataclass(frozen=True)
+class Int(Field):
+    """A fixed-width or varint integer (``code``: a struct code, VARINT, VARLONG or UVARINT)."""
+
+    code: str = "i"
+
+    @property
+    def width(self) -> int | None:
+        return None if self.code in (VARINT, VARLONG, UVARINT) else struct.calcsize(">" + _strip(self.code))
+
+    @property
+    def type_name(self) -> str:
+        return _TYPE_NAMES[_strip(self.code)]
+
+    def read(self, buf, pos: int, end: int):
+        """``(value, next_pos)`` or ``(None, "truncated"|"overlong")``."""
+        code = self.code
+        if code == VARINT or code == VARLONG:
+            v, q = read_varint(buf, pos, 5 if code == VARINT else 10)
+        elif code == UVARINT:
+            v, q = read_uvarint(buf, pos)
+        else:
+            w = self.width
+            if pos + w > end:
+                return None, "truncated"
+            fmt = code if code[0] in "<>!" else ">" + code
+            return struct.unpack_from(fmt, buf, pos)[0], pos + w
+        if v is not None and q > end:
+            return None, "truncated"
+        return v, q
+
+    def pack(self, value, where: str) -> bytes:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise EncodeError(f"{where}: {value!r} is not an integer ({self.type_name})")
+        lo, hi = _RANGES[_strip(self.code)]
+        if not lo <= value <= hi:
+            raise EncodeError(f"{where}: {value} does not fit {self.type_name} ({lo}..{hi})")
+        code = self.code
+        if code == VARINT or code == VARLONG:
+            return encode_varint(value)
+        if code == UVARINT:
+            return encode_uvarint(value)
+        return struct.pack(code if code[0] in "<>!" else ">" + code, value)
+
+
+@dataclass(frozen=True)
+class Length(Int):
+    """An integer measuring ``of`` (one Bytes/Text field) or the bytes from ``start`` to the unit's end."""
+
+    of: str | None = None
+    start: str | None = None  # with of=None: None = the byte right after this field
+    end: str | None = None  # the last field measured (inclusive); None = to the unit's end
+
+
+@dataclass(frozen=True)
+class Count(Int):
+    """The number of items of Array ``of``."""
+
+    of: str = ""
+
+
+@dataclass(frozen=True)
+class Crc(Int):
+    """A checksum ``algo`` over the bytes from the start of field ``start`` to the unit's end."""
+
+    algo: str = "crc32c"
+    start: str = ""
+    end: str | None = None  # the last field covered (inclusive); None = to the unit's end
+    code: str = "I"
+
+
+@dataclass(frozen=True)
+class Bytes(Field):
+    """Raw bytes: ``size`` an int, an earlier integer field's name, ``(values) -> int``, or None (to the end)."""
+
+    size: object = None
+    nullable: bool = False
+
+    def size_of(self, values: dict, pos: int, end: int) -> int | None:
+        s = self.size
+        if s is None:
+            return end - pos
+        if isinstance(s, int):
+            return s
+        if callable(s):
+            return s(values)
+        return values.get(s)
+
+    def from_json(self, value, where: str, ctx) -> bytes | None:
+        if value is None:
+            if self.nullable:
+                return None
+            raise EncodeError(f"{where}: null is not allowed here")
+        return ctx.blob(value, where)
+
+    def to_value(self, raw: bytes):
+        return raw
+
+
+@dataclass(frozen=True)
+class Text(Bytes):
+    """UTF-8 text (bytes that are not UTF-8 are kept as bytes, shown escaped)."""
+
+    def from_json(self, value, where: str, ctx) -> bytes | None:
+        if value is None:
+            if self.nullable:
+                return None
+            raise EncodeError(f"{where}: null is not allowed here")
+        if isinstance(value, str):
+            return value.encode("utf-8", "surrogateescape")
+        if isinstance(value, dict) and "base64" in value:
+            return ctx.blob(value["base64"], where, "base64")
+        raise EncodeError(f"{where}: expected a string, got {type(value).__name__}")
+
+    def to_value(self, raw: bytes):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+
+
+@dataclass(frozen=True)
+class Array(Field):
+    """Items of ``item`` (a Layout); ``count`` names the Count field, or None: items to the end."""
+
+    item: "Layout" = None
+    count: str | None = None
+    pair: bool = False  # the JSON writes an item as a list of its values (a header as [key, value])
+
+
+@dataclass(frozen=True)
+class Struct(Field):
+    layout: "Layout" = None
+
+
+@dataclass
+class Decoded:
+    """What :meth:`Layout.decode` read: ``values`` by field name (JSON-ready except bytes), ``spans``
+    by field name ``(position, length)`` in absolute bytes, ``items`` (Array name -> [Decoded]),
+    ``problems``, and ``end`` (the index in the buffer after the last field read)."""
+
+    values: dict
+    spans: dict
+    items: dict
+    problems: list
+    end: int
+    complete: bool = True
+
+
+@dataclass
+class EncodeContext:
+    """Options and helpers of one encode run: ``keep_crc``/``keep_lengths`` write stored values;
+    ``bytes_mode`` (base64|hex|text) says how the JSON holds bytes; ``line`` the JSON Lines line."""
+
+    keep_crc: bool = False
+    keep_lengths: bool = False
+    bytes_mode: str = "base64"
+    line: int = 0
+
+    def blob(self, value, where: str, mode: str | None = None) -> bytes:
+        """A JSON bytes value -> bytes (EncodeError naming ``where`` when it is not valid)."""
+        from wireinspect.render.bytesfmt import decode_bytes
+
+        if not isinstance(value, str):
+            raise EncodeError(f"{where}: expected bytes as a {mode or self.bytes_mode} string, "
+                              f"got {type(value).__name__}")
+        try:
+            return decode_bytes(value, mode or self.bytes_mode)
+        except ValueError as e:
+            raise EncodeError(f"{where}: not {mode or self.bytes_mode}: {e}") from None
+
+
+def _fail(problems, code, pos, msg):
+    problems.append(Problem(code, pos, msg))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A unit's fields in byte order (see the module docstring). ``source`` names where the layout is
+    specified (a Kafka class, a RocketMQ class, a spec file)."""
+
+    name: str
+    fields: tuple
+    source: str = ""
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple:
+        return tuple(f.name for f in self.fields)
+
+    # -- decode ---------------------------------------------------------------------------------
+    def decode(self, buf, pos: int = 0, end: int | None = None, base: int = 0) -> Decoded:
+        """Read the fields at ``buf[pos:end]``; positions in ``spans`` are ``base`` + index.
+
+        A field that does not fit stops the walk with a ``truncated`` problem (``complete`` False);
+        a negative size that is not a null is ``bad_length``. Checksums are not verified here
+        (:meth:`verify_crcs`)."""
+        end = len(buf) if end is None else end
+        values, spans, items, problems = {}, {}, {}, []
+        start = pos
+        for f in self.fields:
+            if not f.present(values):
+                continue
+            if isinstance(f, Int):
+                v, q = f.read(buf, pos, end)
+                if v is None:
+                    _fail(problems, "truncated", base + pos,
+                          f"{self.name}.{f.name} ({f.type_name}) is {q} at byte {base + pos}")
+                    return Decoded(values, spans, items, problems, pos, False)
+            elif isinstance(f, Bytes):
+                n = f.size_of(values, pos, end)
+                if n is None:
+                    n = end - pos
+                if n < 0:
+                    if f.nullable and n == -1:
+                        values[f.name] = None
+                        spans[f.name] = (base + pos, 0)
+                        continue
+                    _fail(problems, "bad_length", base + pos, f"{self.name}.{f.name}: negative size {n}")
+                    return Decoded(values, spans, items, problems, pos, False)
+                if pos + n > end:
+                    _fail(problems, "truncated", base + pos,
+                          f"{self.name}.{f.name}: {n} bytes at byte {base + pos}, only {end - pos} left")
+                    return Decoded(values, spans, items, problems, pos, False)
+                v, q = f.to_value(bytes(buf[pos:pos + n])), pos + n
+            elif isinstance(f, Array):
+                lst = []
+                count = values.get(f.count) if f.count else None
+                if count is not None and count < 0:
+                    count = 0
+                q = pos
+                while (q < end) if count is None else (len(lst) < count):
+                    d = f.item.decode(buf, q, end, base)
+                    lst.append(d)
+                    problems.extend(d.problems)
+                    if not d.complete or d.end == q:
+                        items[f.name] = lst
+                        values[f.name] = [x.values for x in lst]
+                        spans[f.name] = (base + pos, d.end - pos)
+                        return Decoded(values, spans, items, problems, d.end, False)
+                    q = d.end
+                items[f.name] = lst
+                v = [x.values for x in lst]
+            elif isinstance(f, Struct):
+                d = f.layout.decode(buf, pos, end, base)
+                problems.extend(d.problems)
+                items[f.name] = [d]
+                values[f.name], q = d.values, d.end
+                if not d.complete:
+                    spans[f.name] = (base + pos, q - pos)
+                    return Decoded(values, spans, items, problems, q, False)
+            else:
+                raise TypeError(f)
+            values[f.name] = v
+            spans[f.name] = (base + pos, q - pos)
+            pos = q
+        return Decoded(values, spans, items, problems, pos)
+
+    def verify_crcs(self, buf, d: Decoded, base: int = 0, end: int | None = None) -> dict:
+        """``{crc field name: computed value}`` for every Crc field decoded (range up to ``end``,
+        an absolute position; default the unit's end)."""
+        out = {}
+        for f in self.fields:
+            if isinstance(f, Crc) and f.name in d.values and f.start in d.spans:
+                s = d.spans[f.start][0] - base
+                if f.end is not None and f.end in d.spans:
+                    stop = sum(d.spans[f.end]) - base
+                else:
+                    stop = d.end if end is None else end - base
+                out[f.name] = CRCS[f.algo](bytes(buf[s:stop]))
+        return out
+
+    # -- tree -----------------------------------------------------------------------------------
+    def add_nodes(self, parent: Node, d: Decoded, show=None) -> None:
+        """One child of ``parent`` per decoded field (Arrays as lists of structs); ``show(name, value)``
+        may return display text for a leaf."""
+        for f in self.fields:
+            if f.name not in d.spans:
+                continue
+            p, n = d.spans[f.name]
+            if isinstance(f, (Array, Struct)):
+                if isinstance(f, Struct):
+                    c = parent.add(f.name, p, n)
+                    f.layout.add_nodes(c, d.items[f.name][0], show)
+                    continue
+                c = parent.add(f.name, p, n, kind="list")
+                for i, sub in enumerate(d.items.get(f.name, ())):
+                    lo = min((s[0] for s in sub.spans.values()), default=p)
+                    hi = max((s[0] + s[1] for s in sub.spans.values()), default=p)
+                    item = c.add(f"{f.item.name}[{i}]", lo, hi - lo)
+                    f.item.add_nodes(item, sub, show)
+                continue
+            v = d.values.get(f.name)
+            c = parent.add(f.name, p, n, v, show(f.name, v) if show else None)
+            if isinstance(f, Int):
+                c.type = f.type_name
+
+    @property
+    def data_names(self) -> tuple:
+        """The fields a JSON object must give (not the recomputed Length, Count and Crc fields)."""
+        return tuple(f.name for f in self.fields if not isinstance(f, (Length, Count, Crc)))
+
+    def to_pair(self, values: dict) -> list:
+        """An item as a JSON list of its data values (:attr:`data_names` order), for ``pair`` Arrays."""
+        return [values.get(n) for n in self.data_names]
+
+    def from_pair(self, item, where: str) -> dict:
+        names = self.data_names
+        if isinstance(item, dict):
+            return item
+        if not isinstance(item, list) or len(item) != len(names):
+            raise EncodeError(f"{where}: expected [{', '.join(names)}]")
+        return dict(zip(names, item))
+
+    # -- encode ---------------------------------------------------------------------------------
+    def encode(self, values: dict, ctx: EncodeContext, where: str = "") -> bytes:
+        """The bytes of one unit from JSON ``values``. Length, Count and Crc fields are recomputed
+        unless ``ctx.keep_lengths``/``ctx.keep_crc`` (then the stored value is written, and
+        recomputed only when absent). Raises EncodeError naming ``where.field``."""
+        if not isinstance(values, dict):
+            raise EncodeError(f"{where or '.'}: expected an object, got {type(values).__name__}")
+        parts: list = []  # bytes, or a field awaiting its value
+        index: dict = {}  # field name -> index in parts
+        fixups = []
+        for f in self.fields:
+            if not f.present(values):
+                continue
+            at = f"{where}.{f.name}"
+            index[f.name] = len(parts)
+            if isinstance(f, Crc):
+                parts.append(None)
+                fixups.append(f)
+            elif isinstance(f, Length):
+                if ctx.keep_lengths and values.get(f.name) is not None:
+                    parts.append(f.pack(values[f.name], at))
+                elif f.of is not None:
+                    target = self.field(f.of)
+                    if not target.present(values):
+                        parts.append(f.pack(0, at))
+                        continue
+                    raw = target.from_json(values.get(f.of), f"{where}.{f.of}", ctx)
+                    parts.append(f.pack(-1 if raw is None else len(raw), at))
+                else:
+                    parts.append(None)
+                    fixups.append(f)
+            elif isinstance(f, Count):
+                if ctx.keep_lengths and values.get(f.name) is not None:
+                    parts.append(f.pack(values[f.name], at))
+                else:
+                    lst = values.get(f.of)
+                    parts.append(f.pack(len(lst) if isinstance(lst, list) else 0, at))
+            elif isinstance(f, Int):
+                parts.append(f.pack(values.get(f.name), at))
+            elif isinstance(f, Bytes):
+                raw = f.from_json(values.get(f.name), at, ctx)
+                if raw is not None and not isinstance(f.size, (str, type(None))) and not callable(f.size):
+                    if len(raw) != f.size:
+                        raise EncodeError(f"{at}: {len(raw)} bytes where the layout has {f.size}")
+                parts.append(raw or b"")
+            elif isinstance(f, Array):
+                lst = values.get(f.name)
+                if lst is None:
+                    lst = []
+                if not isinstance(lst, list):
+                    raise EncodeError(f"{at}: expected a list, got {type(lst).__name__}")
+                if f.pair:
+                    lst = [f.item.from_pair(x, f"{at}[{i}]") for i, x in enumerate(lst)]
+                parts.append(b"".join(f.item.encode(x, ctx, f"{at}[{i}]") for i, x in enumerate(lst)))
+            elif isinstance(f, Struct):
+                parts.append(f.layout.encode(values.get(f.name), ctx, at))
+        # Lengths of ranges (last first: an outer length covers an inner one), then checksums.
+        for f in reversed([f for f in fixups if isinstance(f, Length)]):
+            i = index[f.name]
+            first = i + 1 if f.start is None else index[f.start]
+            last = len(parts) if f.end is None else index[f.end] + 1
+            if any(p is None for p in parts[first:last]):
+                raise TypeError(f"{self.name}.{f.name} covers an unresolved field")
+            if ctx.keep_lengths and values.get(f.name) is not None:
+                parts[i] = f.pack(values[f.name], f"{where}.{f.name}")
+            else:
+                parts[i] = f.pack(sum(len(p) for p in parts[first:last]), f"{where}.{f.name}")
+        for f in reversed([f for f in fixups if isinstance(f, Crc)]):
+            i = index[f.name]
+            if ctx.keep_crc and values.get(f.name) is not None:
+                parts[i] = f.pack(values[f.name], f"{where}.{f.name}")
+            else:
+                first = index[f.start]
+                last = len(parts) if f.end is None else index[f.end] + 1
+                parts[i] = f.pack(CRCS[f.algo](b"".join(parts[first:last])), f"{where}.{f.name}")
+        return b"".join(parts)
