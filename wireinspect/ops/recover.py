@@ -8,9 +8,7 @@ rest of the file is truncated.
 
 from __future__ import annotations
 
-import contextvars
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 from wireinspect.errors import InputError
@@ -18,6 +16,7 @@ from wireinspect.inputs.open import Item
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
 from wireinspect.ops.options import Options
+from wireinspect.outputs import OUTPUT_MODE, write_atomically
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,48 +147,6 @@ def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPl
     if plan.truncateAt is not None and not salvage:
         plan.skipped = [(plan.truncateAt, src.size)] if plan.truncateAt < src.size else []
     return plan
-
-
-# The permission bits recovered files get (the input's, so a broker running as another user can
-# read them); set by :func:`execute` for the writes of one input, rebuilt sidecars included.
-OUTPUT_MODE: contextvars.ContextVar = contextvars.ContextVar("OUTPUT_MODE", default=0o644)
-
-
-def write_atomically(path: str, chunks) -> None:
-    """Write ``chunks`` (iterable of bytes) to a temporary file in ``path``'s directory, give it the
-    mode in :data:`OUTPUT_MODE`, fsync it, rename it to ``path`` and fsync the directory. On any
-    failure or interruption the temporary file is removed. Raises ``OSError``."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".wireinspect-", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for c in chunks:
-                f.write(c)
-            f.flush()
-            os.fchmod(f.fileno(), OUTPUT_MODE.get())
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_directory(d)
-
-
-def fsync_directory(d: str) -> None:
-    """Make a rename in directory ``d`` durable (no-op where directories cannot be opened)."""
-    try:
-        dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 def _real(p: str) -> str:

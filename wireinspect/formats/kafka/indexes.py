@@ -29,7 +29,7 @@ import struct
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.logformat import segment_base_offset
 from wireinspect.inputs.source import FileSource
-from wireinspect.ops.recover import write_atomically
+from wireinspect.outputs import write_atomically
 
 INDEX_INTERVAL_BYTES = 4096
 OFFSET_ENTRY = struct.Struct(">ii")
