@@ -18,28 +18,9 @@ from wireinspect import __version__
 from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
                                 EXIT_USAGE, InputError)
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
+from wireinspect.cliparams import Size
 from wireinspect.ops.options import Options
 from wireinspect.render.bytesfmt import BYTES_MODES, bytes_encoder
-
-
-def _size(text: str) -> int:
-    """``64M``, ``1G``, ``4096`` -> bytes."""
-    s = text.strip().upper().removesuffix("B").removesuffix("I")
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
-    try:
-        n = int(s[:-1] if mult > 1 else s) * mult
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a size (e.g. 64M, 1G, 4096)") from None
-    if n <= 0:
-        raise click.BadParameter("must be positive")
-    return n
-
-
-class Size(click.ParamType):
-    name = "SIZE"
-
-    def convert(self, value, param, ctx):
-        return value if isinstance(value, int) else _size(value)
 
 
 class App:

@@ -22,6 +22,7 @@ DEFAULT_LIMIT = 64 << 20  # bytes of decompressed output per compressed unit
 # unit stays under ~70 MB; every batch within Kafka's default message.max.bytes (1 MiB) whose records
 # take 8 bytes or more (any record with a key or a value) fits.
 DEFAULT_MAX_RECORDS = 1 << 17
+DEFAULT_MAX_ENTRY = 64 << 20  # bytes of one entry decoded in memory; larger ones get header and CRC checks only
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 

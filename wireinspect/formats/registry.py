@@ -29,6 +29,18 @@ def get_format(fid: str) -> Format | None:
     return None
 
 
+NAMED = 95  # the confidence of a format that recognises a file by its name alone (leader-epoch-checkpoint)
+
+
+def claims_name(name: str) -> bool:
+    """True when some format recognises the file ``name`` by its name alone (confidence 95 or more with
+    no bytes), so that its text must not be read as a hex dump (a checkpoint such as "0\n1\n0 0")."""
+    import os
+
+    base = os.path.basename(name or "")
+    return any(f.sniff(b"", base) >= NAMED for f in FORMATS)
+
+
 def choose_format(head: bytes, name: str) -> Format | None:
     """The format that claims ``head``/``name`` most confidently, or ``None``."""
     best, score = None, 0

@@ -39,11 +39,11 @@ def read_stdin() -> bytes:
     return data
 
 
-def _maybe_hex(source: Source) -> Source:
+def maybe_hex(source: Source) -> Source:
     """``source`` itself, or the bytes of the hex dump it holds. Raises :class:`InputError` for a
     text that opens like an offset dump (xxd, ``hexdump -C``, ``od``) but does not read as one, or
     is too large to expand in memory: its ASCII must never be decoded as the bytes it describes."""
-    from wireinspect.formats.kafka.sidecar import claims_name
+    from wireinspect.formats.registry import claims_name
 
     if claims_name(source.path or source.name):  # a Kafka checkpoint such as "0\n1\n0 0" is not a hex dump
         return source
@@ -73,7 +73,7 @@ def open_source(arg: str) -> Source:
     else:
         src = FileSource(arg)
     try:
-        return _maybe_hex(src)
+        return maybe_hex(src)
     except BaseException:
         src.close()
         raise

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
-from wireinspect.formats.kafka.segment import DEFAULT_MAX_BATCH
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_ENTRY, DEFAULT_MAX_RECORDS
 
 
 @dataclass
@@ -16,7 +15,7 @@ class Options:
     ``ports``: TCP ports to treat as Kafka in captures. ``extra``: per-format settings."""
 
     max_decompressed: int = DEFAULT_LIMIT
-    max_batch: int = DEFAULT_MAX_BATCH
+    max_batch: int = DEFAULT_MAX_ENTRY
     max_records: int = DEFAULT_MAX_RECORDS
     deep: bool = False
     ports: tuple = ()

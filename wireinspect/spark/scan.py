@@ -21,9 +21,9 @@ import click  # noqa: E402
 
 
 def _size(text):
-    from wireinspect.cli import _size as parse
+    from wireinspect.cliparams import parse_size
 
-    return text if isinstance(text, int) else parse(text)
+    return text if isinstance(text, int) else parse_size(text)
 
 
 def _conf(ctx, param, values) -> dict:

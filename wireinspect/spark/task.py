@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 
 from wireinspect.errors import InputError
-from wireinspect.inputs.open import Item, _maybe_hex, pick_format
+from wireinspect.inputs.open import Item, maybe_hex, pick_format
 from wireinspect.inputs.source import BytesSource, FileSource, Source
 from wireinspect.ops.verify import verify_item
 from wireinspect.spark import schema as S
@@ -227,7 +227,7 @@ def scan_file(desc: FileDesc, content, opts, in_memory_limit: int, fs_options: d
         return
     with src:
         try:
-            src = _maybe_hex(src)
+            src = maybe_hex(src)
             fmt = pick_format(src, desc.forced)
         except InputError as e:
             failed("error", str(e))
