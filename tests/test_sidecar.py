@@ -75,15 +75,16 @@ def test_sample_is_what_the_script_writes():
 def test_sample_indexes_agree_with_our_rebuild():
     """The script writes indexes by LogSegment.append's rule; wireinspect's rebuild (used by recover)
     must produce the same bytes from the same segments."""
-    from wireinspect.formats.kafka.indexes import OFFSET_ENTRY, TIME_ENTRY, index_entries
+    from wireinspect.formats.kafka.indexes import index_entries
+    from wireinspect.formats.kafka.sidetables import OFFSET_ENTRY, TIME_ENTRY, pack_entries
     from wireinspect.formats.kafka.segment import iter_log
     from wireinspect.inputs.source import BytesSource
 
     for base in (0, 60):
         units = list(iter_log(BytesSource(FILES[mps.name(base, "log")], "x"), records=False))
         offsets, times = index_entries([(u, u.position) for u in units], base)
-        assert b"".join(OFFSET_ENTRY.pack(*e) for e in offsets) == FILES[mps.name(base, "index")]
-        assert b"".join(TIME_ENTRY.pack(*e) for e in times) == FILES[mps.name(base, "timeindex")]
+        assert pack_entries(OFFSET_ENTRY, offsets) == FILES[mps.name(base, "index")]
+        assert pack_entries(TIME_ENTRY, times) == FILES[mps.name(base, "timeindex")]
 
 
 def test_sample_files_verify_clean():

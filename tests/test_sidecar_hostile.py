@@ -17,6 +17,7 @@ from wireinspect.formats.kafka import checkpoints as ck
 from wireinspect.formats.kafka import indexes as ix
 from wireinspect.formats.kafka import sidecar as sc
 from wireinspect.formats.kafka import sidefile as sf
+from wireinspect.formats.kafka import sidetables
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.render.jsonl import dumps
 
@@ -251,7 +252,7 @@ def test_gigabyte_snapshot_and_text_files(tmp_path):
 
 
 def test_entries_past_the_limit_are_a_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(sc, "MAX_ENTRIES", 5)
+    monkeypatch.setattr(sidetables, "MAX_ENTRIES", 5)
     code, rep = verify(segment(tmp_path) / IDX0)
     assert code == 1 and codes(rep) == ["too_many_entries"]
     assert rep["problems"][0]["position"] == 40 and rep["problems"][0]["actual"] == len(ENTRIES)

@@ -36,8 +36,12 @@ import json
 import os
 import re
 
+from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
+from wireinspect.formats.kafka.sidetables import tail_chunks, tail_json
 from wireinspect.formats.base import Format
+from wireinspect.inputs.source import BytesSource
+from wireinspect.layout import Int
 from wireinspect.model import Node
 
 MAX_TEXT = 16 << 20
@@ -50,6 +54,8 @@ _INT = re.compile(rb"[+-]?[0-9]+")
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
 _TOKEN = re.compile(rb"\S+")
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+EPOCH_COLUMNS = (("epoch", "int32"), ("startOffset", "int64"))  # LeaderEpochCheckpointFile
+OFFSET_COLUMNS = (("topic", "topic"), ("partition", "int32"), ("offset", "int64"))  # OffsetCheckpointFile
 
 
 class Line:
@@ -64,11 +70,22 @@ class Line:
 
 
 class TextFile(SideFile):
-    """A decoded text file. ``lines``: the entry lines (header lines are ``fields``)."""
+    """A decoded text file. ``lines``: the entry lines (header lines are ``fields``); ``text_end``:
+    the end of the bytes decoded (None: the whole file; less at a NUL byte or past a size limit)."""
 
     def __init__(self, type_, length, title):
         super().__init__(type_, length, title)
         self.lines: list[Line] = []
+        self.text_end: int | None = None
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --raw``: ``fileBytes``, the exact bytes decoded (line endings, spacing, comments,
+        JSON spacing: what the fields do not say), and ``zeroTail``/``tailBytes`` for the bytes past
+        them (after a NUL byte, past the size limit)."""
+        end = self.length if self.text_end is None else min(self.text_end, self.length)
+        d = {"fileBytes": enc(read(0, end))}
+        d.update(tail_json(read, end, self.length, enc))
+        return d
 
     @property
     def count(self) -> int:
@@ -226,8 +243,7 @@ def _value(ln: Line, name: str):
 def parse_leader_epoch_checkpoint(buf: bytes) -> TextFile:
     """``leader-epoch-checkpoint``: entries ``(epoch, startOffset)``; besides the frame's problems:
     ``bad_value`` (negative), ``epoch_not_increasing``, ``offset_not_increasing``."""
-    t = parse_checkpoint(buf, "leader_epoch_checkpoint", "leader epoch checkpoint",
-                         (("epoch", "int32"), ("startOffset", "int64")))
+    t = parse_checkpoint(buf, "leader_epoch_checkpoint", "leader epoch checkpoint", EPOCH_COLUMNS)
     prev = None
     for ln in t.lines:
         epoch, start = _value(ln, "epoch"), _value(ln, "startOffset")
@@ -247,8 +263,7 @@ def parse_leader_epoch_checkpoint(buf: bytes) -> TextFile:
 def parse_offset_checkpoint(buf: bytes, name: str = "") -> TextFile:
     """An offset checkpoint: entries ``(topic, partition, offset)``; besides the frame's problems:
     ``bad_value`` (negative partition or offset), ``duplicate_partition``."""
-    t = parse_checkpoint(buf, "offset_checkpoint", name or "offset checkpoint",
-                         (("topic", "topic"), ("partition", "int32"), ("offset", "int64")))
+    t = parse_checkpoint(buf, "offset_checkpoint", name or "offset checkpoint", OFFSET_COLUMNS)
     if name:
         t.info["checkpoint"] = name
     seen = {}
@@ -549,12 +564,14 @@ def _units(parse, json_file: bool = False):
         if json_file and source.size > MAX_JSON:
             t = TextFile(parse.__name__.removeprefix("parse_"), source.size, "JSON file")
             _too_large(t, source.size, 0, MAX_JSON)
+            t.text_end = 0
             return [t]
         buf, cut = read_text(source, limit)
         nul = buf.find(b"\0")
         if nul >= 0:  # a torn or preallocated write: the text ends at its first NUL
             buf = buf[:nul]
         t = parse(buf)
+        t.text_end = len(buf)
         if nul >= 0:
             t.length = source.size
             t.problem("text_nul", nul, f"a NUL byte at position {nul}: Kafka writes none in this text file (a torn "
@@ -570,23 +587,176 @@ def _offset_units(source, opts):
     name = os.path.basename(source.path or source.name).removesuffix(".tmp")
     buf, cut = read_text(source)
     t = parse_offset_checkpoint(buf, name if name in OFFSET_CHECKPOINTS else "")
+    t.text_end = len(buf)
     if cut:
         _too_large(t, source.size, len(buf), MAX_TEXT)
     t.finish()
     return [t]
 
 
+# -- encode ------------------------------------------------------------------------------------
+# What Kafka writes (``CheckpointFile``, ``PartitionMetadataFile``, ``CleanShutdownFileHandler``,
+# ``FileQuorumStateStore``: Jackson's compact JSON, ``MetaProperties``: ``key=value`` lines), from
+# the same names the decoders give the fields. ``fileBytes`` (dump --raw) is written as it is when
+# the fields are those it decodes to: line endings, spacing, comments and JSON spacing come back.
+
+_INT32, _INT64 = Int("int32", "i"), Int("int64", "q")
+_KIND = {"int32": _INT32, "int64": _INT64}
+_POSITIONAL = frozenset({"path", "format", "position", "length", "problems", "notes", "fileBytes", "tailBytes",
+                         "zeroTail"})
+
+
+def _num(obj: dict, key: str, kind: Int, where: str) -> str:
+    if key not in obj or obj[key] is None:
+        raise EncodeError(f"{where}.{key}: missing ({kind.type_name})")
+    kind.pack(obj[key], f"{where}.{key}")  # range and type, as a binary field
+    return str(obj[key])
+
+
+def _token(obj: dict, key: str, where: str, pattern=None) -> str:
+    v = obj.get(key)
+    if v is None:
+        raise EncodeError(f"{where}.{key}: missing (a string)")
+    if not isinstance(v, str):
+        raise EncodeError(f"{where}.{key}: expected a string, got {type(v).__name__}")
+    if not v or re.search(r"\s", v) or (pattern is not None and not re.fullmatch(pattern, v)):
+        raise EncodeError(f"{where}.{key}: {v[:60]!r} cannot be written as one token of this file")
+    return v
+
+
+def _entry_list(obj: dict) -> list:
+    entries = obj.get("entries", [])
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise EncodeError(f".entries: expected a list, got {type(entries).__name__}")
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise EncodeError(f".entries[{i}]: expected an object, got {type(e).__name__}")
+    return entries
+
+
+def _keep_count(ctx) -> bool:
+    return ctx.keep_lengths or ctx.keep_crc
+
+
+def _write_checkpoint(obj: dict, ctx, columns) -> bytes:
+    """``CheckpointFile``: version, count, one entry per line, fields separated by one space, ``\\n``."""
+    entries = _entry_list(obj)
+    version = _num(obj, "version", _INT32, "") if obj.get("version") is not None else "0"
+    if _keep_count(ctx) and obj.get("count") is not None:
+        count = _num(obj, "count", _INT32, "")
+    else:
+        count = str(len(entries))
+    lines = [version, count]
+    for i, e in enumerate(entries):
+        where = f".entries[{i}]"
+        lines.append(" ".join(_token(e, name, where) if kind == "topic" else _num(e, name, _KIND[kind], where)
+                              for name, kind in columns))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _write_partition_metadata(obj: dict, ctx) -> bytes:
+    version = _num(obj, "version", _INT32, "") if obj.get("version") is not None else "0"
+    topic = _token(obj, "topicId", "")
+    return f"version: {version}\ntopic_id: {topic}\n".encode("utf-8")
+
+
+def _write_json(obj: dict, ctx) -> bytes:
+    """Jackson's compact JSON of ``content`` (no ``content``: the empty clean-shutdown marker)."""
+    doc = obj.get("content")
+    if doc is None:
+        if obj.get("type") == "clean_shutdown":
+            return b""
+        raise EncodeError(".content: missing (the file's JSON object)")
+    if not isinstance(doc, dict):
+        raise EncodeError(f".content: expected an object, got {type(doc).__name__}")
+    try:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError) as e:
+        raise EncodeError(f".content: cannot be written as JSON: {e}") from None
+
+
+def _write_properties(obj: dict, ctx) -> bytes:
+    """``key=value`` per entry, ``\\n`` after each (no comment: Java's date comment is not data)."""
+    out = []
+    for i, e in enumerate(_entry_list(obj)):
+        key = _token(e, "key", f".entries[{i}]", r"[^=:#!\s][^=:\s]*")
+        value = e.get("value", "")
+        if not isinstance(value, str) or "\n" in value or "\r" in value or value[:1].isspace():
+            raise EncodeError(f".entries[{i}].value: {value!r} cannot be written as a property value")
+        out.append(f"{key}={value}\n")
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def _recount(raw: bytes, unit: TextFile) -> bytes:
+    """``raw`` with its count line recomputed (the number of lines after it), as Kafka writes it."""
+    count = next((f for f in unit.fields if f[0] == "count"), None)
+    if count is None:
+        return raw
+    found = sum(1 for _ in iter_lines(raw)) - 2
+    if found == count[3]:
+        return raw
+    return raw[:count[1]] + str(found).encode() + raw[count[1] + count[2]:]
+
+
+def _fields_of(d: dict) -> dict:
+    return {k: v for k, v in d.items() if k not in _POSITIONAL and not k.endswith("Iso")}
+
+
+def _text_encoder(units, write):
+    """A ``Format.encode`` for a text sidecar: ``fileBytes`` as they are when the object's fields
+    are what they decode to (by ``units``, the format's own decoder; the count line of a checkpoint
+    recomputed unless ``--keep-crc``/``--keep-lengths``), else ``write(obj, ctx)``, Kafka's text of the
+    fields; then ``zeroTail``/``tailBytes``. Raises EncodeError (``.entries[3].epoch: ...``)."""
+    def encode(obj: dict, ctx) -> list:
+        tail = tail_chunks(obj, ctx, padding=False)
+        data = None
+        if obj.get("fileBytes") is not None:
+            raw = ctx.blob(obj["fileBytes"], ".fileBytes")
+            path = obj.get("path") if isinstance(obj.get("path"), str) else ""
+            (unit,) = units(BytesSource(raw, os.path.basename(path) or "file"), None)
+            mine = json.loads(json.dumps(unit.to_json(lambda b: base64.b64encode(b).decode())))
+            if _fields_of(mine) == _fields_of(obj):
+                data = raw if _keep_count(ctx) else _recount(raw, unit)
+        if data is None:
+            data = write(obj, ctx)
+        return [(None, b) for b in (data, *tail) if b]
+    return encode
+
+
+def _checkpoint_writer(columns):
+    return lambda obj, ctx: _write_checkpoint(obj, ctx, columns)
+
+
+_LEADER_EPOCH_UNITS = _units(parse_leader_epoch_checkpoint)
+_PARTITION_METADATA_UNITS = _units(parse_partition_metadata)
+_CLEAN_SHUTDOWN_UNITS = _units(parse_clean_shutdown, json_file=True)
+_META_PROPERTIES_UNITS = _units(parse_meta_properties)
+_QUORUM_STATE_UNITS = _units(parse_quorum_state, json_file=True)
+
+
+def _fmt(fid, description, recognised_by, sniff, units, write, type_):
+    return Format(fid, description, recognised_by, sniff, units, encode=_text_encoder(units, write),
+                  encode_types=frozenset({type_}))
+
+
 FORMATS = (
-    Format("kafka-leader-epoch-checkpoint", "Kafka leader-epoch-checkpoint (text): epoch, startOffset",
-           "name leader-epoch-checkpoint", _named("leader-epoch-checkpoint"), _units(parse_leader_epoch_checkpoint)),
-    Format("kafka-offset-checkpoint", "Kafka offset checkpoint (text): topic, partition, offset",
-           "name " + ", ".join(OFFSET_CHECKPOINTS), _named(*OFFSET_CHECKPOINTS), _offset_units),
-    Format("kafka-partition-metadata", "Kafka partition.metadata (text): version, topic_id",
-           "name partition.metadata", _named("partition.metadata"), _units(parse_partition_metadata)),
-    Format("kafka-clean-shutdown", "Kafka .kafka_cleanshutdown marker (JSON: version, brokerEpoch)",
-           "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _units(parse_clean_shutdown, json_file=True)),
-    Format("kafka-meta-properties", "Kafka log directory meta.properties (Java properties)",
-           "name meta.properties", _named("meta.properties"), _units(parse_meta_properties)),
-    Format("kafka-quorum-state", "KRaft quorum-state (JSON)", "name quorum-state", _named("quorum-state"),
-           _units(parse_quorum_state, json_file=True)),
+    _fmt("kafka-leader-epoch-checkpoint", "Kafka leader-epoch-checkpoint (text): epoch, startOffset",
+         "name leader-epoch-checkpoint", _named("leader-epoch-checkpoint"), _LEADER_EPOCH_UNITS,
+         _checkpoint_writer(EPOCH_COLUMNS), "leader_epoch_checkpoint"),
+    _fmt("kafka-offset-checkpoint", "Kafka offset checkpoint (text): topic, partition, offset",
+         "name " + ", ".join(OFFSET_CHECKPOINTS), _named(*OFFSET_CHECKPOINTS), _offset_units,
+         _checkpoint_writer(OFFSET_COLUMNS), "offset_checkpoint"),
+    _fmt("kafka-partition-metadata", "Kafka partition.metadata (text): version, topic_id",
+         "name partition.metadata", _named("partition.metadata"), _PARTITION_METADATA_UNITS,
+         _write_partition_metadata, "partition_metadata"),
+    _fmt("kafka-clean-shutdown", "Kafka .kafka_cleanshutdown marker (JSON: version, brokerEpoch)",
+         "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _CLEAN_SHUTDOWN_UNITS, _write_json,
+         "clean_shutdown"),
+    _fmt("kafka-meta-properties", "Kafka log directory meta.properties (Java properties)",
+         "name meta.properties", _named("meta.properties"), _META_PROPERTIES_UNITS, _write_properties,
+         "meta_properties"),
+    _fmt("kafka-quorum-state", "KRaft quorum-state (JSON)", "name quorum-state", _named("quorum-state"),
+         _QUORUM_STATE_UNITS, _write_json, "quorum_state"),
 )

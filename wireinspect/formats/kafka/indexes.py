@@ -1,6 +1,9 @@
 """Rebuilding ``.index``, ``.timeindex`` and ``.txnindex`` for a recovered segment, as
 ``LogSegment.recover`` does, and what becomes of a partition directory's other files.
 
+The entries are written through the layouts declared in :mod:`sidetables` (the same declarations
+the decoders and ``encode`` use).
+
 Every time more than ``index.interval.bytes`` (4096) bytes were appended since the last entry, the
 offset index gets ``(lastOffset - baseOffset, position)`` (``OffsetIndex``: int32, int32) and the
 time index gets ``(maxTimestampSoFar, offsetOfMaxTimestampSoFar - baseOffset)`` when the
@@ -24,17 +27,17 @@ entry.
 from __future__ import annotations
 
 import os
-import struct
 
 from wireinspect.errors import InputError
-from wireinspect.formats.kafka.logformat import segment_base_offset
+from wireinspect.formats.kafka.logcheck import Head, LogView
+from wireinspect.formats.kafka.partition import LEFTOVER_MEANING
+from wireinspect.formats.kafka.sidetables import (ABORTED_TXN, LEFTOVER_SUFFIXES, OFFSET_ENTRY, TIME_ENTRY, pack_entries,
+                                                  parse_producer_snapshot, parse_txn_index, read_all, sibling,
+                                                  split_name)
 from wireinspect.inputs.source import FileSource
 from wireinspect.outputs import write_atomically
 
 INDEX_INTERVAL_BYTES = 4096
-OFFSET_ENTRY = struct.Struct(">ii")
-TIME_ENTRY = struct.Struct(">qi")
-TXN_ENTRY = struct.Struct(">hqqqq")
 CONTROL = 0x20
 TRANSACTIONAL = 0x10
 
@@ -67,8 +70,6 @@ def open_transactions(source_path: str | None, base_offset: int) -> tuple[dict, 
     with ``open`` ``{producerId: currentTxnFirstOffset}`` from ``<base>.snapshot`` (when it exists
     and its CRC is valid) and ``known`` ``{(producerId, lastOffset): firstOffset}`` from the input's
     own ``.txnindex``. Both empty when ``source_path`` is None or the files are absent or damaged."""
-    from wireinspect.formats.kafka.sidecar import parse_producer_snapshot, parse_txn_index, read_all, sibling
-
     opened, known = {}, {}
     if not source_path:
         return opened, known
@@ -94,8 +95,6 @@ def aborted_transactions(log_path: str, opened: dict | None = None, known: dict 
     the log at ``log_path``, by Kafka's producer-state replay (see the module docstring); ``opened``
     and ``known`` as returned by :func:`open_transactions`. Reads entry headers (and control batches,
     at most 1 MiB each) one at a time; stops at the first position where no entry starts."""
-    from wireinspect.formats.kafka.logcheck import Head, LogView
-
     ongoing = dict(opened or {})
     known = known or {}
     out = []
@@ -131,20 +130,21 @@ def rebuild_indexes(placed, out_path: str, opts, source_path: str | None = None)
     the written paths. ``source_path``: the input log, whose directory's ``<base>.snapshot`` and own
     ``.txnindex`` say where transactions begun before the segment started (see
     :func:`open_transactions`)."""
-    base = segment_base_offset(out_path)
+    parts = split_name(out_path)
+    base = parts[0] if parts and parts[1] == "log" and not parts[2] else None
     if base is None:
         base = placed[0][0].base_offset if placed and placed[0][0].base_offset is not None else 0
     offsets, times = index_entries(placed, base)
     stem = os.path.splitext(out_path)[0]
     written = []
-    for suffix, st, entries in ((".index", OFFSET_ENTRY, offsets), (".timeindex", TIME_ENTRY, times)):
+    for suffix, layout, entries in ((".index", OFFSET_ENTRY, offsets), (".timeindex", TIME_ENTRY, times)):
         path = stem + suffix
-        write_atomically(path, [b"".join(st.pack(*e) for e in entries)])
+        write_atomically(path, [pack_entries(layout, entries)])
         written.append(path)
     aborted = aborted_transactions(out_path, *open_transactions(source_path, base)) if os.path.isfile(out_path) else []
     if aborted:
         path = stem + ".txnindex"
-        write_atomically(path, [b"".join(TXN_ENTRY.pack(0, *e) for e in aborted)])
+        write_atomically(path, [pack_entries(ABORTED_TXN, [(0, *e) for e in aborted])])
         written.append(path)
     return written
 
@@ -166,9 +166,6 @@ def partition_file_plan(names, log_end: int | None = None, log_start: int | None
     ``names``: the directory's file names; ``log_end``/``log_start``: offsets of the recovered log
     (None when unknown: the corresponding rule is not applied). Never raises.
     """
-    from wireinspect.formats.kafka.partition import LEFTOVER_MEANING
-    from wireinspect.formats.kafka.sidecar import LEFTOVER_SUFFIXES, split_name
-
     names = sorted(set(names))
     logs = set()
     snaps = []

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
 from wireinspect.formats.kafka.records import BATCH_HEADER, RECORD_BATCH_OVERHEAD, control_record, parse_batch
+from wireinspect.formats.kafka.sidetables import parse_offset_index, read_all, sibling
 from wireinspect.inputs.source import FileSource
 
 LEGACY_MAX = 64 << 20
@@ -125,8 +126,6 @@ class OffsetLookup:
 
 def load_lookup(path: str | None, base_offset: int) -> OffsetLookup:
     """The lookup of the ``.index`` beside ``path`` (empty when there is none or it cannot be read)."""
-    from wireinspect.formats.kafka.sidecar import parse_offset_index, read_all, sibling
-
     p = sibling(path, "index") if path else None
     if p is None:
         return OffsetLookup(base_offset, ())

@@ -29,8 +29,9 @@ import re
 from dataclasses import dataclass
 
 from wireinspect.errors import InputError
+from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint, parse_offset_checkpoint, read_text
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
-from wireinspect.formats.kafka.sidecar import LEFTOVER_SUFFIXES, split_name
+from wireinspect.formats.kafka.sidetables import LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
@@ -199,8 +200,6 @@ def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
 def _parse_file(path: str, parse):
     """``parse(bytes)`` of the text file at ``path`` (its head, see ``checkpoints.read_text``), or
     ``None`` when it is absent or unreadable."""
-    from wireinspect.formats.kafka.checkpoints import read_text
-
     if not os.path.isfile(path):
         return None
     try:
@@ -220,8 +219,6 @@ def _log_dir_offsets(d: str, topic: str | None, partition: int | None) -> dict:
     """The partition's offsets in the parent log directory's checkpoints: ``{info key: offset or
     None}``, plus ``cleanShutdown`` (``.kafka_cleanshutdown`` present; ``None`` when the parent holds
     none of these files)."""
-    from wireinspect.formats.kafka.checkpoints import parse_offset_checkpoint
-
     parent = os.path.dirname(os.path.abspath(d))
     out = {}
     seen = False
@@ -239,8 +236,6 @@ def _log_dir_offsets(d: str, topic: str | None, partition: int | None) -> dict:
 
 def _leader_epochs(d: str, unit: PartitionUnit):
     """``[(epoch, startOffset)]`` from ``leader-epoch-checkpoint`` (``None`` if absent or damaged)."""
-    from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint
-
     t = _parse_file(os.path.join(d, "leader-epoch-checkpoint"), parse_leader_epoch_checkpoint)
     if t is None:
         return None
