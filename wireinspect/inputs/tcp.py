@@ -71,14 +71,16 @@ class Conversation:
 class StreamNote:
     """A unit for stream bytes that hold no frame, or for stream-level problems (a gap between
     frames, a missing handshake, bytes skipped while resynchronising). ``type`` is ``"unparsed"``
-    when it covers bytes, ``"stream"`` otherwise. ``preview``: up to 64 of those bytes."""
+    when it covers bytes, ``"stream"`` otherwise. ``preview``: up to 64 of those bytes. ``data``: the
+    bytes of the stretch that the stream holds (a TCP gap's missing bytes are not in it), for
+    ``dump --json --raw`` (key ``"bytes"``), or None when the protocol did not keep them."""
 
     valid = False
     records_count = 0
     base_offset = last_offset = None
 
     def __init__(self, protocol: str, conversation, direction, position: int, length: int, problems: list,
-                 preview: bytes = b"", type: str = "unparsed", notes: list | None = None):
+                 preview: bytes = b"", type: str = "unparsed", notes: list | None = None, data=None):
         self.protocol = protocol
         self.notes = notes or []
         self.conversation = conversation
@@ -88,6 +90,14 @@ class StreamNote:
         self.problems = problems
         self.preview = preview
         self.type = type
+        self.data = data
+
+    def raw_json(self, read, enc) -> dict:
+        """``{"bytes": ...}`` for an ``unparsed`` note whose bytes were kept (``read`` is not used:
+        stream positions are not file positions in a capture)."""
+        if self.type != "unparsed" or self.data is None:
+            return {}
+        return {"bytes": enc(bytes(self.data))}
 
     def to_json(self, enc) -> dict:
         c = self.conversation

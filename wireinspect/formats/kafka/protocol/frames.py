@@ -58,7 +58,8 @@ class Frame:
     protocol = "kafka"
     __slots__ = ("position", "length", "size", "direction", "conversation", "api_key", "api_version",
                  "correlation_id", "header", "body", "raw_body", "problems", "body_version", "origin",
-                 "header_version", "timestamp", "header_end", "data", "file_position", "latency_ms", "notes")
+                 "header_version", "timestamp", "header_end", "body_end", "data", "file_position", "latency_ms",
+                 "notes")
 
     def __init__(self, position, length, direction, conversation=None):
         self.position, self.length, self.direction = position, length, direction
@@ -77,6 +78,7 @@ class Frame:
         self.latency_ms = None  # captured responses: milliseconds since the request's first packet
         self.notes = ()  # findings that are not damage (a response to a request sent before the capture): a list
         self.header_end = None  # absolute position where the body starts
+        self.body_end = None  # absolute position where a completely decoded body ends
         self.data = b""  # the frame's bytes (Size included): its stream bytes, for hex dumps
 
     # -- facts ---------------------------------------------------------------------------------
@@ -110,6 +112,15 @@ class Frame:
                 stack.extend(f.value)
 
     # -- projections ---------------------------------------------------------------------------
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: what encode cannot give back from the fields (``size``,
+        ``headerBytes``, ``bodyBytes``, ``trailingBytes``, ``bodyVersion``; records units with their
+        own raw keys): see :mod:`.encode`. Reads the frame's own bytes (``read`` is not used: a
+        capture does not hold a frame contiguously)."""
+        from wireinspect.formats.kafka.protocol.encode import frame_raw_json
+
+        return frame_raw_json(self, enc)
+
     def connection_json(self):
         c = self.conversation
         return None if c is None else c.connection_json()
@@ -217,6 +228,8 @@ def _frame_start(buf, base, direction, conversation, header_min: int):
 
 def _finish(f: Frame, p, end, problems):
     f.problems.extend(problems)
+    if p is not None and f.body is not None:
+        f.body_end = f.position + p
     if p is not None and p < end:
         f.problems.append(Problem("frame_trailing_bytes", f.position + p, f"{end - p} bytes follow the end of the "
                                   f"{'body' if f.body is not None else 'header'}", actual=end - p))

@@ -31,6 +31,7 @@ MIN_REQUEST = 8  # RequestApiKey + RequestApiVersion + CorrelationId (header v0)
 MIN_RESPONSE = 4  # CorrelationId
 SASL_HANDSHAKE = 17
 HUNT_PATIENCE = 1 << 20  # bytes to wait behind a plausible but incomplete frame before trying later ones
+KEEP_MAX = 64 << 20  # bytes of one unparsed stretch kept for dump --json --raw ("bytes"); past it, none
 _I32 = struct.Struct(">i").unpack_from
 # Candidate frame starts, so that hunting does not try every byte in Python: a Size below MAX_FRAME
 # (first byte 0x00-0x0f); for requests also RequestApiKey < 128 and RequestApiVersion < 256.
@@ -42,7 +43,7 @@ class _Dir:
     """Splitter state of one direction: ``buf[i:]`` holds the bytes from stream position ``start``."""
 
     __slots__ = ("name", "buf", "i", "start", "hunting", "hunt_from", "hunt_problems", "skip_to", "cut_problems",
-                 "spans", "hunt_mid")
+                 "spans", "hunt_mid", "kept", "cut_from", "cut")
 
     def __init__(self, name):
         self.name = name
@@ -56,12 +57,26 @@ class _Dir:
         self.cut_problems = []
         self.spans = Spans()  # captures: packet time and file position of the stream's bytes
         self.hunt_mid = False  # the hunt is for the first frame of a stream captured mid-connection
+        self.kept = bytearray()  # the bytes skipped by the current hunt (None past KEEP_MAX): the note's data
+        self.cut_from = None  # stream position of the bytes after a gap that are the rest of a cut frame
+        self.cut = bytearray()  # those bytes
+
+    def keep(self, data) -> None:
+        """Keep ``data`` as bytes of the current hunt's unparsed stretch (bounded by KEEP_MAX)."""
+        k = self.kept
+        if k is not None:
+            if len(k) + len(data) > KEEP_MAX:
+                self.kept = None
+            else:
+                k += data
 
     @property
     def avail(self):
         return len(self.buf) - self.i
 
     def consume(self, n):
+        if self.hunting and n > 0:
+            self.keep(self.buf[self.i:self.i + n])
         self.i += n
         self.start += n
         if self.i > (1 << 20) and self.i * 2 > len(self.buf):
@@ -135,14 +150,17 @@ class KafkaDecoder:
             q.append((pos, pos + len(data), ts, fpos))
         if d.skip_to is not None:
             if pos + len(data) <= d.skip_to:
+                self._keep_cut(d, pos, data)
                 d.start = pos + len(data)
                 while q and q[0][1] <= d.start:
                     q.popleft()
                 return
             if pos < d.skip_to:
+                self._keep_cut(d, pos, data[:d.skip_to - pos])
                 data = data[d.skip_to - pos:]
                 pos = d.skip_to
             d.skip_to = None
+            self._flush_cut(d, out)
         if not d.avail:
             d.buf = bytearray(data)
             d.i = 0
@@ -153,11 +171,33 @@ class KafkaDecoder:
         while q and q[0][1] <= d.start:  # bytes no frame can start in any more
             q.popleft()
 
+    def _keep_cut(self, d: _Dir, pos: int, data) -> None:
+        """Bytes after a gap that belong to the frame the gap cut (up to its Size): kept for a note."""
+        if d.cut_from is None:
+            d.cut_from = pos
+            d.cut = bytearray()
+        if d.cut is not None:
+            if len(d.cut) + len(data) > KEEP_MAX:
+                d.cut = None
+            else:
+                d.cut += data
+
+    def _flush_cut(self, d: _Dir, out: list) -> None:
+        """The rest of a frame cut by a gap, as an ``unparsed`` note (its problem is on the frame)."""
+        if d.cut_from is None:
+            return
+        n = len(d.cut) if d.cut is not None else 0
+        data = None if d.cut is None else bytes(d.cut)
+        out.append(StreamNote("kafka", self.conv, self._dname(d), d.cut_from, n, [], (data or b"")[:64],
+                              data=data))
+        d.cut_from, d.cut = None, bytearray()
+
     def _start_hunt(self, d: _Dir, at: int, problems: list) -> None:
         if not d.hunting:
             d.hunting = True
             d.hunt_from = at
             d.hunt_problems = list(problems)
+            d.kept = bytearray()
         else:
             d.hunt_problems.extend(problems)
 
@@ -167,19 +207,22 @@ class KafkaDecoder:
         mid, d.hunt_mid = d.hunt_mid, False
         if n > 0 or d.hunt_problems:
             probs = d.hunt_problems or []
+            data = None if d.kept is None else bytes(d.kept)
             if mid and not probs:
                 # The capture began inside a frame: its tail is expected, not damage.
                 out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, [], type="unparsed",
                                       notes=[Problem(MID_STREAM_START, d.hunt_from, f"{n} bytes before the first frame "
                                                      f"at position {at}: the capture starts mid-connection, inside a "
-                                                     "frame sent before it began", actual=n)]))
+                                                     "frame sent before it began", actual=n)], data=data))
                 d.hunt_problems = []
+                d.kept = bytearray()
                 return
             if n > 0:
                 probs.append(Problem("unparsed_bytes", d.hunt_from, f"{n} bytes skipped before a plausible frame at "
                                      f"position {at}", actual=n))
-            out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, probs))
+            out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, probs, data=data))
         d.hunt_problems = []
+        d.kept = bytearray()
 
     def _drain(self, d: _Dir, out: list) -> None:
         while True:
@@ -268,6 +311,7 @@ class KafkaDecoder:
     def _gap(self, d: _Dir, ev, out: list) -> None:
         probs = list(ev.problems)
         gap_end = ev.position + ev.length
+        self._flush_cut(d, out)
         if d.skip_to is not None:
             if gap_end <= d.skip_to:
                 return  # inside a frame already reported as cut: nothing more is lost
@@ -278,6 +322,8 @@ class KafkaDecoder:
         if d.hunting:
             d.hunt_problems.extend(probs)
             d.hunt_mid = False
+            if d.avail:
+                d.keep(d.buf[d.i:])
             d.buf, d.i, d.start = bytearray(), 0, gap_end
             return
         if d.avail >= 4:
@@ -298,11 +344,12 @@ class KafkaDecoder:
             probs.append(Problem("frame_truncated", d.start, f"{d.avail} bytes of a frame Size before a gap",
                                  expected=4, actual=d.avail))
         out.append(StreamNote("kafka", self.conv, self._dname(d), d.start if d.avail else ev.position,
-                              d.avail + ev.length, probs, type="unparsed"))
+                              d.avail + ev.length, probs, type="unparsed", data=bytes(d.buf[d.i:])))
         d.buf, d.i, d.start = bytearray(), 0, gap_end
         self._start_hunt(d, gap_end, [])
 
     def _end(self, d: _Dir, out: list) -> None:
+        self._flush_cut(d, out)
         if d.hunting and d.avail:
             found = self._hunt(d, final=True)
             if found is not None:
@@ -339,7 +386,7 @@ class KafkaDecoder:
             else:
                 out.append(StreamNote("kafka", self.conv, self._dname(d), d.start, d.avail, [Problem(
                     "frame_truncated", d.start, f"the stream ends with {d.avail} bytes, too few for a frame Size",
-                    expected=4, actual=d.avail)], bytes(d.buf[d.i:])))
+                    expected=4, actual=d.avail)], bytes(d.buf[d.i:]), data=bytes(d.buf[d.i:])))
             d.consume(d.avail)
         d.buf, d.i = bytearray(), 0
 
@@ -463,6 +510,33 @@ class _Kafka:
     @staticmethod
     def decoder(conversation, opts):
         return KafkaDecoder(conversation, opts, records=not getattr(opts, "fast", False))
+
+    @staticmethod
+    def select(u, api: set, correlation_ids: set) -> bool:
+        """``--api`` (names or keys, lower-case text) and ``--correlation-id`` for Kafka frames."""
+        if getattr(u, "type", None) != "frame":
+            return False
+        if api:
+            name = (u.api_name or "").lower()
+            if name not in api and str(u.api_key) not in api:
+                return False
+        return not correlation_ids or u.correlation_id in correlation_ids
+
+    @staticmethod
+    def frame_name(u) -> str | None:
+        """The API a frame is counted under in the capture summary (a response: its request's)."""
+        if getattr(u, "type", None) != "frame":
+            return None
+        if u.api_key is None:
+            return "SASL token" if u.header_version is None and u.body else "unknown"
+        return u.api_name or f"api {u.api_key}"
+
+    @staticmethod
+    def encode(obj, ctx) -> bytes:
+        """One ``dump --json`` object of a Kafka stream -> its stream bytes (:mod:`.encode`)."""
+        from wireinspect.formats.kafka.protocol.encode import encode
+
+        return encode(obj, ctx)
 
     @staticmethod
     def decode(conversation, opts):

@@ -1,0 +1,44 @@
+"""The capture filters: which conversations and units a capture's dump shows."""
+
+from __future__ import annotations
+
+from wireinspect.inputs.capture.protocols import protocol_of_unit
+
+
+class Filters:
+    """``--connection`` (any protocol), ``--api`` and ``--correlation-id`` (asked of the unit's
+    protocol: ``select(unit, api, correlation_ids) -> bool``; units of a protocol without it are
+    left out while those filters are active) from ``opts.extra``."""
+
+    def __init__(self, opts):
+        extra = getattr(opts, "extra", None) or {}
+        self.api = {str(a).lower() for a in extra.get("api") or ()}
+        self.connection = [str(c) for c in extra.get("connection") or ()]
+        self.corr = {int(c) for c in extra.get("correlation_id") or ()}
+        self.active = bool(self.api or self.connection or self.corr)
+
+    def conversation_ok(self, conv) -> bool:
+        if not self.connection:
+            return True
+        c = conv.connection_json()
+        for want in self.connection:
+            if want == str(c["index"]) or want in (c["client"], c["server"]):
+                return True
+            if want.isdigit() and any(e and e.rsplit(":", 1)[-1] == want for e in (c["client"], c["server"])):
+                return True
+            if f"{c['client']}-{c['server']}" == want or f"{c['server']}-{c['client']}" == want:
+                return True
+        return False
+
+    def unit_ok(self, u) -> bool:
+        if self.connection:
+            conv = getattr(u, "conversation", None)
+            if conv is None or not self.conversation_ok(conv):
+                return False
+        if self.api or self.corr:
+            if getattr(u, "type", None) != "frame":
+                return False
+            proto = protocol_of_unit(u)
+            select = getattr(proto, "select", None)
+            return bool(select is not None and select(u, self.api, self.corr))
+        return True

@@ -1,0 +1,40 @@
+"""The ``pcap`` format: pcap (µs and ns, both byte orders) and pcapng files, TCP reassembled per
+connection and each conversation decoded by its stream protocol; encoded back to the bytes of each
+TCP stream (one output per connection and direction)."""
+
+from __future__ import annotations
+
+from wireinspect.formats.base import Format
+from wireinspect.inputs.capture.connections import _located, capture_units
+from wireinspect.inputs.capture.protocols import protocol_of
+from wireinspect.inputs.pcap import sniff_capture
+
+
+def _encode_capture(obj: dict, ctx) -> list:
+    """A capture's object -> ``[("<connection index>-<direction>", bytes)]``: the bytes of its TCP stream
+    (the capture's own summary and notes stand for no bytes). Encoded by the object's stream protocol
+    (``encode(obj, ctx) -> bytes``). Bytes missing from the capture (TCP gaps) are not written: the
+    stream that comes back is the reassembled stream without them."""
+    if obj.get("type") in ("capture_summary", "capture"):
+        return []
+    data = protocol_of(obj).encode(obj, ctx)
+    conn = obj.get("connection")
+    index = conn.get("index", 0) if isinstance(conn, dict) else 0
+    return [(f"{index}-{obj.get('direction') or 'request'}", data)] if data else []
+
+
+def _pcap_sniff(head: bytes, name: str) -> int:
+    return 100 if sniff_capture(head) else 0
+
+
+PCAP = Format(
+    id="pcap",
+    description="pcap/pcapng packet capture: TCP reassembled per connection, Kafka (and other stream protocols) "
+                "decoded frame by frame",
+    recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
+    sniff=_pcap_sniff,
+    units=lambda src, opts: _located(capture_units(src, opts, True)),
+    check=lambda src, opts: _located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
+    honours=frozenset({"port", "api", "connection", "correlation_id"}),
+    encode=_encode_capture,
+)
