@@ -10,11 +10,12 @@ from __future__ import annotations
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
+from wireinspect.formats.kafka.protocol.streamdump import KAFKA_STREAM
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
 from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
-from wireinspect.inputs.capture import FORMATS as CAPTURES
+from wireinspect.inputs.capture.pcapformat import PCAP
 
-FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, *CAPTURES)
+FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
 
 
 def all_formats() -> tuple[Format, ...]:
