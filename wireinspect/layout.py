@@ -446,17 +446,21 @@ class Layout:
                 parts.append(b"".join(f.item.encode(x, ctx, f"{at}[{i}]") for i, x in enumerate(lst)))
             elif isinstance(f, Struct):
                 parts.append(f.layout.encode(values.get(f.name), ctx, at))
-        # Lengths of ranges (last first: an outer length covers an inner one), then checksums.
+        # Lengths of ranges (last first: an outer length covers an inner one), then checksums (a
+        # length may cover a checksum: it counts by its fixed width).
+        pending = {index[f.name]: f.width for f in fixups if isinstance(f, Crc)}
+        for f in fixups:
+            if isinstance(f, Length) and f.width is None:
+                pending[index[f.name]] = None
         for f in reversed([f for f in fixups if isinstance(f, Length)]):
             i = index[f.name]
             first = i + 1 if f.start is None else index[f.start]
             last = len(parts) if f.end is None else index[f.end] + 1
-            if any(p is None for p in parts[first:last]):
-                raise TypeError(f"{self.name}.{f.name} covers an unresolved field")
             if ctx.keep_lengths and values.get(f.name) is not None:
                 parts[i] = f.pack(values[f.name], f"{where}.{f.name}")
             else:
-                parts[i] = f.pack(sum(len(p) for p in parts[first:last]), f"{where}.{f.name}")
+                parts[i] = f.pack(sum(len(p) if p is not None else pending[j] for j, p in
+                                      enumerate(parts[first:last], first)), f"{where}.{f.name}")
         for f in reversed([f for f in fixups if isinstance(f, Crc)]):
             i = index[f.name]
             if ctx.keep_crc and values.get(f.name) is not None:
