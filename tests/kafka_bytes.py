@@ -48,3 +48,19 @@ def kafka_python_records(data: bytes):
             headers = [[k, v] for k, v in (getattr(r, "headers", None) or [])]
             out.append((r.offset, r.timestamp, r.key, r.value, headers))
     return out
+
+
+def control_batch(offset=0, commit=True, producer_id=7, producer_epoch=0, coordinator_epoch=5):
+    """A COMMIT/ABORT marker batch as Kafka's ``MemoryRecords.withEndTransactionMarker`` writes it:
+    the record by kafka-python's builder (key ``version 0 | type``, value ``EndTransactionMarker``),
+    the isControl bit set and the CRC-32C recomputed (kafka-python cannot build control batches)."""
+    import crc32c
+
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=True, producer_id=producer_id,
+                                  producer_epoch=producer_epoch, base_sequence=-1, batch_size=1 << 20)
+    b.append(0, timestamp=T0 + offset, key=struct.pack(">hh", 0, 1 if commit else 0),
+             value=struct.pack(">hi", 0, coordinator_epoch), headers=[])
+    data = bytearray(b.build())
+    struct.pack_into(">h", data, 21, struct.unpack_from(">h", data, 21)[0] | 0x20)
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    return struct.pack(">q", offset) + bytes(data[8:])

@@ -264,10 +264,10 @@ def test_rocketmq_written_capture(tmp_path):
 
 def test_jafka_capture(tmp_path):
     from tests.test_rocketmq_frames import write_pcap as rmq_pcap
-    from wireinspect.formats.jafka.requests import encode_request
+    from tests.formats.jafka.test_jafka_encode import create_part, fetch_part, request
 
-    fetch = encode_request(1, ("topic", 0, 0, 1000))
-    create = encode_request(5, ("topic", 4, 1))
+    fetch = request(1, **fetch_part("topic", 0, 0, 1000))
+    create = request(5, **create_part("topic", 4, 1))
     convo = [(True, fetch), (False, struct.pack(">ih", 2, 0)), (True, create)]
     path = tmp_path / "jafka.pcap"
     rmq_pcap(path, convo, 6667)

@@ -3,17 +3,19 @@ responses, the capture plug-in, and damage."""
 
 import gzip
 import struct
+from collections import namedtuple
 import zlib
 from pathlib import Path
 
 import pytest
 
-from tests.test_rocketmq_frames import Ev, write_pcap
-from tests.test_rocketmq_frames import FakeConversation as BaseConversation
-from wireinspect.formats import jafka_stream as js
+from tests.formats.jafka.test_jafka_encode import (create_part, delete_part, fetch_part, offsets_part, produce_part,
+                                                   request)
+from tests.capture_helpers import pcap_bytes
+from wireinspect.formats.jafka import stream as js
 from wireinspect.formats.jafka.format import first_message_ok, log_name
 from wireinspect.formats.jafka.messages import iter_log, parse_message, parse_message_set
-from wireinspect.formats.jafka.requests import encode_request, parse_request, parse_response
+from wireinspect.formats.jafka.requests import parse_request, parse_response
 from wireinspect.inputs.source import BytesSource, FileSource
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -123,44 +125,44 @@ def test_sniffing_helpers():
 
 
 def test_requests_round_trip():
-    e = parse_request(encode_request(5, ("topic", 3, 1)), 0, 10)
+    e = parse_request(request(5, **create_part("topic", 3, 1)), 0, 10)
     assert e.to_json(TEXT) == {"type": "request", "position": 10, "length": 18, "size": 14, "requestType": 5,
                                "requestTypeName": "CREATE", "topic": "topic", "partitions": 3, "enlarge": 1,
                                "problems": []}
-    e = parse_request(encode_request(6, ("topic", "secret")))
+    e = parse_request(request(6, **delete_part("topic", "secret")))
     assert e.to_json(TEXT)["password"] == "secret" and e.problems == []
-    assert [p.code for p in parse_request(encode_request(6, ("t", "p")), dialect="kafka07").problems] == \
+    assert [p.code for p in parse_request(request(6, **delete_part("t", "p")), dialect="kafka07").problems] == \
         ["unknown_request_type"]
-    e = parse_request(encode_request(0, ("t", -1, m1(b"hello") + m1(b"x"))))
+    e = parse_request(request(0, **produce_part("t", -1, m1(b"hello") + m1(b"x"))))
     d = e.to_json(TEXT)
     assert d["partition"] == -1 and [m["payload"] for m in d["messages"]] == ["hello", "x"]
-    d = parse_request(encode_request(3, ("t", 0, m1(b"a")), ("u", 1, m1(b"b")))).to_json(TEXT)
+    d = parse_request(request(3, produce_part("t", 0, m1(b"a")), produce_part("u", 1, m1(b"b")))).to_json(TEXT)
     assert d["count"] == 2 and [p["topic"] for p in d["parts"]] == ["t", "u"]
-    d = parse_request(encode_request(2, ("t", 0, 0, 100), ("u", 1, 5, 300))).to_json(TEXT)
+    d = parse_request(request(2, fetch_part("t", 0, 0, 100), fetch_part("u", 1, 5, 300))).to_json(TEXT)
     assert d["requestTypeName"] == "MULTIFETCH" and d["parts"][1] == {"topic": "u", "partition": 1, "offset": 5,
                                                                         "maxSize": 300}
-    d = parse_request(encode_request(4, ("t", 0, -2, 10))).to_json(TEXT)
+    d = parse_request(request(4, **offsets_part("t", 0, -2, 10))).to_json(TEXT)
     assert (d["time"], d["maxNumOffsets"]) == (-2, 10)
-    tree = parse_request(encode_request(1, ("t", 0, 0, 100))).to_tree()
+    tree = parse_request(request(1, **fetch_part("t", 0, 0, 100))).to_tree()
     assert [c.name for c in tree.children] == ["size", "requestType", "topic", "partition", "offset", "maxSize"]
 
 
 def test_responses():
-    fetch = parse_request(encode_request(1, ("t", 0, 500, 100)))
+    fetch = parse_request(request(1, **fetch_part("t", 0, 500, 100)))
     payload = m1(b"hello") + m1(b"world")[:7]  # the fetch may end mid-message: not a problem
     r = parse_response(struct.pack(">ih", 2 + len(payload), 0) + payload, request=fetch)
     d = r.to_json(TEXT)
     assert r.problems == [] and d["errorName"] == "NoError" and d["request"]["name"] == "FETCH"
     assert d["messages"][0]["offset"] == 500 and d["messages"][1]["type"] == "message"
-    offsets = parse_request(encode_request(4, ("t", 0, -1, 2)))
+    offsets = parse_request(request(4, **offsets_part("t", 0, -1, 2)))
     r = parse_response(struct.pack(">ihiqq", 2 + 4 + 16, 0, 2, 100, 0), request=offsets)
     assert r.to_json(TEXT)["offsets"] == [100, 0] and r.problems == []
-    create = parse_request(encode_request(5, ("t", 3, 0)))
+    create = parse_request(request(5, **create_part("t", 3, 0)))
     r = parse_response(struct.pack(">ihii", 10, 0, 1, 3), request=create)
     assert r.to_json(TEXT)["partitions"] == 3
-    delete = parse_request(encode_request(6, ("t", "bad")))
+    delete = parse_request(request(6, **delete_part("t", "bad")))
     assert parse_response(struct.pack(">ihii", 10, 0, 1, -1), request=delete).to_json(TEXT)["deleted"] == -1
-    mf = parse_request(encode_request(2, ("t", 0, 0, 100), ("u", 0, 7, 100)))
+    mf = parse_request(request(2, fetch_part("t", 0, 0, 100), fetch_part("u", 0, 7, 100)))
     sets = [m1(b"a"), m1(b"bb")]
     body = b"".join(struct.pack(">ih", 2 + len(s), 0) + s for s in sets)
     r = parse_response(struct.pack(">ih", 2 + len(body), 0) + body, request=mf)
@@ -173,30 +175,34 @@ def test_responses():
 def test_request_damage():
     assert [p.code for p in parse_request(struct.pack(">ih", 200 << 20, 1)).problems] == ["bad_length"]
     assert [p.code for p in parse_request(struct.pack(">ih", 4, 9) + b"xx").problems] == ["unknown_request_type"]
-    good = encode_request(0, ("topic", 0, m1(b"hello")))
+    good = request(0, **produce_part("topic", 0, m1(b"hello")))
     for cut in range(len(good)):
         e = parse_request(good[:cut])
         assert e.problems and e.problems[0].code == "truncated"
-    bad = bytearray(encode_request(1, ("topic", 0, 0, 100)))
+    bad = bytearray(request(1, **fetch_part("topic", 0, 0, 100)))
     bad[6:8] = struct.pack(">h", 500)
     assert [p.code for p in parse_request(bytes(bad)).problems] == ["bad_string_length"]
-    assert [p.code for p in parse_request(encode_request(1, ("t", 0, 0, 1)) + b"").problems] == []
-    padded = bytearray(encode_request(1, ("t", 0, 0, 1)) + b"zz")
+    assert [p.code for p in parse_request(request(1, **fetch_part("t", 0, 0, 1)) + b"").problems] == []
+    padded = bytearray(request(1, **fetch_part("t", 0, 0, 1)) + b"zz")
     padded[0:4] = struct.pack(">i", len(padded) - 4)
     assert [p.code for p in parse_request(bytes(padded)).problems] == ["trailing_bytes"]
 
 
-class FakeConversation(BaseConversation):
+Ev = namedtuple("Ev", "direction kind position data length timestamp problems")
+
+
+class FakeConversation:
     index = 3
+    events = ()
 
     def connection_json(self):
         return {"index": 3, "client": "10.0.0.1:5555", "server": "10.0.0.2:6667"}
 
 
 def test_stream_protocol_in_order_pairing():
-    produce = encode_request(0, ("t", 0, m1(b"p")))
-    fetch = encode_request(1, ("t", 0, 0, 100))
-    offsets = encode_request(4, ("t", 0, -1, 1))
+    produce = request(0, **produce_part("t", 0, m1(b"p")))
+    fetch = request(1, **fetch_part("t", 0, 0, 100))
+    offsets = request(4, **offsets_part("t", 0, -1, 1))
     assert js.PROTOCOL.sniff(fetch) == 90 and js.PROTOCOL.sniff(produce) == 90 and js.PROTOCOL.sniff(b"\x00" * 8) == 0
     reqs = produce + fetch + offsets
     resp = struct.pack(">ih", 2 + len(m1(b"p")), 0) + m1(b"p") + struct.pack(">ihiq", 2 + 4 + 8, 0, 1, 42)
@@ -214,7 +220,7 @@ def test_stream_protocol_in_order_pairing():
 def test_requests_format_stream_dump():
     from wireinspect.ops.options import Options
 
-    data = encode_request(5, ("t", 1, 0)) + b"\xff\xff\xff\xff" + encode_request(1, ("t", 0, 0, 10))
+    data = request(5, **create_part("t", 1, 0)) + b"\xff\xff\xff\xff" + request(1, **fetch_part("t", 0, 0, 10))
     us = list(js.iter_requests(BytesSource(data, "x"), Options()))
     assert [u.type for u in us] == ["request", "unparsed", "request"]
     assert us[1].problems[0].code == "bad_length"
@@ -233,7 +239,7 @@ def test_message_set_fuzz_never_raises():
                 m.to_tree()
             for k in range(7):
                 parse_request(struct.pack(">ih", len(blob) + 2, k) + blob).to_json(TEXT)
-                parse_response(data, request=parse_request(encode_request(1, ("t", 0, 0, 1)))).to_tree()
+                parse_response(data, request=parse_request(request(1, **fetch_part("t", 0, 0, 1)))).to_tree()
             for u in walk(data):
                 u.to_json(TEXT)
     run()
@@ -245,13 +251,13 @@ def test_capture_end_to_end(tmp_path):
 
     if js.PROTOCOL not in capture.stream_protocols():
         pytest.skip("the capture reader does not load the Jafka protocol")
-    fetch = encode_request(1, ("topic", 0, 0, 1000))
-    create = encode_request(5, ("topic", 4, 1))
+    fetch = request(1, **fetch_part("topic", 0, 0, 1000))
+    create = request(5, **create_part("topic", 4, 1))
     msgs = m1(b"x" * 150) + m1(b"y" * 10)
-    convo = [(True, fetch), (False, struct.pack(">ih", 2 + len(msgs), 0) + msgs),
-             (True, create), (False, struct.pack(">ihii", 10, 0, 1, 4))]
+    convo = [("request", fetch), ("response", struct.pack(">ih", 2 + len(msgs), 0) + msgs),
+             ("request", create), ("response", struct.pack(">ihii", 10, 0, 1, 4))]
     path = tmp_path / "jafka.pcap"
-    write_pcap(path, convo, 6667)
+    path.write_bytes(pcap_bytes([("10.0.0.1:40000", "10.0.0.2:6667", convo)]))
     with FileSource(str(path)) as src:
         units = [u for u in capture.capture_units(src, Options()) if u.type != "capture_summary"]
     d = [u.to_json(TEXT) for u in units]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.formats.jafka.test_jafka_encode import create_part, delete_part, fetch_part, produce_part, request
 from wireinspect.cli import cli
-from wireinspect.formats.jafka.requests import encode_request
 from wireinspect.formats.registry import choose_format
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -84,11 +84,11 @@ def test_damaged_log_recover(tmp_path):
 
 def test_requests_dump(tmp_path):
     f = tmp_path / "client.bin"
-    f.write_bytes(encode_request(5, ("topic", 3, 1)) + encode_request(6, ("topic", "pw")) +
-                  encode_request(0, ("topic", 0, m1(b"hi"))))
+    f.write_bytes(request(5, **create_part("topic", 3, 1)) + request(6, **delete_part("topic", "pw")) +
+                  request(0, **produce_part("topic", 0, m1(b"hi"))))
     r = run("dump", "--json", "--format", "jafka-requests", f)
     out = lines(r.output)
     assert r.exit_code == 0 and [d["requestTypeName"] for d in out] == ["CREATE", "DELETE", "PRODUCE"]
-    f.write_bytes(encode_request(1, ("t", 0, 0, 10))[:-3])
+    f.write_bytes(request(1, **fetch_part("t", 0, 0, 10))[:-3])
     r = run("verify", "--json", f"{f}:jafka-requests")
     assert r.exit_code == 1 and json.loads(r.output)["problems"][0]["code"] == "truncated"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from wireinspect.cli import cli
 from wireinspect.formats.registry import choose_format
-from wireinspect.formats.rocketmq.commitlog import encode_record
+from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.store import CQ_UNIT, tags_code
 
 EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
@@ -40,8 +40,8 @@ def store(tmp_path, n=5, size=4096, damage=None):
     data = b""
     cq = b""
     for i in range(n):
-        r = encode_record(body=b"message %d" % i, topic="T", queue_offset=i, physical_offset=len(data),
-                          properties=[("TAGS", "tg"), ("KEYS", "k%d" % i)])
+        r = record(body=b"message %d" % i, topic="T", queue_offset=i, physical_offset=len(data),
+                   properties=[("TAGS", "tg"), ("KEYS", "k%d" % i)])
         cq += CQ_UNIT.pack(len(data), len(r), tags_code("tg"))
         data += r
     data = bytearray(data + b"\x00" * (size - len(data)))
@@ -61,7 +61,7 @@ def test_formats_lists_rocketmq():
 
 
 def test_sniffing_does_not_steal_kafka_logs():
-    rec = encode_record(body=b"x")
+    rec = record(body=b"x")
     assert choose_format(rec, "whatever.bin").id == "rocketmq-commitlog"
     assert choose_format(rec, "store/commitlog/00000000000000000000").id == "rocketmq-commitlog"
     assert choose_format(b"\x00" * 64, "store/commitlog/00000000000000000000").id == "rocketmq-commitlog"
@@ -96,7 +96,7 @@ def test_damaged_commitlog_verify_and_recover(tmp_path):
     def damage(d):
         d[2 * 140 + 95] ^= 0xFF  # a body byte of the third record (records are about 140 bytes)
     log, _, size, rlen = store(tmp_path, damage=None)
-    rlen = len(encode_record(body=b"message 0", topic="T", properties=[("TAGS", "tg"), ("KEYS", "k0")]))
+    rlen = len(record(body=b"message 0", topic="T", properties=[("TAGS", "tg"), ("KEYS", "k0")]))
     data = bytearray(log.read_bytes())
     data[2 * rlen + 88] ^= 0xFF
     log.write_bytes(bytes(data))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wireinspect.formats.rocketmq import stream as rstream
-from wireinspect.formats.rocketmq.commitlog import encode_record
+from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.fastjson import loads
 from wireinspect.formats.rocketmq.remoting import (FRAME_MAX, Conversation, FrameSplitter, decode_frame_body,
                                                    parse_frame)
@@ -187,8 +187,8 @@ def test_binary_header_remark_ext_fields_and_v2_names():
 
 
 def test_pairing_by_opaque_decodes_pull_records():
-    recs = b"".join(encode_record(body=b"m%d" % i, topic="T", physical_offset=1000 * i, queue_offset=i,
-                                  properties=[("TAGS", "a")]) for i in range(3))
+    recs = b"".join(record(body=b"m%d" % i, topic="T", physical_offset=1000 * i, queue_offset=i,
+                           properties=[("TAGS", "a")]) for i in range(3))
     req = parse_frame(json_frame({"code": 11, "flag": 0, "opaque": 9, "extFields": {"topic": "T"}}))
     other = parse_frame(json_frame({"code": 34, "flag": 0, "opaque": 10}))
     resp = parse_frame(json_frame({"code": 0, "flag": 1, "opaque": 9, "remark": "FOUND"}, recs), 0, 500)
@@ -267,7 +267,7 @@ def test_binary_header_damage():
 
 def test_truncated_at_every_cut_never_raises():
     for good in (HEARTBEAT_BIN, json_frame({"code": 0, "flag": 1, "opaque": 1},
-                                           encode_record(body=b"abc", topic="T"))):
+                                           record(body=b"abc", topic="T"))):
         for cut in range(len(good)):
             f = parse_frame(good[:cut], 0, 0)
             assert f.problems and f.problems[0].code == "truncated" and f.length == cut
@@ -338,7 +338,7 @@ class FakeConversation:
 def test_stream_protocol_pairs_and_reports_gaps():
     assert rstream.PROTOCOL.id == "rocketmq" and 10911 in rstream.PROTOCOL.ports
     req = json_frame({"code": 11, "flag": 0, "opaque": 4})
-    resp = json_frame({"code": 0, "flag": 1, "opaque": 4}, encode_record(body=b"hello", topic="T"))
+    resp = json_frame({"code": 0, "flag": 1, "opaque": 4}, record(body=b"hello", topic="T"))
     assert rstream.PROTOCOL.sniff(req[:64]) == 90 and rstream.PROTOCOL.sniff(b"GET / HTTP/1.1\r\n") == 0
     dec = rstream.PROTOCOL.decoder(FakeConversation(), None)
     units = []
@@ -422,7 +422,7 @@ def test_capture_binary_headers_end_to_end(tmp_path):
 
     if rstream.PROTOCOL not in capture.stream_protocols():
         pytest.skip("the capture reader does not load the RocketMQ protocol")
-    recs = b"".join(encode_record(body=b"b%d" % i * 60, topic="T", queue_offset=i) for i in range(3))
+    recs = b"".join(record(body=b"b%d" % i * 60, topic="T", queue_offset=i) for i in range(3))
     convo = [(True, binary_frame(11, 1, ext={"topic": "T", "queueId": "0"})),
              (True, binary_frame(34, 2, body=b'{"clientID":"c"}')),
              (False, binary_frame(0, 2, flag=1)),

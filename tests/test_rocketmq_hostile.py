@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from tests.test_rocketmq_frames import RMQ, capture_frames
 from wireinspect.cli import cli
-from wireinspect.formats import jafka_stream
-from wireinspect.formats.jafka.requests import MAX_OFFSETS, encode_request, parse_request, parse_response
-from wireinspect.formats.rocketmq.commitlog import encode_record, masked_crc, parse_record
+from tests.formats.jafka.test_jafka_encode import fetch_part, offsets_part, request
+from wireinspect.formats.jafka import stream as jafka_stream
+from wireinspect.formats.jafka.requests import MAX_OFFSETS, parse_request, parse_response
+from tests.formats.rocketmq.test_rocketmq_encode import record
+from wireinspect.formats.rocketmq.commitlog import masked_crc, parse_record
 from wireinspect.formats.rocketmq.fastjson import MAX_DEPTH, loads
 from wireinspect.formats.rocketmq.format import file_base
 from wireinspect.formats.rocketmq.remoting import parse_frame
@@ -162,24 +164,24 @@ def test_real_captures_spans_inside_header_and_not_overlapping():
 
 def test_crc32_property_with_superscript_digits():
     for val in (SUPERSCRIPT * 10, "123456789" + SUPERSCRIPT, "\u0663" * 10):  # ² and Arabic-Indic 3
-        rec = encode_record(body=b"hello", properties=[("__CRC32#", val)])
+        rec = record(body=b"hello", properties=[("__CRC32#", val)], keep_crc=True)
         r = parse_record(rec)
         assert r.prop_crc_ok is False and "bad_record_crc" in [p.code for p in r.problems]
 
 
 def test_crc32_property_ascii_digits_still_checked():
     props = [("KEYS", "k"), ("__CRC32#", "0" * 10)]
-    rec = encode_record(body=b"hello", properties=props)
+    rec = record(body=b"hello", properties=props, keep_crc=True)
     crc = masked_crc(rec[:len(rec) - 20])
-    good = encode_record(body=b"hello", properties=[("KEYS", "k"), ("__CRC32#", f"{crc:010d}"[::-1])])
+    good = record(body=b"hello", properties=[("KEYS", "k"), ("__CRC32#", f"{crc:010d}"[::-1])], keep_crc=True)
     assert parse_record(good).prop_crc_ok is True
 
 
 def test_property_nodes_take_their_spans_from_the_bytes():
     # an invalid UTF-8 byte (decoded as U+FFFD, 3 bytes in UTF-8) and a segment without \x01 before
     # the last property: the nodes used to be measured on the decoded text and ran past the field
-    rec = encode_record(body=b"b", properties=[("K", "v\x7fw"), ("junk\x02TAGS", "t")])
-    rec = rec.replace(b"v\x7fw", b"v\xffw")
+    rec = record(body=b"b", properties=[("K", "v\x7fw"), ("junk\x03TAGS", "t")], keep_crc=True)
+    rec = rec.replace(b"v\x7fw", b"v\xffw").replace(b"junk\x03", b"junk\x02")
     r = parse_record(rec)
     assert r.properties == [["K", "v\ufffdw"], ["TAGS", "t"]]
     assert [p.code for p in r.problems] == ["malformed_property"]
@@ -195,7 +197,7 @@ def test_store_file_names_with_unicode_digits(tmp_path):
     store = tmp_path / "store"
     cl = store / "commitlog"
     cl.mkdir(parents=True)
-    rec = encode_record(body=b"m", topic="T", physical_offset=0)
+    rec = record(body=b"m", topic="T", physical_offset=0)
     (cl / ("0" * 20)).write_bytes(rec)
     (cl / ("0" * 19 + SUPERSCRIPT)).write_bytes(rec)
     (cl / ("0" * 19 + "\u0661")).write_bytes(rec)  # Arabic-Indic one: int() would take it
@@ -256,7 +258,7 @@ def test_index_hostile_counts_bounded(tmp_path):
 # -- Jafka claimed counts -------------------------------------------------------------------------
 
 def test_multifetch_request_count_does_not_drive_the_loop():
-    one = encode_request(2, ("t", 0, 0, 100))
+    one = request(2, fetch_part("t", 0, 0, 100))
     forged = one[:6] + struct.pack(">h", 32767) + one[8:]
     e = parse_request(forged)
     assert len(e.parts) == 1 and [p.code for p in e.problems] == ["truncated"]
@@ -264,7 +266,7 @@ def test_multifetch_request_count_does_not_drive_the_loop():
 
 
 def test_multifetch_response_parts_bounded_by_the_request():
-    req = parse_request(encode_request(2, ("t", 0, 0, 100)))
+    req = parse_request(request(2, fetch_part("t", 0, 0, 100)))
     parts = struct.pack(">ih", 2, 0) * 10_000
     resp = struct.pack(">ih", 2 + len(parts), 0) + parts
     e = parse_response(resp, request=req)
@@ -272,7 +274,7 @@ def test_multifetch_response_parts_bounded_by_the_request():
 
 
 def test_offsets_response_count_capped():
-    req = parse_request(encode_request(4, ("t", 0, -1, 10)))
+    req = parse_request(request(4, **offsets_part("t", 0, -1, 10)))
     n = MAX_OFFSETS + 5
     payload = struct.pack(">i", n) + struct.pack(">q", 7) * n
     e = parse_response(struct.pack(">ih", 2 + len(payload), 0) + payload, request=req)
@@ -289,7 +291,7 @@ def test_waiting_requests_capped_pairing_stays_in_order(monkeypatch):
     monkeypatch.setattr(jafka_stream, "MAX_WAITING", 3)
     conv = Conversation(0, source="x")
     dec = jafka_stream._Decoder(conv, Options())
-    reqs = b"".join(encode_request(1, ("t", 0, 100 * i, 10)) for i in range(5))
+    reqs = b"".join(request(1, **fetch_part("t", 0, 100 * i, 10)) for i in range(5))
     resp = struct.pack(">ih", 2, 0)
     units = list(dec.feed(Event("request", "data", 0, reqs, len(reqs))))
     units += list(dec.feed(Event("response", "data", 0, resp * 5, len(resp) * 5)))

@@ -8,11 +8,12 @@ import gzip
 import struct
 import zlib
 
+from tests.formats.jafka.test_jafka_encode import fetch_part, produce_part, request
 from tests.fuzz.harness import check_spans
 from tests.kafka_bytes import v2_batch
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.jafka.messages import iter_log, parse_message_set
-from wireinspect.formats.jafka.requests import encode_request, parse_request, parse_response
+from wireinspect.formats.jafka.requests import parse_request, parse_response
 from wireinspect.formats.kafka import legacy
 from wireinspect.formats.kafka.records import parse_batch
 from wireinspect.inputs.source import BytesSource
@@ -56,15 +57,15 @@ def test_jafka_inner_message_torn_before_attributes():
 
 
 def test_jafka_produce_request_message_set_torn_before_attributes():
-    for req in (encode_request(0, ("t", 0, TORN_M1)),
-                encode_request(3, ("t", 0, m1(b"hello")), ("u", 1, TORN_M1))):
+    for req in (request(0, **produce_part("t", 0, TORN_M1)),
+                request(3, produce_part("t", 0, m1(b"hello")), produce_part("u", 1, TORN_M1))):
         e = parse_request(req)
         spans_ok(e)
         assert "truncated" in {p.code for p in e.problems}
 
 
 def test_jafka_fetch_response_torn_before_attributes():
-    req = parse_request(encode_request(1, ("t", 0, 0, 100)))
+    req = parse_request(request(1, **fetch_part("t", 0, 0, 100)))
     resp = struct.pack(">ih", 2 + len(TORN_M1), 0) + TORN_M1
     e = parse_response(resp, request=req)
     spans_ok(e)

@@ -150,9 +150,9 @@ def bomb_seeds() -> list:
     cases.append(single("bomb", "jafka-gzip-2M", "00000000000000000000.kafka",
                         jafka_message(gzip.compress(jin * ((2 << 20) // len(jin)), 9), codec=1)))
     # RocketMQ: a record whose body is a zlib stream of 8 MiB (sysFlag COMPRESSED)
-    from wireinspect.formats.rocketmq.commitlog import encode_record
+    from tests.formats.rocketmq.test_rocketmq_encode import record
     cases.append(single("bomb", "rocketmq-zlib-4M", "commitlog/" + "0" * 20,
-                        encode_record(body=zlib.compress(big[:4 << 20], 9), sys_flag=1, topic="T")))
+                        record(body=zlib.compress(big[:4 << 20], 9), sys_flag=1, topic="T")))
     return cases
 
 
@@ -287,12 +287,14 @@ def stream_seeds() -> list:
     cases.append(single("kafka-stream", "follow-raw", "follow.txt", _follow_raw([(0, req[2]), (1, req[3])] * 2)))
     prod = [f for f in _protocol_frames() if f[0].startswith("produce")][0]
     cases.append(single("kafka-stream", "follow-produce", "follow.txt", _follow_raw([(0, prod[2])])))
-    # Jafka requests (wireinspect's encoder follows the Jafka/Kafka 0.7 layouts; see docs)
-    from wireinspect.formats.jafka.requests import encode_request
+    # Jafka requests, written by the format's encoder from dump --json objects (the layouts in jafka/requests.py)
+    from tests.formats.jafka.test_jafka_encode import (create_part, fetch_part, offsets_part, produce_part,
+                                                       request)
     m1 = lambda p: struct.pack(">ibbI", 6 + len(p), 1, 0, zlib.crc32(p)) + p  # noqa: E731
-    jreq = (encode_request(0, ("t", 0, m1(b"hello") + m1(b"x"))) + encode_request(1, ("t", 0, 0, 100)) +
-            encode_request(3, ("t", 0, m1(b"a")), ("u", 1, m1(b"b"))) + encode_request(2, ("t", 0, 0, 100)) +
-            encode_request(4, ("t", 0, -2, 10)) + encode_request(5, ("topic", 3, 1)))
+    jreq = (request(0, **produce_part("t", 0, m1(b"hello") + m1(b"x"))) + request(1, **fetch_part("t", 0, 0, 100))
+            + request(3, produce_part("t", 0, m1(b"a")), produce_part("u", 1, m1(b"b")))
+            + request(2, fetch_part("t", 0, 0, 100)) + request(4, **offsets_part("t", 0, -2, 10))
+            + request(5, **create_part("topic", 3, 1)))
     cases.append(single("jafka", "requests", "requests.bin", jreq, forced="jafka-requests"))
     return cases
 
@@ -400,7 +402,8 @@ def jafka_seeds() -> list:
 # -- RocketMQ ---------------------------------------------------------------------------------------------
 def rocketmq_seeds() -> list:
     """RocketMQ: commit-log records, a consume queue beside its commit log, an index file, remoting frames."""
-    from wireinspect.formats.rocketmq.commitlog import encode_record, masked_crc
+    from tests.formats.rocketmq.test_rocketmq_encode import record
+    from wireinspect.formats.rocketmq.commitlog import masked_crc
     from wireinspect.formats.rocketmq.store import CQ_UNIT, INDEX_ENTRY, INDEX_HEADER, tags_code
 
     cl = "commitlog/" + "0" * 20
@@ -412,14 +415,14 @@ def rocketmq_seeds() -> list:
         "393336380254414753015441473102")
     recs = b""
     for i in range(3):
-        recs += encode_record(body=b"m%d" % i, topic="TopicA", queue_id=1, queue_offset=i, physical_offset=len(recs),
-                              properties=[("TAGS", "tag%d" % i), ("KEYS", "k%d" % i)])
-    recs += encode_record(body=zlib.compress(b"compressed body " * 4), sys_flag=1, physical_offset=len(recs),
-                          topic="T")
-    recs += encode_record(body=b"v2", version=2, physical_offset=len(recs), topic="TopicV2",
-                          born_host=("::1", 5), store_host=("::1", 10911))
+        recs += record(body=b"m%d" % i, topic="TopicA", queue_id=1, queue_offset=i, physical_offset=len(recs),
+                       properties=[("TAGS", "tag%d" % i), ("KEYS", "k%d" % i)])
+    recs += record(body=zlib.compress(b"compressed body " * 4), sys_flag=1, physical_offset=len(recs),
+                   topic="T")
+    recs += record(body=b"v2", version=2, physical_offset=len(recs), topic="TopicV2",
+                   born_host=("::1", 5), store_host=("::1", 10911))
     # a record carrying the whole-record CRC property (__CRC32#, digits least significant first)
-    r = encode_record(body=b"crc", physical_offset=len(recs), properties=[("__CRC32#", "0000000000")])
+    r = record(body=b"crc", physical_offset=len(recs), properties=[("__CRC32#", "0000000000")], keep_crc=True)
     crc = masked_crc(r[:len(r) - 20])
     r = r[:len(r) - 12] + f"{crc:010d}"[::-1].encode() + b"\x02"
     recs += r

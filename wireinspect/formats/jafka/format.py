@@ -1,13 +1,11 @@
 """Formats for Kafka 0.7 / Jafka: log files (``jafka-log``) and raw request streams
-(``jafka-requests``)."""
+(``jafka-requests``), with their encoders (``wireinspect encode``)."""
 
 from __future__ import annotations
 
 import os
 import re
-import struct
 
-from wireinspect.codec.crc import crc32
 from wireinspect.formats.base import Format
 from wireinspect.inputs.source import Source
 
@@ -24,16 +22,20 @@ def log_name(name: str):
 
 
 def first_message_ok(head: bytes) -> bool:
-    """Does ``head`` start with a complete magic 0/1 message whose payload checksum matches?"""
+    """Does ``head`` start with a complete magic 0/1 message (:data:`~.messages.MESSAGE`) whose payload
+    checksum matches?"""
+    from wireinspect.formats.jafka.messages import MESSAGE
+
     if len(head) < 10:
         return False
-    size, magic = struct.unpack_from(">ib", head, 0)
+    size = int.from_bytes(head[:4], "big", signed=True)
+    magic = head[4]
     if magic not in (0, 1) or not 5 <= size <= len(head) - 4:
         return False
-    start = 9 if magic == 0 else 10
     if magic == 1 and (size < 6 or head[5] & 0xFC):
         return False
-    return crc32(head[start:4 + size]) == struct.unpack_from(">I", head, start - 4)[0]
+    d = MESSAGE.decode(head, 0, 4 + size)
+    return d.complete and MESSAGE.verify_crcs(head, d)["checksum"] == d.values["checksum"]
 
 
 def _log_sniff(head: bytes, name: str) -> int:
@@ -44,9 +46,9 @@ def _log_sniff(head: bytes, name: str) -> int:
 
 
 def _dialect(source: Source, opts) -> tuple[int, str]:
+    """The log's base offset and dialect, from its name (``.jafka``: Jafka; else Kafka 0.7)."""
     base, dialect = log_name(source.path or source.name)
-    dialect = (getattr(opts, "extra", {}) or {}).get("jafka_dialect", dialect) or "kafka07"
-    return base or 0, dialect
+    return base or 0, dialect or "kafka07"
 
 
 def _log_units(source: Source, opts):
@@ -65,16 +67,29 @@ def _log_check(source: Source, opts):
                     max_entry=opts.max_batch, max_records=opts.max_records)
 
 
+def _log_encode(obj: dict, ctx) -> list:
+    from wireinspect.formats.jafka.messages import encode_log_unit
+
+    return encode_log_unit(obj, ctx)
+
+
 def _requests_sniff(head: bytes, name: str) -> int:
-    from wireinspect.formats.jafka_stream import PROTOCOL
+    from wireinspect.formats.jafka.stream import PROTOCOL
 
     return min(PROTOCOL.sniff(head[:64]), 35)
 
 
 def _requests_units(source: Source, opts):
-    from wireinspect.formats.jafka_stream import iter_requests
+    from wireinspect.formats.jafka.stream import iter_requests
 
     return iter_requests(source, opts)
+
+
+def _requests_encode(obj: dict, ctx) -> list:
+    from wireinspect.formats.jafka.stream import encode_unit
+
+    data = encode_unit(obj, ctx)
+    return [(None, data)] if data else []
 
 
 JAFKA_LOG = Format(
@@ -86,6 +101,8 @@ JAFKA_LOG = Format(
     units=_log_units,
     check=_log_check,
     recoverable=True,
+    encode=_log_encode,
+    encode_types=frozenset({"message", "unparsed"}),
 )
 
 JAFKA_REQUESTS = Format(
@@ -95,6 +112,8 @@ JAFKA_REQUESTS = Format(
     recognised_by="a first request whose size, type 0..6 and topic string agree (weak; use --format)",
     sniff=_requests_sniff,
     units=_requests_units,
+    encode=_requests_encode,
+    encode_types=frozenset({"request", "response", "unparsed", "note"}),
 )
 
 FORMATS = (JAFKA_LOG, JAFKA_REQUESTS)

@@ -23,21 +23,51 @@ truncated at the first that fails.
 
 from __future__ import annotations
 
+import base64
 import re
 import struct
+import zlib
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
-from wireinspect.codec.crc import crc32
+from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, elided
-from wireinspect.formats.rocketmq.walk import scan, walk
+from wireinspect.formats.rocketmq.walk import gap_bytes, scan, walk
+from wireinspect.layout import Bytes, Count, Crc, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy"}
 MIN_HEADER = {"kafka07": 5, "jafka": 6}
 DIALECTS = ("kafka07", "jafka")
 I32 = struct.Struct(">i")
-U32 = struct.Struct(">I")
 _MAGIC = re.compile(rb"[\x00\x01]")
+
+
+class Blob(Bytes):
+    """Bytes that encode may also be handed already built (a message set, a compressed payload)."""
+
+    def from_json(self, value, where: str, ctx) -> bytes | None:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        return super().from_json(value, where, ctx)
+
+
+def _magic1(values: dict) -> bool:
+    return values.get("magic") == 1
+
+
+#: One message-set entry: ``kafka.message.Message`` (0.7.2) / ``io.jafka.message.Message`` behind the
+#: ``int32`` size of ``MessageSet``. ``size`` counts the bytes after it (magic to the end of the
+#: payload); ``checksum`` is CRC-32 (``java.util.zip.CRC32``) of the payload only; ``attributes`` exists
+#: for magic 1 only. ``magic`` and ``attributes`` are shown unsigned (as the JSON always has).
+MESSAGE = Layout("message", (
+    Length("size", "i"),
+    Int("magic", "B"),
+    Int("attributes", "B", when=_magic1),
+    Crc("checksum", algo="crc32", start="payload"),
+    Blob("payload"),  # to the end of the entry: size - 5 (magic 0) or size - 6 (magic 1) bytes
+), source="kafka.message.Message / MessageSet (Kafka 0.7.2), io.jafka.message.Message (Jafka 3.0.8)")
+_SIZE = MESSAGE.field("size")
+_HEAD_FIELDS = ("size", "magic", "attributes", "checksum")
 
 
 class Message:
@@ -47,7 +77,7 @@ class Message:
     type = "message"
     __slots__ = ("position", "length", "data", "start", "base", "size", "magic", "attributes", "checksum",
                  "p_payload", "payload_len", "crc_ok", "crc_computed", "problems", "inner", "offset", "next_offset",
-                 "dialect", "framing_ok", "compressed_length", "partial")
+                 "dialect", "framing_ok", "compressed_length", "partial", "spans")
 
     def __init__(self, data, start, base, dialect):
         self.data, self.start, self.base, self.dialect = data, start, base, dialect
@@ -62,6 +92,7 @@ class Message:
         self.framing_ok = False
         self.compressed_length = None
         self.partial = False
+        self.spans = {}  # field name -> (index in data, length), from MESSAGE.decode
 
     @property
     def codec(self) -> int:
@@ -107,31 +138,35 @@ class Message:
         d["problems"] = [p.to_dict() for p in self.problems]
         return d
 
+    def stored(self) -> bytes:
+        """The entry's bytes as they are in ``data`` (what it was decoded from)."""
+        return bytes(self.data[self.start:self.start + self.length])
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: the JSON keys encode needs beyond the fields (see :func:`raw_message_json`)."""
+        full = raw_message_json(self, enc, read(self.position, self.length))
+        return {k: full[k] for k in ("messages", "compressedPayload", "bytes") if k in full}
+
     def to_tree(self, name: str = "message") -> Node:
         b = self.base if self.base is not None else 0
-        s = self.start
-        node = Node(name, b + s, self.length, type="message", problems=list(self.problems))
+        node = Node(name, b + self.start, self.length, type="message", problems=list(self.problems))
         where = "" if self.offset is None else f"offset {self.offset}  "
         node.display = f"{where}{CODECS.get(self.codec, '?')}  magic {self.magic}"
-        if self.size is None:
-            return node
-        node.add("size", b + s, 4, self.size)
-        if self.magic is None:
-            return node
-        node.add("magic", b + s + 4, 1, self.magic)
-        p = s + 5
-        if self.attributes is not None:  # None when the data ends before it (the message is truncated)
-            node.add("attributes", b + p, 1, self.attributes,
-                     display=f"{self.attributes} (compressionCodec {CODECS.get(self.codec, '?')}, bits 0-1)")
-            p += 1
+        spans = self.spans
+        for f in _HEAD_FIELDS:  # the fields MESSAGE.decode read, in layout order
+            if f not in spans:
+                continue
+            p, n = spans[f]
+            value = getattr(self, f)
+            c = node.add(f, b + p, n, value)
+            if f == "attributes":
+                c.display = f"{value} (compressionCodec {CODECS.get(self.codec, '?')}, bits 0-1)"
+            elif f == "checksum" and self.crc_ok is not None:
+                c.display = f"0x{value:08x}" + (" (valid)" if self.crc_ok else f" (computed 0x{self.crc_computed:08x})")
         if self.checksum is None:
             return node
-        c = node.add("checksum", b + p, 4, self.checksum)
-        if self.crc_ok is not None:
-            c.display = f"0x{self.checksum:08x}" + (" (valid)" if self.crc_ok else
-                                                    f" (computed 0x{self.crc_computed:08x})")
         if self.offset is not None:
-            node.add("offset", b + s, self.length, self.offset, derived=True)
+            node.add("offset", b + self.start, self.length, self.offset, derived=True)
         if self.p_payload is None:
             return node
         pn = node.add("payload", b + self.p_payload, self.payload_len, self.payload())
@@ -165,29 +200,32 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "ka
         m.problems.append(Problem("truncated", _where(m, 0), f"entry size needs 4 bytes, {avail} remain",
                                   expected=4, actual=avail))
         return m
-    (m.size,) = I32.unpack_from(buf, pos)
+    m.size = _SIZE.read(buf, pos, end)[0]
     total = 4 + m.size
     minimum = MIN_HEADER[dialect]
     if m.size < minimum:
         m.length = 4
+        m.spans = MESSAGE.decode(buf, pos, pos + 4).spans
         m.problems.append(Problem("bad_length", _where(m, 0), f"message size {m.size} is below MinHeaderSize "
                                   f"({minimum})", expected=minimum, actual=m.size))
         return m
     if avail < 5:
         m.length = avail
+        m.spans = MESSAGE.decode(buf, pos, pos + 4).spans
         m.problems.append(Problem("truncated", _where(m, 0), "message ends before its magic byte"))
         return m
     m.magic = buf[pos + 4]
-    if m.magic not in (0, 1):
-        m.length = min(total, avail)
-        m.problems.append(Problem("unknown_magic", _where(m, 4), f"magic {m.magic} (Kafka 0.7 reads 0 and 1; "
-                                  "the broker throws UnknownMagicByteException)", actual=m.magic))
-        return m
     hdr = 5 if m.magic == 0 else 6
-    if m.size < hdr:
+    if m.magic not in (0, 1) or m.size < hdr:
         m.length = min(total, avail)
-        m.problems.append(Problem("bad_length", _where(m, 0), f"size {m.size} is too small for a magic {m.magic} "
-                                  f"header ({hdr})", expected=hdr, actual=m.size))
+        d = MESSAGE.decode(buf, pos, pos + 5)  # size and magic: the rest cannot be placed
+        m.spans = d.spans
+        if m.magic not in (0, 1):
+            m.problems.append(Problem("unknown_magic", _where(m, 4), f"magic {m.magic} (Kafka 0.7 reads 0 and 1; "
+                                      "the broker throws UnknownMagicByteException)", actual=m.magic))
+        else:
+            m.problems.append(Problem("bad_length", _where(m, 0), f"size {m.size} is too small for a magic "
+                                      f"{m.magic} header ({hdr})", expected=hdr, actual=m.size))
         return m
     if total > avail:
         m.length = avail
@@ -196,20 +234,20 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "ka
     else:
         m.length = total
         m.framing_ok = True
-    if m.magic == 1 and pos + 6 <= end:
-        m.attributes = buf[pos + 5]
-    q = pos + 4 + hdr - 4
-    if q + 4 > pos + m.length:
+    d = MESSAGE.decode(buf, pos, pos + m.length)  # a torn message: the fields that are there
+    m.spans = d.spans
+    m.attributes = d.values.get("attributes")
+    m.checksum = d.values.get("checksum")
+    if m.checksum is None:
         return m
-    (m.checksum,) = U32.unpack_from(buf, q)
-    m.p_payload = q + 4
-    m.payload_len = pos + m.length - m.p_payload
+    m.p_payload, m.payload_len = d.spans["payload"]
     if m.offset is not None:
         m.next_offset = m.offset + total
     if not m.framing_ok:
         return m
-    m.crc_computed = crc32(buf[m.p_payload:pos + total])
+    m.crc_computed = MESSAGE.verify_crcs(buf, d)["checksum"]
     m.crc_ok = m.crc_computed == m.checksum
+    q = d.spans["checksum"][0]
     if not m.crc_ok:
         m.problems.append(Problem("crc_mismatch", _where(m, q - pos), f"stored checksum 0x{m.checksum:08x}, "
                                   f"computed 0x{m.crc_computed:08x}", expected=m.checksum, actual=m.crc_computed))
@@ -348,3 +386,176 @@ def iter_log(source, *, file_base: int = 0, dialect: str = "kafka07", records: b
     (``max_records``: inner messages decoded per wrapper)."""
     w = LogWalker(source.size, file_base, dialect, records, limit, max_entry, max_records)
     yield from walk(source, w.entry, w.find, w.valid_at, resync=resync, zero_tail_ok=False, what="message")
+
+
+# -- encode ----------------------------------------------------------------------------------------------
+
+def _gzip(data: bytes) -> bytes:
+    """gzip as ``java.util.zip.GZIPOutputStream`` writes it (0.7's ``GZIPCompression``): a 10-byte
+    header with MTIME 0 and OS 0, raw deflate at the default level, CRC-32 and ISIZE little-endian."""
+    z = zlib.compressobj(6, zlib.DEFLATED, -15, 8)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x00" + z.compress(data) + z.flush()
+            + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF))
+
+
+XERIAL_HEADER = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
+XERIAL_BLOCK = 32 * 1024  # SnappyOutputStream's default block size (snappy-java, as 0.7.2 uses it)
+
+
+def _xerial(data: bytes) -> bytes:
+    """snappy-java's ``SnappyOutputStream`` framing: the 16-byte header, then ``[int32 length][block]``
+    per 32 KiB of input."""
+    import snappy
+
+    out = [XERIAL_HEADER]
+    for i in range(0, len(data), XERIAL_BLOCK):
+        block = snappy.compress(data[i:i + XERIAL_BLOCK])
+        out.append(struct.pack(">i", len(block)) + block)
+    return b"".join(out)
+
+
+def compress(codec: int, data: bytes) -> bytes:
+    """``data`` compressed as a Kafka 0.7 / Jafka wrapper's payload (codec 1 gzip, 2 snappy)."""
+    return _gzip(data) if codec == 1 else _xerial(data)
+
+
+_PLAIN: dict = {}
+
+
+def check_lengths(layout: Layout, values: dict, where: str = "") -> None:
+    """With ``--keep-lengths``: a stored length or count that is negative (other than the -1 of a
+    null string) is an EncodeError, not bytes that claim a negative size."""
+    for f in layout.fields:
+        if isinstance(f, (Length, Count)) and f.present(values):
+            v = values.get(f.name)
+            if isinstance(v, int) and not isinstance(v, bool) and v < 0:
+                target = layout.field(f.of) if f.of else None
+                if not (v == -1 and getattr(target, "nullable", False)):
+                    raise EncodeError(f"{where}.{f.name}: negative length {v}")
+
+
+def encode_layout(layout: Layout, values: dict, ctx: EncodeContext, where: str = "") -> bytes:
+    """``layout.encode``, also when a Length covers a Crc field (a message's ``size`` covers its
+    ``checksum``): layout.py resolves lengths before checksums and refuses a length over a checksum,
+    so the layout is encoded with its Crc fields as plain integers (the stored value with
+    ``keep_crc``, else 0), then each recomputed checksum is computed over its declared range
+    (``Layout.verify_crcs``) and put in place. Raises EncodeError like ``Layout.encode``."""
+    if not isinstance(values, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(values).__name__}")
+    if ctx.keep_lengths:
+        check_lengths(layout, values, where)
+    plain = _PLAIN.get(layout.name)
+    if plain is None:
+        plain = _PLAIN[layout.name] = Layout(layout.name, tuple(
+            Int(f.name, f.code, when=f.when) if isinstance(f, Crc) else f for f in layout.fields), layout.source)
+    crcs = [f for f in layout.fields if isinstance(f, Crc) and f.present(values)
+            and not (ctx.keep_crc and values.get(f.name) is not None)]
+    v = dict(values)
+    for f in crcs:
+        v[f.name] = 0
+    out = plain.encode(v, ctx, where)
+    if not crcs:
+        return out
+    out = bytearray(out)
+    d = layout.decode(out)
+    computed = layout.verify_crcs(out, d)
+    for f in crcs:
+        p, n = d.spans[f.name]
+        out[p:p + n] = f.pack(computed[f.name], f"{where}.{f.name}")
+    return bytes(out)
+
+
+def _int(obj: dict, key: str, where: str) -> int:
+    v = obj.get(key)
+    if v is None:
+        raise EncodeError(f"{where}.{key}: missing")
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise EncodeError(f"{where}.{key}: {v!r} is not an integer")
+    return v
+
+
+def encode_message(obj, ctx: EncodeContext, where: str = "") -> bytes:
+    """The bytes of one message-set entry from its ``dump --json`` object, through :data:`MESSAGE`.
+
+    ``bytes`` (``dump --json --raw``, for an entry its fields cannot reproduce: torn, unknown magic)
+    is written as it is. Otherwise ``size`` and ``checksum`` (CRC-32 of the payload) are recomputed
+    unless ``ctx.keep_lengths`` / ``ctx.keep_crc``; ``magic`` must be 0 or 1, ``attributes``
+    (magic 1) 0..255. A message with ``messages`` is a compressed wrapper (codec ``attributes & 3``:
+    1 gzip, 2 snappy): its inner messages are encoded and compressed, except that a
+    ``compressedPayload`` (``--raw``) that decompresses to exactly those bytes is written as stored.
+    ``offset``, ``nextOffset``, ``compressionCodec``, ``checksumValid``, ``valid``, ``problems`` are
+    derived and not read. Raises EncodeError naming ``where.field``."""
+    if not isinstance(obj, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
+    if obj.get("bytes") is not None:
+        return ctx.blob(obj["bytes"], f"{where}.bytes")
+    magic = _int(obj, "magic", where)
+    if magic not in (0, 1):
+        raise EncodeError(f"{where}.magic: {magic} is not a Kafka 0.7 magic (0 or 1); an entry with another "
+                          "magic is written only from its stored bytes (dump --json --raw)")
+    inner = obj.get("messages")
+    if inner is None:
+        return encode_layout(MESSAGE, obj, ctx, where)
+    if not isinstance(inner, list):
+        raise EncodeError(f"{where}.messages: expected a list, got {type(inner).__name__}")
+    codec = _int(obj, "attributes", where) & 3 if magic == 1 else 0
+    if codec not in (1, 2):
+        raise EncodeError(f"{where}.attributes: a message holding messages is a compressed wrapper: its codec "
+                          f"(attributes & 3) must be 1 (gzip) or 2 (snappy), not {codec}")
+    data = encode_message_set(inner, ctx, f"{where}.messages")
+    payload = None
+    kept = obj.get("compressedPayload")
+    if kept is not None:
+        raw = ctx.blob(kept, f"{where}.compressedPayload")
+        out, err = decompress(codec, raw, len(data) + 1)
+        if err is None and bytes(out) == data:
+            payload = raw
+    values = dict(obj)
+    values["payload"] = payload if payload is not None else compress(codec, data)
+    return encode_layout(MESSAGE, values, ctx, where)
+
+
+def encode_message_set(items, ctx: EncodeContext, where: str) -> bytes:
+    """A message set (a list of message objects) -> its bytes (:func:`encode_message` each)."""
+    if not isinstance(items, list):
+        raise EncodeError(f"{where}: expected a list, got {type(items).__name__}")
+    return b"".join(encode_message(x, ctx, f"{where}[{i}]") for i, x in enumerate(items))
+
+
+def encode_log_unit(obj: dict, ctx: EncodeContext) -> list:
+    """``jafka-log``'s encoder: a ``message`` or ``unparsed`` object -> ``[(None, bytes)]``."""
+    kind = obj.get("type")
+    if kind == "message":
+        return [(None, encode_message(obj, ctx))]
+    if kind == "unparsed":  # its bytes (dump --json --raw), or zeros (walk.gap_bytes)
+        return [(None, gap_bytes(obj, ctx))]
+    raise EncodeError(f".type: {kind!r} is not a unit of a Kafka 0.7 / Jafka log (message, unparsed)")
+
+
+B64 = lambda b: None if b is None else base64.b64encode(bytes(b)).decode("ascii")  # noqa: E731
+CHECK = EncodeContext(keep_crc=True)  # what --raw promises: dump --json --raw | encode --keep-crc
+
+
+def raw_message_json(m: Message, enc, stored: bytes) -> dict:
+    """``m``'s JSON with what encode needs to give ``stored`` (its bytes) back exactly: a wrapper's
+    ``compressedPayload`` (the stored compressed bytes) and inner messages likewise; and ``bytes``
+    (``stored``) when the fields cannot reproduce it (torn, unknown magic, a wrapper that does not
+    decompress to its inner messages, wrong sizes), as :func:`encode_message` with ``keep_crc`` shows."""
+    return _raw(m, (enc, B64) if enc is not B64 else (B64,), stored)[0]
+
+
+def _raw(m: Message, encs, stored) -> list:
+    ds = [m.to_json(e) for e in encs]
+    if m.inner is not None:
+        inner = [_raw(x, encs, x.stored()) for x in m.inner]
+        for k, d in enumerate(ds):
+            d["messages"] = [r[k] for r in inner]
+            d["compressedPayload"] = encs[k](m.payload())
+    try:
+        same = encode_message(ds[-1], CHECK) == stored
+    except EncodeError:
+        same = False
+    if not same:
+        for k, d in enumerate(ds):
+            d["bytes"] = encs[k](stored)
+    return ds

@@ -27,7 +27,10 @@ from __future__ import annotations
 import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.jafka.messages import parse_message_set
+from wireinspect.errors import EncodeError
+from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _raw, check_lengths, encode_layout, encode_message_set,
+                                                parse_message_set)
+from wireinspect.layout import Array, Bytes, Count, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
 REQUEST_TYPES = {0: "PRODUCE", 1: "FETCH", 2: "MULTIFETCH", 3: "MULTIPRODUCE", 4: "OFFSETS", 5: "CREATE",
@@ -37,49 +40,113 @@ ERROR_CODES = {-1: "Unknown", 0: "NoError", 1: "OffsetOutOfRange", 2: "InvalidMe
 NO_RESPONSE = (0, 3)
 MAX_REQUEST = 100 << 20  # max.socket.request.bytes default (both brokers)
 MAX_OFFSETS = 1 << 16  # OFFSETS response values decoded (one per log segment in practice); past it: count_limit
-_FMT = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "int32": struct.Struct(">i"),
-        "int64": struct.Struct(">q")}
+
+
+# -- layouts ---------------------------------------------------------------------------------------
+
+def _short_string(name: str) -> tuple:
+    """``Utils.writeShortString`` (Kafka 0.7 ``kafka.utils.Utils``, Jafka ``io.jafka.utils.Utils``): int16
+    length (-1 null), then the UTF-8 bytes."""
+    return Length(f"{name}Length", "h", of=name), Text(name, size=f"{name}Length", nullable=True)
+
+
+_J = "Kafka 0.7.2 kafka.api.{0} / Jafka io.jafka.api.{0} (writeTo / readFrom)"
+#: The frames (``BoundedByteBufferSend`` / ``Receive``): ``size`` counts the bytes after it.
+REQUEST = Layout("request", (Length("size", "i"), Int("requestType", "h"), Blob("body")),
+                 source="kafka.network.BoundedByteBufferSend, kafka.api.RequestKeys / io.jafka.api.RequestKeys")
+RESPONSE = Layout("response", (Length("size", "i"), Int("errorCode", "h"), Blob("body")),
+                  source="kafka.network.BoundedByteBufferSend (Send.writeTo: size, errorCode, payload)")
+#: Request bodies, by requestType.
+PRODUCE = Layout("ProducerRequest", (*_short_string("topic"), Int("partition", "i"),
+                                     Length("messageSetSize", "i", of="messageSet"),
+                                     Blob("messageSet", size="messageSetSize")), source=_J.format("ProducerRequest"))
+FETCH = Layout("FetchRequest", (*_short_string("topic"), Int("partition", "i"), Int("offset", "q"),
+                                Int("maxSize", "i")), source=_J.format("FetchRequest"))
+OFFSETS = Layout("OffsetRequest", (*_short_string("topic"), Int("partition", "i"), Int("time", "q"),
+                                   Int("maxNumOffsets", "i")), source=_J.format("OffsetRequest"))
+CREATE = Layout("CreaterRequest", (*_short_string("topic"), Int("partitions", "i"), Int("enlarge", "b")),
+                source="io.jafka.api.CreaterRequest (Jafka only)")
+DELETE = Layout("DeleterRequest", (*_short_string("topic"), *_short_string("password")),
+                source="io.jafka.api.DeleterRequest (Jafka only)")
+MULTIFETCH = Layout("MultiFetchRequest", (Count("count", "h", of="parts"), Array("parts", item=FETCH, count="count")),
+                    source=_J.format("MultiFetchRequest"))
+MULTIPRODUCE = Layout("MultiProducerRequest", (Count("count", "h", of="parts"),
+                                               Array("parts", item=PRODUCE, count="count")),
+                      source=_J.format("MultiProducerRequest"))
+REQUEST_BODIES = {0: PRODUCE, 1: FETCH, 2: MULTIFETCH, 3: MULTIPRODUCE, 4: OFFSETS, 5: CREATE, 6: DELETE}
+#: Response payloads, by the requestType they answer (PRODUCE and MULTIPRODUCE get none).
+FETCH_RESPONSE = Layout("FetchResponse", (Blob("messageSet"),), source="kafka.server.MessageSetSend")
+FETCH_PART = Layout("part", (Length("size", "i"), Int("errorCode", "h"),
+                             Blob("messageSet", size=lambda v: v["size"] - 2)),
+                    source="kafka.server.MultiMessageSetSend (one MessageSetSend per part)")
+MULTIFETCH_RESPONSE = Layout("MultiFetchResponse", (Array("parts", item=FETCH_PART),),
+                             source="kafka.server.MultiMessageSetSend")
+OFFSET = Layout("offset", (Int("offset", "q"),))
+OFFSETS_RESPONSE = Layout("OffsetResponse", (Count("count", "i", of="offsets"),
+                                             Array("offsets", item=OFFSET, count="count")),
+                          source="kafka.api.OffsetRequest.serializeOffsetArray / OffsetArraySend")
+CREATE_RESPONSE = Layout("CreaterResponse", (Int("count", "i"), Int("partitions", "i")),
+                         source="io.jafka.network.handlers.CreaterHandler")
+DELETE_RESPONSE = Layout("DeleterResponse", (Int("count", "i"), Int("deleted", "i")),
+                         source="io.jafka.network.handlers.DeleterHandler")
+_FRAME_SIZE, _FRAME_KIND = REQUEST.field("size"), REQUEST.field("requestType")
 
 
 class _Cursor:
-    """Bounded reads that record a problem instead of raising."""
+    """A walk over one frame's bytes: each part is read through its Layout (:meth:`read`); the first
+    field that does not fit becomes the problem the format has always reported for it, and stops
+    the walk (``failed``)."""
 
-    def __init__(self, buf, pos, end, base, problems):
+    def __init__(self, buf, pos, end, base, problems, what="request"):
         self.buf, self.pos, self.end, self.base, self.problems = buf, pos, end, base, problems
         self.failed = False
+        self.what = what
 
-    def take(self, kind: str, name: str, out: list):
+    def read(self, layout: Layout, part: "Part", stop: int | None = None):
+        """Decode ``layout`` at the cursor into ``part.fields`` (a string with its length prefix);
+        returns the Decoded (``None`` once the walk has failed)."""
         if self.failed:
             return None
-        s = _FMT[kind]
-        if self.pos + s.size > self.end:
-            self.problems.append(Problem("truncated", self.base + self.pos, f"{name} ({kind}) does not fit: "
-                                         f"{self.end - self.pos} bytes left", expected=s.size,
-                                         actual=self.end - self.pos))
-            self.failed = True
-            return None
-        (v,) = s.unpack_from(self.buf, self.pos)
-        out.append((name, self.base + self.pos, s.size, v))
-        self.pos += s.size
-        return v
+        stop = self.end if stop is None else stop
+        d = layout.decode(self.buf, self.pos, stop, self.base)
+        for f in layout.fields:
+            name = f.name
+            if name not in d.spans or isinstance(f, (Array,)) or isinstance(f, Blob):
+                continue
+            if isinstance(f, Length) and f.of is not None and isinstance(layout.field(f.of), Text):
+                continue  # shown with its string
+            p, n = d.spans[name]
+            v = d.values[name]
+            if isinstance(f, Text):
+                lp = d.spans[f.size][0]
+                p, n = lp, p + n - lp
+                if isinstance(v, bytes):
+                    v = v.decode("utf-8", "replace")
+            part.fields.append((name, p, n, v))
+        if not d.complete:
+            self._fail(layout, d, stop)
+        self.pos = d.end
+        return d
 
-    def string(self, name: str, out: list):
-        at = self.pos
-        n = self.take("int16", name + "Length", [])
-        if n is None:
-            return None
-        if n == -1:
-            out.append((name, self.base + at, 2, None))
-            return None
-        if n < -1 or self.pos + n > self.end:
-            self.problems.append(Problem("bad_string_length", self.base + at, f"{name} length {n} runs past the "
-                                         f"frame", actual=n))
-            self.failed = True
-            return None
-        v = bytes(self.buf[self.pos:self.pos + n]).decode("utf-8", "replace")
-        out.append((name, self.base + at, 2 + n, v))
-        self.pos += n
-        return v
+    def _fail(self, layout: Layout, d, stop: int) -> None:
+        self.failed = True
+        for f in layout.fields:
+            if f.name in d.spans:
+                continue
+            if isinstance(f, Bytes) and isinstance(f.size, str):
+                n = d.values.get(f.size)
+                at = d.spans[f.size][0]
+                if isinstance(f, Text):
+                    self.problems.append(Problem("bad_string_length", at, f"{f.name} length {n} runs past the "
+                                                 "frame", actual=n))
+                else:
+                    self.problems.append(Problem("bad_length", at, f"{f.size} {n} runs past the {self.what}",
+                                                 actual=n))
+            elif isinstance(f, Int):
+                left = stop - d.end
+                self.problems.append(Problem("truncated", self.base + d.end, f"{f.name} ({f.type_name}) does not "
+                                             f"fit: {left} bytes left", expected=f.width, actual=left))
+            return
 
 
 class Part:
@@ -94,7 +161,8 @@ class Part:
         self.set_position = self.set_length = None
 
     def to_json(self, enc) -> dict:
-        d = {name: value for name, _, _, value in self.fields}
+        d = {name: enc(value) if isinstance(value, (bytes, bytearray)) else value
+             for name, _, _, value in self.fields}
         if self.messages is not None:
             d["messages"] = [m.to_json(enc) for m in self.messages]
         return d
@@ -115,7 +183,7 @@ class Exchange:
 
     __slots__ = ("type", "position", "length", "size", "kind", "parts", "multi", "problems", "request_type",
                  "request_position", "response_position", "direction", "timestamp", "connection", "conversation",
-                 "dialect")
+                 "dialect", "data")
 
     records_count = 0
     valid = True
@@ -131,6 +199,12 @@ class Exchange:
         self.request_type = self.request_position = self.response_position = None
         self.direction = self.timestamp = self.connection = self.conversation = None
         self.dialect = None
+        self.data = b""  # the frame's bytes as read (for dump --raw)
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw`` (see :func:`raw_exchange_json`); the frame's own bytes, not ``read``'s
+        (a capture's positions are stream positions)."""
+        return raw_exchange_json(self, enc)
 
     def name(self):
         if self.type == "request":
@@ -188,15 +262,18 @@ class Exchange:
 
 
 def _frame(e: Exchange, buf, pos, base, what):
-    """Common size/type framing; returns the end of the frame's bytes or ``None``."""
+    """Common size/type framing (:data:`REQUEST` / :data:`RESPONSE`); returns the end of the frame's
+    bytes or ``None``."""
     avail = len(buf) - pos
     if avail < 4:
         e.length = max(avail, 0)
+        e.data = bytes(buf[pos:pos + e.length])
         e.problems.append(Problem("truncated", base + pos, f"{what} size needs 4 bytes, {avail} remain"))
         return None
-    (e.size,) = struct.unpack_from(">i", buf, pos)
+    e.size = _FRAME_SIZE.read(buf, pos, len(buf))[0]
     if e.size < 2 or e.size > MAX_REQUEST:
         e.length = 4
+        e.data = bytes(buf[pos:pos + 4])
         e.problems.append(Problem("bad_length", base + pos, f"{what} size {e.size} is outside 2..{MAX_REQUEST} "
                                   "(the broker rejects it with InvalidRequestException)", actual=e.size))
         return None
@@ -206,86 +283,60 @@ def _frame(e: Exchange, buf, pos, base, what):
                                   f"data ({avail} bytes left)", expected=total, actual=avail))
         total = avail
     e.length = total
+    e.data = buf[pos:pos + total] if isinstance(buf, bytes) else bytes(buf[pos:pos + total])
     if total < 6:
         return None
-    (e.kind,) = struct.unpack_from(">h", buf, pos + 4)
+    e.kind = _FRAME_KIND.read(buf, pos + 4, pos + 6)[0]
     return pos + total
 
 
-def _produce(c: _Cursor, part: Part, dialect, limit):
-    c.string("topic", part.fields)
-    c.take("int32", "partition", part.fields)
-    n = c.take("int32", "messageSetSize", part.fields)
-    if n is None:
+def _message_set(c: _Cursor, part: Part, d, dialect, limit, offset=None, partial_tail_ok=False) -> None:
+    """The messages of the ``messageSet`` a part's Layout read (``d``)."""
+    if d is None or "messageSet" not in d.spans:
         return
-    if n < 0 or c.pos + n > c.end:
-        c.problems.append(Problem("bad_length", c.base + c.pos - 4, f"messageSetSize {n} runs past the request",
-                                  actual=n))
-        c.failed = True
-        return
-    part.set_position, part.set_length = c.base + c.pos, n
-    part.messages = parse_message_set(c.buf, c.pos, c.pos + n, c.base, dialect, limit=limit)
+    p, n = d.spans["messageSet"]
+    part.set_position, part.set_length = p, n
+    part.messages = parse_message_set(c.buf, p - c.base, p - c.base + n, c.base, dialect, offset=offset, limit=limit,
+                                      partial_tail_ok=partial_tail_ok)
     for m in part.messages:
         c.problems.extend(m.problems)
-    c.pos += n
 
 
-def _fetch(c: _Cursor, part: Part, *_):
-    c.string("topic", part.fields)
-    c.take("int32", "partition", part.fields)
-    c.take("int64", "offset", part.fields)
-    c.take("int32", "maxSize", part.fields)
-
-
-def _offsets(c, part, *_):
-    c.string("topic", part.fields)
-    c.take("int32", "partition", part.fields)
-    c.take("int64", "time", part.fields)
-    c.take("int32", "maxNumOffsets", part.fields)
-
-
-def _create(c, part, *_):
-    c.string("topic", part.fields)
-    c.take("int32", "partitions", part.fields)
-    c.take("int8", "enlarge", part.fields)
-
-
-def _delete(c, part, *_):
-    c.string("topic", part.fields)
-    c.string("password", part.fields)
-
-
-BODIES = {0: _produce, 1: _fetch, 4: _offsets, 5: _create, 6: _delete}
-
-
-def _parts(e: Exchange, c: _Cursor, fn, multi: bool, *args):
-    if multi:
-        e.multi = True
-        count = c.take("int16", "count", [])
-        if count is None:
-            return
-        if count < 0:
-            e.problems.append(Problem("bad_count", c.base + c.pos - 2, f"count {count} is negative", actual=count))
-            return
-        for _ in range(count):
-            if c.failed or c.pos >= c.end:
-                if not c.failed:
-                    e.problems.append(Problem("truncated", c.base + c.pos, f"{count} parts announced, "
-                                              f"{len(e.parts)} present", expected=count, actual=len(e.parts)))
-                break
-            part = Part(c.base + c.pos)
-            fn(c, part, *args)
-            part.length = c.base + c.pos - part.position
-            e.parts.append(part)
-    else:
+def _read_parts(e: Exchange, c: _Cursor, layout: Layout, multi: bool, dialect, limit):
+    def one():
         part = Part(c.base + c.pos)
-        fn(c, part, *args)
+        d = c.read(layout, part)
+        _message_set(c, part, d, dialect, limit)
         part.length = c.base + c.pos - part.position
         e.parts.append(part)
 
+    if not multi:
+        one()
+        return
+    e.multi = True
+    count, q = MULTIFETCH.field("count").read(c.buf, c.pos, c.end)
+    if count is None:
+        left = c.end - c.pos
+        c.problems.append(Problem("truncated", c.base + c.pos, f"count (int16) does not fit: {left} bytes left",
+                                  expected=2, actual=left))
+        c.failed = True
+        return
+    c.pos = q
+    if count < 0:
+        e.problems.append(Problem("bad_count", c.base + c.pos - 2, f"count {count} is negative", actual=count))
+        return
+    for _ in range(count):  # parts are read while bytes remain: the count never drives the loop alone
+        if c.failed or c.pos >= c.end:
+            if not c.failed:
+                e.problems.append(Problem("truncated", c.base + c.pos, f"{count} parts announced, "
+                                          f"{len(e.parts)} present", expected=count, actual=len(e.parts)))
+            break
+        one()
+
 
 def parse_request(buf, pos: int = 0, base: int = 0, *, dialect: str = "jafka", limit: int = DEFAULT_LIMIT) -> Exchange:
-    """Parse the request at ``buf[pos]`` (``base``: absolute position of ``buf[0]``). A
+    """Parse the request at ``buf[pos]`` (``base``: absolute position of ``buf[0]``) through
+    :data:`REQUEST` and the body Layout of its type (:data:`REQUEST_BODIES`). A
     MULTIFETCH/MULTIPRODUCE ``count`` is an int16; parts are read while bytes remain (``truncated``
     when fewer than announced), so the count never drives a loop or an allocation. Never raises."""
     e = Exchange("request", base + pos)
@@ -299,9 +350,9 @@ def parse_request(buf, pos: int = 0, base: int = 0, *, dialect: str = "jafka", l
         e.problems.append(Problem("unknown_request_type", base + pos + 4, f"request type {kind} exists only in "
                                   "Jafka (Kafka 0.7: 'No mapping found for handler id')", actual=kind))
     if kind in (2, 3):
-        _parts(e, c, BODIES[kind - 1 if kind == 2 else 0], True, dialect, limit)
-    elif kind in BODIES:
-        _parts(e, c, BODIES[kind], False, dialect, limit)
+        _read_parts(e, c, FETCH if kind == 2 else PRODUCE, True, dialect, limit)
+    elif kind in REQUEST_BODIES:
+        _read_parts(e, c, REQUEST_BODIES[kind], False, dialect, limit)
     else:
         e.problems.append(Problem("unknown_request_type", base + pos + 4, f"request type {kind} is not one of "
                                   "0..6", actual=kind))
@@ -312,12 +363,21 @@ def parse_request(buf, pos: int = 0, base: int = 0, *, dialect: str = "jafka", l
     return e
 
 
+def _asked(request: Exchange, i: int, name: str):
+    if i >= len(request.parts):
+        return None
+    for fname, _, _, v in request.parts[i].fields:
+        if fname == name:
+            return v
+    return None
+
+
 def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None = None, dialect: str = "jafka",
                    limit: int = DEFAULT_LIMIT) -> Exchange:
-    """Parse the response at ``buf[pos]``; ``request`` (the request it answers) decides how the
-    payload reads (without it the payload stays raw). Counts never drive allocation: a MULTIFETCH
-    response has at most the request's parts (``bad_count`` past them), an OFFSETS response decodes
-    at most :data:`MAX_OFFSETS` values (``count_limit``). Never raises."""
+    """Parse the response at ``buf[pos]`` through :data:`RESPONSE` and the payload Layout of the
+    request it answers (``request``; without it the payload stays raw). Counts never drive
+    allocation: a MULTIFETCH response has at most the request's parts (``bad_count`` past them), an
+    OFFSETS response decodes at most :data:`MAX_OFFSETS` values (``count_limit``). Never raises."""
     e = Exchange("response", base + pos)
     e.dialect = dialect
     end = _frame(e, buf, pos, base, "response")
@@ -330,12 +390,12 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
         return e
     e.request_type, e.request_position = request.kind, request.position
     request.response_position = e.position
-    c = _Cursor(buf, pos + 6, end, base, e.problems)
+    c = _Cursor(buf, pos + 6, end, base, e.problems, "response")
     rk = request.kind
     if rk == 1:
         part = Part(base + pos + 6)
-        offset = request.parts[0].to_json(lambda b: b).get("offset") if request.parts else None
-        _fetched_set(c, part, end, offset, dialect, limit)
+        d = c.read(FETCH_RESPONSE, part)
+        _message_set(c, part, d, dialect, limit, _asked(request, 0, "offset"), True)
         e.parts.append(part)
     elif rk == 2:
         e.multi = True
@@ -348,26 +408,29 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
                 c.failed = True
                 break
             part = Part(base + c.pos)
-            n = c.take("int32", "size", part.fields)
-            err = c.take("int16", "errorCode", part.fields)
-            if n is None or err is None:
+            at = len(e.problems)
+            d = c.read(FETCH_PART, part)
+            if c.failed:
+                if d is not None and "errorCode" in d.spans:  # the messageSet does not fit: the size is wrong
+                    n = d.values["size"]
+                    e.problems[at:] = [Problem("bad_length", part.position, f"part size {n} runs past the response",
+                                               actual=n)]
+                    c.failed = False  # the bytes after the part's header are reported as trailing, as always
                 break
-            if n < 2 or c.pos + n - 2 > end:
-                e.problems.append(Problem("bad_length", part.position, f"part size {n} runs past the response",
-                                          actual=n))
-                break
-            off = None
-            if i < len(request.parts):
-                off = request.parts[i].to_json(lambda b: b).get("offset")
-            _fetched_set(c, part, c.pos + n - 2, off, dialect, limit)
+            _message_set(c, part, d, dialect, limit, _asked(request, i, "offset"), True)
             part.length = base + c.pos - part.position
             e.parts.append(part)
             i += 1
     elif rk == 4:
         part = Part(base + pos + 6)
-        n = c.take("int32", "count", part.fields)
-        asked = request.parts[0].to_json(lambda b: b).get("maxNumOffsets") if request.parts else None
-        if n is not None:
+        field = OFFSETS_RESPONSE.field("count")
+        n, q = field.read(buf, c.pos, end)
+        if n is None:
+            c.read(OFFSETS_RESPONSE, part)  # reports the truncated count
+        else:
+            part.fields.append(("count", base + c.pos, 4, n))
+            c.pos = q
+            asked = _asked(request, 0, "maxNumOffsets")
             if n < 0 or c.pos + 8 * n > end:
                 e.problems.append(Problem("bad_count", c.base + c.pos - 4, f"{n} offsets do not fit", actual=n))
             else:
@@ -378,14 +441,14 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
                 if shown < n:
                     e.problems.append(Problem("count_limit", c.base + c.pos + 8 * shown, f"{n} offsets; the first "
                                               f"{shown} are decoded", expected=shown, actual=n))
-                offs = [v for (v,) in struct.iter_unpack(">q", buf[c.pos:c.pos + 8 * shown])]
+                code = ">" + OFFSET.field("offset").code  # the Array's items, read in one go (up to 65536)
+                offs = [v for (v,) in struct.iter_unpack(code, buf[c.pos:c.pos + 8 * shown])]
                 part.fields.append(("offsets", c.base + c.pos, 8 * n, offs))
                 c.pos += 8 * n
         e.parts.append(part)
     elif rk in (5, 6):
         part = Part(base + pos + 6)
-        c.take("int32", "count", part.fields)
-        c.take("int32", "partitions" if rk == 5 else "deleted", part.fields)
+        c.read(CREATE_RESPONSE if rk == 5 else DELETE_RESPONSE, part)
         e.parts.append(part)
     if not c.failed and c.pos < end and rk != 1:
         e.problems.append(Problem("trailing_bytes", base + c.pos, f"{end - c.pos} bytes follow the response",
@@ -393,35 +456,134 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
     return e
 
 
-def _fetched_set(c: _Cursor, part: Part, end: int, offset, dialect, limit) -> None:
-    part.set_position, part.set_length = c.base + c.pos, end - c.pos
-    part.messages = parse_message_set(c.buf, c.pos, end, c.base, dialect, offset=offset, limit=limit,
-                                      partial_tail_ok=True)
-    for m in part.messages:
-        c.problems.extend(m.problems)
-    c.pos = end
+# -- encode ----------------------------------------------------------------------------------------
+
+def _int(obj: dict, key: str, where: str) -> int:
+    v = obj.get(key)
+    if v is None:
+        raise EncodeError(f"{where}.{key}: missing")
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise EncodeError(f"{where}.{key}: {v!r} is not an integer")
+    return v
 
 
-def encode_request(kind: int, *parts, dialect: str = "jafka") -> bytes:
-    """Build a request (for tests): each part a tuple of field values in layout order; PRODUCE parts
-    are ``(topic, partition, message_set_bytes)``."""
-    def s(t):
-        b = t.encode() if t is not None else None
-        return struct.pack(">h", -1) if b is None else struct.pack(">h", len(b)) + b
+def _obj(v, where: str) -> dict:
+    if not isinstance(v, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(v).__name__}")
+    return v
 
-    def body(k, p):
-        if k == 0:
-            return s(p[0]) + struct.pack(">ii", p[1], len(p[2])) + p[2]
-        if k in (1, 4):
-            return s(p[0]) + struct.pack(">iqi", p[1], p[2], p[3])
-        if k == 5:
-            return s(p[0]) + struct.pack(">ib", p[1], p[2])
-        if k == 6:
-            return s(p[0]) + s(p[1])
-        raise ValueError(k)
 
+def _with_set(part: dict, ctx, where: str) -> dict:
+    """A part's values with ``messageSet`` (bytes) built from its ``messages``."""
+    msgs = part.get("messages")
+    if msgs is None:
+        raise EncodeError(f"{where}.messages: missing")
+    values = dict(part)
+    values["messageSet"] = encode_message_set(msgs, ctx, f"{where}.messages")
+    return values
+
+
+def _request_body(obj: dict, kind: int, ctx, where: str) -> bytes:
+    layout = REQUEST_BODIES.get(kind)
+    if layout is None:
+        raise EncodeError(f"{where}.requestType: {kind} is not a Kafka 0.7 / Jafka request type (0..6: "
+                          f"{', '.join(REQUEST_TYPES.values())})")
     if kind in (2, 3):
-        payload = struct.pack(">h", len(parts)) + b"".join(body(1 if kind == 2 else 0, p) for p in parts)
-    else:
-        payload = body(kind, parts[0])
-    return struct.pack(">ih", 2 + len(payload), kind) + payload
+        parts = obj.get("parts")
+        if not isinstance(parts, list):
+            raise EncodeError(f"{where}.parts: expected a list of parts, got {type(parts).__name__}")
+        if kind == 3:
+            parts = [_with_set(_obj(p, f"{where}.parts[{i}]"), ctx, f"{where}.parts[{i}]") for i, p in enumerate(parts)]
+        if ctx.keep_lengths:
+            for i, part in enumerate(parts):
+                check_lengths(layout.field("parts").item, _obj(part, f"{where}.parts[{i}]"), f"{where}.parts[{i}]")
+        return encode_layout(layout, {"count": obj.get("count"), "parts": parts}, ctx, where)
+    values = _with_set(obj, ctx, where) if kind == 0 else obj
+    return encode_layout(layout, values, ctx, where)
+
+
+def _response_body(obj: dict, ctx, where: str) -> bytes:
+    req = obj.get("request")
+    rk = req.get("requestType") if isinstance(req, dict) else None
+    if rk is None or "payload" in obj:
+        if obj.get("payload") is None:
+            raise EncodeError(f"{where}.payload: missing (a response whose request is unknown is written from its "
+                              "payload)")
+        return ctx.blob(obj["payload"], f"{where}.payload")
+    if rk == 1:
+        return encode_layout(FETCH_RESPONSE, _with_set(obj, ctx, where), ctx, where)
+    if rk == 2:
+        parts = obj.get("parts")
+        if not isinstance(parts, list):
+            raise EncodeError(f"{where}.parts: expected a list of parts, got {type(parts).__name__}")
+        parts = [_with_set(_obj(p, f"{where}.parts[{i}]"), ctx, f"{where}.parts[{i}]") for i, p in enumerate(parts)]
+        if ctx.keep_lengths:
+            for i, part in enumerate(parts):
+                check_lengths(FETCH_PART, part, f"{where}.parts[{i}]")
+        return encode_layout(MULTIFETCH_RESPONSE, {"parts": parts}, ctx, where)
+    if rk == 4:
+        offs = obj.get("offsets")
+        if not isinstance(offs, list):
+            raise EncodeError(f"{where}.offsets: expected a list of offsets, got {type(offs).__name__}")
+        field = OFFSET.field("offset")
+        for i, v in enumerate(offs):
+            field.pack(v, f"{where}.offsets[{i}]")
+        return encode_layout(OFFSETS_RESPONSE, {"count": obj.get("count"), "offsets": [{"offset": v} for v in offs]},
+                             ctx, where)
+    if rk in (5, 6):
+        return encode_layout(CREATE_RESPONSE if rk == 5 else DELETE_RESPONSE, obj, ctx, where)
+    raise EncodeError(f"{where}.request.requestType: {rk!r}: no response layout (PRODUCE and MULTIPRODUCE get no "
+                      "response; give the bytes as payload)")
+
+
+def encode_exchange(obj, ctx: EncodeContext, where: str = "") -> bytes:
+    """The bytes of one request or response frame from its ``dump --json`` object.
+
+    A request: ``requestType`` (0..6) picks the body Layout (:data:`REQUEST_BODIES`); its fields are
+    the object's (``topic``, ``partition``, ...; MULTIFETCH/MULTIPRODUCE: ``parts``), PRODUCE's
+    ``messages`` become the message set. A response: ``request.requestType`` (the request it
+    answers) picks the payload Layout; without it, ``payload`` (bytes) is the payload. ``size``,
+    string lengths, ``messageSetSize``, ``count`` and message sizes and checksums are recomputed
+    unless ``ctx.keep_lengths`` / ``ctx.keep_crc``. ``bytes`` (``dump --json --raw``, for a frame
+    its fields cannot reproduce: torn, trailing bytes, bad lengths) is written as it is. Raises
+    EncodeError naming ``where.field``."""
+    obj = _obj(obj, where)
+    if obj.get("bytes") is not None:
+        return ctx.blob(obj["bytes"], f"{where}.bytes")
+    kind = obj.get("type")
+    if kind == "request":
+        t = _int(obj, "requestType", where)
+        body = _request_body(obj, t, ctx, where)
+        return encode_layout(REQUEST, {"size": obj.get("size"), "requestType": t, "body": body}, ctx, where)
+    if kind == "response":
+        err = _int(obj, "errorCode", where)
+        body = _response_body(obj, ctx, where)
+        return encode_layout(RESPONSE, {"size": obj.get("size"), "errorCode": err, "body": body}, ctx, where)
+    raise EncodeError(f"{where}.type: {kind!r} is not a Kafka 0.7 / Jafka frame (request, response)")
+
+
+def raw_exchange_json(e: Exchange, enc) -> dict:
+    """``dump --json --raw`` keys of a frame: its message lists with their raw keys (see
+    :func:`~wireinspect.formats.jafka.messages.raw_message_json`), and ``bytes`` (the frame as
+    stored) when the fields cannot reproduce it."""
+    encs = (enc, B64)
+    ds = [e.to_json(x) for x in encs]
+    for pi, part in enumerate(e.parts):
+        if part.messages is None:
+            continue
+        raws = [_raw(m, encs, m.stored()) for m in part.messages]
+        for k, d in enumerate(ds):
+            target = d["parts"][pi] if e.multi else d
+            target["messages"] = [r[k] for r in raws]
+    out = {}
+    if e.multi:
+        out["parts"] = ds[0]["parts"]
+    elif "messages" in ds[0]:
+        out["messages"] = ds[0]["messages"]
+    try:
+        same = encode_exchange(ds[1], CHECK) == bytes(e.data or b"")
+    except EncodeError:
+        same = False
+    if not same:
+        out["bytes"] = enc(bytes(e.data or b""))
+    return out

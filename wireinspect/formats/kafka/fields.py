@@ -38,3 +38,18 @@ def partial_fields(parent: Node, table, buf, pos: int, base: int) -> int:
         parent.children.append(Node(name, base + pos + off, size, v))
         off += size
     return off
+
+
+def compile_layout(layout):
+    """The leading fixed-width integer fields of a :class:`~wireinspect.layout.Layout` as a table:
+    ``((name, struct code), ...)`` up to the first field that is not a fixed-width integer (or has
+    a ``when``). A hand-tuned decoder unpacks them with ``compile_table`` of this table: the
+    declaration stays the one source of the field list."""
+    from wireinspect.layout import Int
+
+    table = []
+    for f in layout.fields:
+        if not isinstance(f, Int) or f.width is None or f.when is not None:
+            break
+        table.append((f.name, f.code.lstrip("<>!")))
+    return tuple(table)

@@ -16,18 +16,27 @@ old, wrong frame header checksum.
 
 from __future__ import annotations
 
-import struct
-
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
+from wireinspect.layout import Bytes, Crc, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
-ENTRY = struct.Struct(">qiIbb")  # offset, messageSize, crc, magic, attributes
+LEGACY = Layout("LegacyRecord", (
+    Int("offset", "q"),  # absolute; inside a magic-1 wrapper relative to the wrapper's first offset
+    Length("messageSize", "i"),  # bytes after this field to the end of the entry
+    Crc("crc", algo="crc32", start="magic"),  # CRC-32 over magic .. end
+    Int("magic", "b"),
+    Int("attributes", "b"),  # bits 0-2 codec, bit 3 timestampType (magic 1)
+    Int("timestamp", "q", when=lambda v: v.get("magic") == 1),
+    Length("keyLength", "i", of="key"),
+    Bytes("key", size="keyLength", nullable=True),
+    Length("valueLength", "i", of="value"),
+    Bytes("value", size="valueLength", nullable=True),  # a wrapper's: the compressed inner messages
+), source="org.apache.kafka.common.record.LegacyRecord")
+LEGACY_HEAD = Layout("LegacyRecord", LEGACY.fields[:5], LEGACY.source)  # offset .. attributes (18 bytes)
 LOG_OVERHEAD = 12
 MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
-I32 = struct.Struct(">i")
-I64 = struct.Struct(">q")
 
 
 class Message:
@@ -122,47 +131,48 @@ class Message:
         d["records"] = recs
         return d
 
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: what encode cannot recompute (see :mod:`.log_encode`)."""
+        from wireinspect.formats.kafka.log_encode import message_raw_json
+
+        return message_raw_json(self, read, enc)
+
     def to_tree(self, name: str = "message") -> Node:
+        """The field tree: the fields of :data:`LEGACY` in order, as far as the entry was decoded."""
         base = self.data_base if self.data_base is not None else 0
         s = self.start
         node = Node(name, base + s, self.length, type="message", problems=list(self.problems))
-        fields = [("offset", 8, self.offset), ("messageSize", 4, self.size), ("crc", 4, self.crc),
-                  ("magic", 1, self.magic), ("attributes", 1, self.attributes)]
-        if self.magic == 1:
-            fields.append(("timestamp", 8, self.timestamp))
-        p = s
-        for fname, size, value in fields:
-            if value is None:
+        d = LEGACY.decode(self.data, s, s + self.length, base)
+        for f in LEGACY.fields:
+            if f.name == "keyLength" and self.abs_offset is not None and self.abs_offset != self.offset:
+                node.add("absoluteOffset", base + s, 8, self.abs_offset, derived=True)
+            if not f.present(d.values):
+                continue
+            if getattr(self, _DECODED.get(f.name, f.name)) is None or f.name not in d.spans:
                 return node
-            child = node.add(fname, base + p, size, value)
-            if fname == "crc":
-                child.display = f"0x{value:08x}" + ("" if self.crc_ok is None else " (valid)" if self.crc_ok
-                                                      else f" (computed 0x{self.crc_computed:08x})")
-            elif fname == "attributes":
-                child.add("compression", base + p, 1, codec_name(value & 7), display=f"{codec_name(value & 7)}"
-                          " (bits 0-2)")
+            p, n = d.spans[f.name]
+            child = node.add(f.name, p, n, d.values[f.name])
+            if f.name == "crc":
+                child.display = f"0x{child.value:08x}" + ("" if self.crc_ok is None else " (valid)" if self.crc_ok
+                                                            else f" (computed 0x{self.crc_computed:08x})")
+            elif f.name == "attributes":
+                codec = codec_name(child.value & 7)
+                child.add("compression", p, 1, codec, display=f"{codec} (bits 0-2)")
                 if self.magic == 1:
-                    tt = TIMESTAMP_TYPES[(value >> 3) & 1]
-                    child.add("timestampType", base + p, 1, tt, display=f"{tt} (bit 3)")
-            p += size
-        if self.abs_offset is not None and self.abs_offset != self.offset:
-            node.add("absoluteOffset", base + s, 8, self.abs_offset, derived=True)
-        if self.keyLength is None:
-            return node
-        node.add("keyLength", base + self.p_key - 4, 4, self.keyLength)
-        node.add("key", base + self.p_key, max(self.keyLength, 0), self._bytes(self.p_key, self.keyLength))
-        if self.valueLength is None:
-            return node
-        node.add("valueLength", base + self.p_val - 4, 4, self.valueLength)
-        value = node.add("value", base + self.p_val, max(self.valueLength, 0),
-                         self._bytes(self.p_val, self.valueLength))
+                    tt = TIMESTAMP_TYPES[(child.value >> 3) & 1]
+                    child.add("timestampType", p, 1, tt, display=f"{tt} (bit 3)")
         node.display = f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}"
         if self.inner is not None:
+            value = node.children[-1]
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
                                len(self.inner[0].data) if self.inner else 0,
                                (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])))
             elided(value, len(self.inner), "messages")
         return node
+
+
+# Message attributes that say how far the entry was decoded, by LEGACY field name (None: not decoded).
+_DECODED = {"messageSize": "size", "key": "p_key", "value": "p_val"}
 
 
 def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = True, limit: int = DEFAULT_LIMIT,
@@ -176,14 +186,17 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
     at = (lambda i: base + i) if base is not None else (lambda i: m.position)
     avail = len(buf) - pos
     probs = m.problems
+    head = LEGACY_HEAD.decode(buf, pos, len(buf))
     if avail < 18:
         m.length = max(avail, 0)
         if avail >= 12:
-            m.offset, m.size = struct.unpack_from(">qi", buf, pos)
+            m.offset, m.size = head.values["offset"], head.values["messageSize"]
         probs.append(Problem("truncated", at(pos), f"message entry header needs 18 bytes, only {avail} remain",
                              expected=18, actual=avail))
         return m
-    m.offset, m.size, m.crc, m.magic, m.attributes = ENTRY.unpack_from(buf, pos)
+    hv = head.values
+    m.offset, m.size, m.crc, m.magic, m.attributes = (hv["offset"], hv["messageSize"], hv["crc"], hv["magic"],
+                                                      hv["attributes"])
     m.abs_offset = m.offset
     total = LOG_OVERHEAD + m.size
     if m.magic not in (0, 1):
@@ -211,33 +224,32 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         if not m.crc_ok:
             probs.append(Problem("crc_mismatch", at(pos + 12), f"stored CRC-32 0x{m.crc:08x}, computed "
                                  f"0x{m.crc_computed:08x}", expected=m.crc, actual=m.crc_computed))
-    q = pos + 18
+    d = LEGACY.decode(buf, pos, end)
+    v, sp = d.values, d.spans
     if m.magic == 1:
-        if q + 8 > end:
+        if "timestamp" not in v:
             return m
-        (m.timestamp,) = I64.unpack_from(buf, q)
-        q += 8
+        m.timestamp = v["timestamp"]
     m.abs_timestamp = m.timestamp
     torn = total > avail  # already reported as truncated: fields cut by the end are not news
     for which in ("key", "value"):
-        if q + 4 > end:
+        if which + "Length" not in v:
             if not torn:
-                probs.append(Problem("bad_message", at(q), f"{which}Length does not fit in the message"))
+                q = sp["timestamp" if which == "key" and m.magic == 1 else "attributes" if which == "key" else "key"]
+                probs.append(Problem("bad_message", at(sum(q)), f"{which}Length does not fit in the message"))
             return m
-        (n,) = I32.unpack_from(buf, q)
-        q += 4
-        if n < -1 or q + max(n, 0) > end:
+        if which not in sp:
+            n = v[which + "Length"]
             if not torn:
-                probs.append(Problem("bad_message", at(q - 4), f"{which}Length {n} runs past the message",
-                                     actual=n))
+                probs.append(Problem("bad_message", at(sp[which + "Length"][0]), f"{which}Length {n} runs past "
+                                     "the message", actual=n))
             return m
         if which == "key":
-            m.p_key, m.keyLength = q, n
+            m.p_key, m.keyLength = sp["key"][0], v["keyLength"]
         else:
-            m.p_val, m.valueLength = q, n
-        q += max(n, 0)
-    if q != end and total <= avail:
-        probs.append(Problem("message_trailing_bytes", at(q), f"{end - q} bytes follow the value"))
+            m.p_val, m.valueLength = sp["value"][0], v["valueLength"]
+    if d.end != end and total <= avail:
+        probs.append(Problem("message_trailing_bytes", at(d.end), f"{end - d.end} bytes follow the value"))
     codec = m.attributes & 7
     if codec and records:
         _open_wrapper(m, codec, limit, depth, at, max_records)

@@ -76,6 +76,12 @@ def _kafka_log_seek(source: Source, offset: int) -> tuple[int, str | None]:
     return lookup(offset), None
 
 
+def _kafka_log_encode(obj: dict, ctx):
+    from wireinspect.formats.kafka.log_encode import encode_log
+
+    return encode_log(obj, ctx)
+
+
 KAFKA_LOG = Format(
     id="kafka-log",
     description="Kafka log segment (.log): record batches of magic 2 and legacy messages of magic 0/1",
@@ -87,4 +93,6 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
+    encode=_kafka_log_encode,
+    encode_types=frozenset({"batch", "message", "unparsed"}),
 )

@@ -1,8 +1,10 @@
 """Kafka magic-2 record batches and the records inside them.
 
 Layout: ``org.apache.kafka.common.record.DefaultRecordBatch`` (header, CRC-32C over attributes..end)
-and ``DefaultRecord`` (varint-framed records), Kafka docs section 5.3 "Record Batch". Control
-records: ``ControlRecordType``, ``EndTransactionMarker``.
+and ``DefaultRecord`` (varint-framed records), Kafka docs section 5.3 "Record Batch", declared once
+as :data:`BATCH`, :data:`RECORD` and :data:`HEADER`. Control records are read by
+:mod:`~wireinspect.formats.kafka.control`, the JSON fast path is
+:mod:`~wireinspect.formats.kafka.fastjson`, encoding is :mod:`~wireinspect.formats.kafka.log_encode`.
 
 One parse serves every front end: :func:`parse_batch` returns a :class:`Batch` holding header
 values, record spans and problems; :meth:`Batch.to_json` and :meth:`Batch.to_tree` project it.
@@ -14,15 +16,53 @@ from __future__ import annotations
 from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32c
 from wireinspect.codec.varint import read_varint
-from wireinspect.formats.kafka.fields import compile_table, partial_fields
+from wireinspect.formats.kafka.control import control_fields, control_record
+from wireinspect.formats.kafka.fastjson import fast_records_json
+from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
+from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
-BATCH_TABLE = (
-    ("baseOffset", "q"), ("batchLength", "i"), ("partitionLeaderEpoch", "i"), ("magic", "b"),
-    ("crc", "I"), ("attributes", "h"), ("lastOffsetDelta", "i"), ("baseTimestamp", "q"),
-    ("maxTimestamp", "q"), ("producerId", "q"), ("producerEpoch", "h"), ("baseSequence", "i"),
-    ("recordsCount", "i"),
-)
+# The declarations (wireinspect.layout): one per unit, read by the decoders below (the batch header
+# struct is compiled from BATCH; the record loop and the JSON fast path are hand-tuned projections of
+# RECORD, tested equal to ``RECORD.decode``), the tree, the JSON and the encoder (log_encode.py).
+BATCH = Layout("DefaultRecordBatch", (
+    Int("baseOffset", "q"),
+    Length("batchLength", "i"),  # bytes after this field to the end of the batch
+    Int("partitionLeaderEpoch", "i"),
+    Int("magic", "b"),
+    Crc("crc", algo="crc32c", start="attributes"),  # CRC-32C over attributes .. end of batch
+    Int("attributes", "h"),
+    Int("lastOffsetDelta", "i"),  # derived: the last record's offsetDelta (log_encode)
+    Int("baseTimestamp", "q"),
+    Int("maxTimestamp", "q"),
+    Int("producerId", "q"),
+    Int("producerEpoch", "h"),
+    Int("baseSequence", "i"),
+    Int("recordsCount", "i"),  # derived: the records encoded (log_encode; the records may be compressed)
+    Bytes("records"),  # the records, compressed with the codec of attributes bits 0-2
+), source="org.apache.kafka.common.record.DefaultRecordBatch")
+
+HEADER = Layout("Header", (
+    Length("headerKeyLength", VARINT, of="headerKey"),
+    Text("headerKey", size="headerKeyLength"),
+    Length("headerValueLength", VARINT, of="headerValue"),
+    Bytes("headerValue", size="headerValueLength", nullable=True),
+), source="org.apache.kafka.common.record.DefaultRecord (headers)")
+
+RECORD = Layout("DefaultRecord", (
+    Length("length", VARINT),  # bytes after this varint to the end of the record
+    Int("attributes", "b"),  # unused by Kafka (0)
+    Int("timestampDelta", VARLONG),
+    Int("offsetDelta", VARINT),
+    Length("keyLength", VARINT, of="key"),
+    Bytes("key", size="keyLength", nullable=True),
+    Length("valueLength", VARINT, of="value"),
+    Bytes("value", size="valueLength", nullable=True),
+    Count("headersCount", VARINT, of="headers"),
+    Array("headers", item=HEADER, count="headersCount", pair=True),
+), source="org.apache.kafka.common.record.DefaultRecord")
+
+BATCH_TABLE = compile_layout(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
 BATCH_HEADER, BATCH_LAYOUT = compile_table(BATCH_TABLE)
 BATCH_NAMES = tuple(name for name, _ in BATCH_TABLE)
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
@@ -35,8 +75,6 @@ MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLengt
 TREE_MAX_RECORDS = 10_000
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
-                 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 
 
 def codec_name(codec: int) -> str:
@@ -299,7 +337,9 @@ class Batch:
         if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20:
             buf, pos, base, limit, max_records = lazy
             capped = self.header[12] > max_records
-            text = fast_records_json(self, buf, pos, base, limit, mode, max_records if capped else None)
+            got = _records_data(self, buf, pos, base, limit)
+            text = None if got is None else fast_records_json(self.header, *got, mode,
+                                                              max_records if capped else None)
             if text is not None:
                 self._lazy = None
                 if capped:
@@ -344,6 +384,12 @@ class Batch:
                 rec["unverified"] = True
             out.append(rec)
         return out
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: what encode cannot recompute (see :mod:`.log_encode`)."""
+        from wireinspect.formats.kafka.log_encode import batch_raw_json
+
+        return batch_raw_json(self, read, enc)
 
     def _partial_nodes(self):
         tmp = Node("batch", self.position, self.length)
@@ -450,28 +496,6 @@ def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
         hn.add("headerValueLength", base + h.p_vlen, h.p_val - h.p_vlen, h.vlen)
         hn.add("headerValue", base + h.p_val, max(h.vlen, 0),
                None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
-
-
-def control_fields(data, r: Record) -> list:
-    """The decoded fields of a control record as ``(name, index into data, size, value)``: key
-    ``version int16 | type int16`` gives ``controlType`` (its span: the type); for ABORT/COMMIT the
-    value ``version int16 | coordinatorEpoch int32`` (``EndTransactionMarker``) gives
-    ``coordinatorEpoch`` (its span: those 4 bytes of the value). A key too short for a type gives
-    ``controlType`` ``None`` spanning the key."""
-    if r.p_key is None or r.keyLength is None or r.keyLength < 4:
-        at = r.p_key if r.p_key is not None else r.start
-        return [("controlType", at, max(r.keyLength or 0, 0), None)]
-    ctype = int.from_bytes(data[r.p_key + 2:r.p_key + 4], "big", signed=True)
-    out = [("controlType", r.p_key + 2, 2, CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})"))]
-    if ctype in (0, 1) and r.p_val is not None and r.valueLength is not None and r.valueLength >= 6:
-        out.append(("coordinatorEpoch", r.p_val + 2, 4,
-                    int.from_bytes(data[r.p_val + 2:r.p_val + 6], "big", signed=True)))
-    return out
-
-
-def control_record(data, r: Record) -> dict:
-    """A control record's decoded fields by name (see :func:`control_fields`)."""
-    return {name: value for name, _, _, value in control_fields(data, r)}
 
 
 def check_header(b: Batch, h, problems) -> None:
@@ -627,128 +651,3 @@ def _records_data(b: Batch, buf, pos: int, base: int, limit: int):
     return data, 0, len(data), None
 
 
-def fast_records_json(b: Batch, buf, pos: int, base: int, limit: int, mode: str,
-                      first: int | None = None) -> str | None:
-    """The records of a plain valid batch as JSON text (the objects of :meth:`Batch.to_json`,
-    comma-separated), or ``None`` at the first irregularity, for the caller to take the full path.
-    ``mode`` is the ``--bytes`` mode; ``first``: only that many records (the rest are not read)."""
-    got = _records_data(b, buf, pos, base, limit)
-    if got is None:
-        return None
-    data, p, stop, dbase = got
-    h = b.header
-    base_offset, base_ts = h[0], h[7]
-    log_append = h[5] & 0x08
-    count = h[12] if first is None else first
-    from binascii import b2a_base64 as b2a
-
-    b64 = mode == "base64"
-    if b64:
-        def enc(a, z):
-            return '"' + b2a(data[a:z], newline=False).decode() + '"'
-    elif mode == "hex":
-        def enc(a, z):
-            return '"' + data[a:z].hex() + '"'
-    else:
-        def enc(a, z):
-            return json.dumps(bytes(data[a:z]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
-    import json
-
-    out = []
-    append = out.append
-    vi = _vi
-    try:
-        for _ in range(count):
-            start = p
-            ln, p = vi(data, p)
-            end = p + ln
-            if ln <= 0 or end > stop:
-                return None
-            p += 1  # attributes
-            b = data[p]  # the one-byte varints are decoded inline: the common case
-            if b < 0x80:
-                tsd = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                tsd, p = vi(data, p)
-            b = data[p]
-            if b < 0x80:
-                od = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                od, p = vi(data, p)
-            b = data[p]
-            if b < 0x80:
-                kl = (b >> 1) ^ -(b & 1)
-                p += 1
-            else:
-                kl, p = vi(data, p)
-            if kl > 0:
-                key = ('"' + b2a(data[p:p + kl], newline=False).decode() + '"') if b64 else enc(p, p + kl)
-                p += kl
-            elif kl == -1:
-                key = "null"
-            elif kl == 0:
-                key = '""'
-            else:
-                return None
-            vl, p = vi(data, p)
-            if vl > 0:
-                value = ('"' + b2a(data[p:p + vl], newline=False).decode() + '"') if b64 else enc(p, p + vl)
-                p += vl
-            elif vl == -1:
-                value = "null"
-            elif vl == 0:
-                value = '""'
-            else:
-                return None
-            hc, p = vi(data, p)
-            if hc:
-                if hc < 0:
-                    return None
-                hs = []
-                for _ in range(hc):
-                    hkl, p = vi(data, p)
-                    if hkl < 0:
-                        return None
-                    hk = json.dumps(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
-                    p += hkl
-                    hvl, p = vi(data, p)
-                    if hvl >= 0:
-                        hv = enc(p, p + hvl)
-                        p += hvl
-                    elif hvl == -1:
-                        hv = "null"
-                    else:
-                        return None
-                    hs.append(f"[{hk},{hv}]")
-                headers = ",".join(hs)
-            else:
-                headers = ""
-            if p != end or end > stop:
-                return None
-            append(f'{{"position":{"null" if dbase is None else dbase + start},"length":{end - start},'
-                   f'"offset":{base_offset + od},"timestamp":{h[8] if log_append else base_ts + tsd},'
-                   f'"key":{key},"value":{value},"headers":[{headers}]}}')
-            p = end
-    except (IndexError, TypeError):
-        return None
-    if (p != stop and first is None) or (out and od > h[6]):
-        return None
-    return ",".join(out)
-
-
-def _vi(data, p):
-    """Zig-zag varint at ``p`` (int32): (value, next position); raises IndexError past the end and
-    TypeError (value None) when overlong, which :func:`fast_records_json` treats as irregular."""
-    b = data[p]
-    if b < 0x80:
-        return (b >> 1) ^ -(b & 1), p + 1
-    b2 = data[p + 1]
-    if b2 < 0x80:
-        v = (b & 0x7F) | (b2 << 7)
-        return (v >> 1) ^ -(v & 1), p + 2
-    v, q = read_varint(data, p, 10)
-    if v is None:
-        raise TypeError("bad varint")
-    return v, q

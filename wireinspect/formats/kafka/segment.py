@@ -29,7 +29,8 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, parse_message
-from wireinspect.formats.kafka.records import CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
+from wireinspect.formats.kafka.fields import compile_table
+from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window
 from wireinspect.model import Node, Problem
 
@@ -38,7 +39,7 @@ MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overh
 # Smallest size field per magic: LegacyRecord.RECORD_OVERHEAD_V0/V1, DefaultRecordBatch overhead 61 - 12.
 MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - 12}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
-OFFSET_SIZE = struct.Struct(">qi")
+OFFSET_SIZE = compile_table(BATCH_TABLE[:2])[0]  # baseOffset, batchLength (a legacy entry: offset, messageSize)
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
 _MAGIC = re.compile(rb"[\x00\x01\x02]")
@@ -64,6 +65,12 @@ class Unparsed:
     def to_json(self, enc) -> dict:
         return {"type": "unparsed", "position": self.position, "length": self.length,
                 "problems": [p.to_dict() for p in self.problems], "records": []}
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``rawBytes``, or ``rawZeros`` for zero fill (see :mod:`.log_encode`)."""
+        from wireinspect.formats.kafka.log_encode import unparsed_raw_json
+
+        return unparsed_raw_json(self, read, enc)
 
     def to_tree(self) -> Node:
         return Node("unparsed", self.position, self.length, self.preview or None,
@@ -114,7 +121,7 @@ def entry_ok(win: Window, pos: int) -> int:
     return total if computed == stored else 0
 
 
-_V2_CHECKS = struct.Struct(">hiqqqhii")  # attributes .. recordsCount
+_V2_CHECKS = compile_table(BATCH_TABLE[5:])[0]  # attributes .. recordsCount
 
 
 def _plausible(buf, i, magic, total, pos, size, win) -> bool:

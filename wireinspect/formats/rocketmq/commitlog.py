@@ -19,6 +19,11 @@ frame, 2 zstd, 3 or 0 zlib); the body CRC covers the stored (compressed) bytes.
 :func:`parse_record` parses one record into a :class:`Record` (a list of ``(name, offset, size,
 value)`` fields plus spans); ``valid`` follows the broker's ``checkMessageAndReturnSize`` with
 ``checkCRCOnRecover`` on: complete, known magic, body CRC, and ``totalSize == calMsgLength``.
+
+The layout is declared once, :data:`RECORD` (and :data:`BLANK`), in :mod:`wireinspect.layout` terms:
+:func:`parse_record` decodes through it, and :func:`record_bytes` encodes a ``dump --json`` record
+object through it (``encode``), recomputing ``totalSize`` (calMsgLength), ``bodyCRC``, the three
+lengths and a trailing ``__CRC32#`` property unless ``--keep-crc``/``--keep-lengths``.
 """
 
 from __future__ import annotations
@@ -26,10 +31,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import struct
+from dataclasses import dataclass
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
 from wireinspect.codec.times import ms_display
+from wireinspect.errors import EncodeError
+from wireinspect.layout import CRCS, Bytes, Crc, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
 MAGIC_V1 = 0xDAA320A7
@@ -47,14 +55,8 @@ TRANSACTION_TYPES = {0x0: "NOT_TYPE", 0x4: "PREPARED", 0x8: "COMMIT", 0xC: "ROLL
 COMPRESSION_TYPES = {0: "zlib", 1: "lz4", 2: "zstd", 3: "zlib"}
 CRC32_RESERVED_LEN = 20  # "__CRC32#" + \x01 + 10 digits + \x02
 
-HEAD = struct.Struct(">iIiiiqqiq")  # totalSize .. bornTimestamp: 48 bytes
-HEAD_NAMES = ("totalSize", "magicCode", "bodyCRC", "queueId", "flag", "queueOffset", "physicalOffset", "sysFlag",
-              "bornTimestamp")
-HEAD_SIZES = (4, 4, 4, 4, 4, 8, 8, 4, 8)
 I16 = struct.Struct(">h")
 I32 = struct.Struct(">i")
-I64 = struct.Struct(">q")
-MIN_RECORD = 48 + 8 + 8 + 8 + 4 + 8 + 4 + 1 + 2  # 91: V1, IPv4 hosts, empty body, topic and properties
 
 
 def cal_msg_length(version: int, sys_flag: int, body_len: int, topic_len: int, prop_len: int) -> int:
@@ -137,6 +139,128 @@ def sys_flag_names(flag: int) -> list[str]:
     return names
 
 
+# -- the declaration -------------------------------------------------------------------------------
+
+CRC32_MASKED = "crc32&0x7fffffff"
+# UtilAll.crc32: CRC-32/IEEE with the top bit cleared. Registered under its own name for the Crc field
+# of RECORD (wireinspect.layout.CRCS holds the checksum algorithms Crc fields name).
+CRCS.setdefault(CRC32_MASKED, masked_crc)
+
+
+@dataclass(frozen=True)
+class Host(Bytes):
+    """A socket address as MessageDecoder writes it: the address (4 bytes, or 16 when ``sysFlag`` has
+    ``flag``) then the port (int32). JSON: ``"1.2.3.4:10911"`` or ``"[::1]:10911"``."""
+
+    flag: int = 0
+
+    def to_value(self, raw: bytes):
+        return host_text(raw[:-4], int.from_bytes(raw[-4:], "big", signed=True))
+
+    def from_json(self, value, where: str, ctx) -> bytes:
+        if not isinstance(value, str):
+            raise EncodeError(f"{where}: expected \"address:port\" text, got {type(value).__name__}")
+        addr, sep, port = value.rpartition(":")
+        if addr.startswith("[") and addr.endswith("]"):
+            addr = addr[1:-1]
+        if not sep or not re.fullmatch(r"-?[0-9]{1,10}", port):
+            raise EncodeError(f"{where}: {value!r} is not \"address:port\"")
+        try:
+            ip = ipaddress.ip_address(addr)
+        except ValueError:
+            raise EncodeError(f"{where}: {addr!r} is not an IPv4 or IPv6 address") from None
+        p = int(port)
+        if not -(1 << 31) <= p < (1 << 31):
+            raise EncodeError(f"{where}: port {p} does not fit int32")
+        return ip.packed + I32.pack(p)
+
+
+@dataclass(frozen=True)
+class Properties(Text):
+    """Message properties as ``MessageDecoder.messageProperties2String`` writes them: ``name\\x01value\\x02``
+    per property, in order. JSON: ``[[name, value], ...]`` (a segment without ``\\x01`` is skipped, as
+    ``string2messageProperties`` does; ``dump --raw`` keeps the stored bytes when the pairs lose anything)."""
+
+    def to_value(self, raw: bytes):
+        return [[k, v] for k, v, _, _ in property_spans(raw)]
+
+    def from_json(self, value, where: str, ctx) -> bytes:
+        if value is None:
+            return b""
+        if not isinstance(value, list):
+            raise EncodeError(f"{where}: expected a list of [name, value] pairs, got {type(value).__name__}")
+        out = []
+        for i, item in enumerate(value):
+            if isinstance(item, tuple):
+                item = list(item)
+            if not isinstance(item, list) or len(item) != 2:
+                raise EncodeError(f"{where}[{i}]: expected [name, value]")
+            for j, x in enumerate(item):
+                if not isinstance(x, str):
+                    raise EncodeError(f"{where}[{i}][{j}]: expected a string, got {type(x).__name__}")
+            k, v = item
+            if "\x01" in k or "\x02" in k or "\x02" in v:
+                raise EncodeError(f"{where}[{i}]: a property name holds neither \\x01 nor \\x02, a value no "
+                                  "\\x02 (the separators)")
+            out.append(f"{k}\x01{v}\x02")
+        return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def _is_v2(values: dict) -> bool:
+    return values.get("magicCode") == MAGIC_V2
+
+
+def _host_size(flag: int):
+    return lambda values: 20 if (values.get("sysFlag") or 0) & flag else 8
+
+
+RECORD = Layout("record", (
+    Int("totalSize", "i"),  # the whole record, this field included (calMsgLength); recomputed by record_bytes
+    Int("magicCode", "I"),  # V1 0xDAA320A7 / V2 0xDAA320AB
+    Crc("bodyCRC", code="i", algo=CRC32_MASKED, start="body", end="body"),
+    Int("queueId", "i"),
+    Int("flag", "i"),
+    Int("queueOffset", "q"),
+    Int("physicalOffset", "q"),  # the record's commit-log offset
+    Int("sysFlag", "i"),
+    Int("bornTimestamp", "q"),  # ms since the epoch
+    Host("bornHost", size=_host_size(BORNHOST_V6_FLAG), flag=BORNHOST_V6_FLAG),
+    Int("storeTimestamp", "q"),  # ms since the epoch
+    Host("storeHost", size=_host_size(STOREHOST_V6_FLAG), flag=STOREHOST_V6_FLAG),
+    Int("reconsumeTimes", "i"),
+    Int("preparedTransactionOffset", "q"),
+    Length("bodyLength", "i", of="body"),
+    Bytes("body", size="bodyLength"),
+    Length("topicLength", "b", of="topic", when=lambda v: not _is_v2(v)),
+    Length("topicLength", "h", of="topic", when=_is_v2),
+    Text("topic", size="topicLength"),
+    Length("propertiesLength", "h", of="properties"),
+    Properties("properties", size="propertiesLength"),
+), source="org.apache.rocketmq.common.message.MessageDecoder (decode), store MessageExtEncoder (encode), "
+          "CommitLog.checkMessageAndReturnSize")
+
+BLANK = Layout("blank", (
+    Int("totalSize", "i"),  # maxBlank: the bytes from the marker to the end of the file
+    Int("magicCode", "I"),  # BLANK 0xCBD43194
+), source="org.apache.rocketmq.store.CommitLog (BLANK_MAGIC_CODE, end of a mapped file)")
+
+MIN_RECORD = 91  # V1, IPv4 hosts, empty body, topic and properties (calMsgLength)
+
+# Decode failures are reported per group of fields, as checkMessageAndReturnSize reads them:
+# (first field, last field, what) for fixed-size groups; sized fields report their length field.
+_GROUPS = (("bodyCRC", "bornTimestamp", "fixed header"), ("bornHost", "storeTimestamp", "bornHost"),
+           ("storeHost", "storeHost", "storeHost"),
+           ("reconsumeTimes", "bodyLength", "reconsumeTimes .. bodyLength"), ("topicLength", "topicLength", "topicLength"),
+           ("propertiesLength", "propertiesLength", "propertiesLength"))
+_SIZED = {"body": ("bodyLength", "bad_body_length"), "topic": ("topicLength", "bad_topic_length"),
+          "properties": ("propertiesLength", "bad_properties_length")}
+_GROUP_OF = {}
+for _first, _last, _what in _GROUPS:
+    _names = RECORD.names
+    for _n in _names[_names.index(_first):_names.index(_last) + 1]:
+        _GROUP_OF[_n] = (_first, _what)
+
+
 class Blank:
     """The BLANK end-of-file marker: ``maxBlank`` (int32) and the BLANK magic. ``length`` spans to
     the end of the file (the bytes after the 8-byte marker are unused)."""
@@ -153,6 +277,16 @@ class Blank:
     def to_json(self, enc) -> dict:
         return {"type": "blank", "position": self.position, "length": self.length, "totalSize": self.maxBlank,
                 "magicCode": MAGIC_BLANK, "problems": [p.to_dict() for p in self.problems], "records": []}
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``rawBytes`` (the marker and the rest of the file) unless the marker
+        says ``length`` and the rest is zeros (what encode writes from the fields)."""
+        if self.maxBlank == self.length:
+            from wireinspect.formats.rocketmq.walk import all_zero
+
+            if all_zero(read, self.position + 8, self.position + self.length):
+                return {}
+        return {RAW_KEY: enc(read(self.position, self.length))}
 
     def to_tree(self) -> Node:
         n = Node("blank", self.position, self.length, type="blank", problems=list(self.problems),
@@ -236,6 +370,15 @@ class Record:
         d["valid"] = self.valid
         d["problems"] = [p.to_dict() for p in self.problems]
         return d
+
+    def stored(self) -> bytes:
+        """The record's bytes as held (``length`` of them: a torn record's are fewer than totalSize)."""
+        return bytes(self.data[self.start:self.start + self.length])
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``rawBytes`` when the fields do not give the stored bytes back (a torn
+        or damaged record, properties that ``[[name, value]]`` does not keep, a topic that is not UTF-8)."""
+        return raw_if_needed(self.stored(), self.to_json(b64), _record_fields, enc)
 
     def to_tree(self, name: str = "record") -> Node:
         base = self._abs(0) if self.base is not None else self.start
@@ -327,105 +470,66 @@ def parse_record(buf, pos: int = 0, base: int | None = 0, *, file_base: int | No
 
 
 def _parse_fields(r: Record, buf, pos: int, stop: int, body: bool, limit: int) -> None:
-    f = r.fields
-    v = r.values
-    q = pos + 8
-
-    def need(n, what):
-        if q + n > stop:
-            _fail(r, "bad_record" if r.valid_framing else "truncated", q - pos,
+    """Decode ``buf[pos:stop]`` through :data:`RECORD`; a field that does not fit is reported as
+    checkMessageAndReturnSize reads it (a group of fixed fields, or a length that runs past the record)."""
+    d = RECORD.decode(buf, pos, stop, 0)
+    names = [f.name for f in RECORD.fields if f.present(d.values)]
+    spans = d.spans
+    failed = None if d.complete else next((n for n in names if n not in spans), None)
+    keep_until = len(names)
+    if failed is not None:
+        if failed in _SIZED:
+            length_name, code = _SIZED[failed]
+            n = d.values.get(length_name)
+            keep_until = names.index(failed)
+            _fail(r, code, spans[length_name][0] - pos, f"{length_name} {n} runs past the record", actual=n)
+        else:
+            first, what = _GROUP_OF.get(failed, (failed, failed))
+            keep_until = names.index(first)
+            prev = names[keep_until - 1]
+            _fail(r, "bad_record" if r.valid_framing else "truncated", sum(spans[prev]) - pos,
                   f"{what} does not fit in the record")
-            r.valid_framing = False
-            return False
-        return True
-
-    if not need(40, "fixed header"):
-        return
-    vals = HEAD.unpack_from(buf, pos)
-    off = 0
-    for name, size, value in zip(HEAD_NAMES, HEAD_SIZES, vals):
-        if off >= 8:
-            f.append((name, off, size, value))
-            v[name] = value
-        off += size
-    q = pos + 48
-    sys_flag = v["sysFlag"]
-    for host, flag, ts in (("bornHost", BORNHOST_V6_FLAG, "storeTimestamp"), ("storeHost", STOREHOST_V6_FLAG, None)):
-        n = 16 if sys_flag & flag else 4
-        if not need(n + 4 + (8 if ts else 0), host):
-            return
-        raw = bytes(buf[q:q + n])
-        (port,) = I32.unpack_from(buf, q + n)
-        text = host_text(raw, port)
-        f.append((host, q - pos, n + 4, text))
-        v[host] = text
-        q += n + 4
-        if ts:
-            (t,) = I64.unpack_from(buf, q)
-            f.append((ts, q - pos, 8, t))
-            v[ts] = t
-            q += 8
-    if not need(16, "reconsumeTimes .. bodyLength"):
-        return
-    reconsume, prepared, body_len = struct.unpack_from(">iqi", buf, q)
-    for name, size, value in (("reconsumeTimes", 4, reconsume), ("preparedTransactionOffset", 8, prepared),
-                              ("bodyLength", 4, body_len)):
-        f.append((name, q - pos, size, value))
-        v[name] = value
-        q += size
-    if body_len < 0 or q + body_len > stop:
-        _fail(r, "bad_body_length", q - 4 - pos, f"bodyLength {body_len} runs past the record", actual=body_len)
         r.valid_framing = False
-        return
-    r.p_body, r.body_len = q - pos, body_len
-    f.append(("body", q - pos, body_len, None))
-    if body_len > 0:
-        r.crc_computed = masked_crc(buf[q:q + body_len])
+    f, v = r.fields, r.values
+    for name in names[:keep_until]:
+        if name in ("totalSize", "magicCode"):
+            continue
+        p, n = spans[name]
+        value = d.values[name]
+        if name == "body":
+            r.p_body, r.body_len = p - pos, n
+            value = None
+        elif name in ("topic", "properties"):
+            value = bytes(buf[p:p + n]).decode("utf-8", "replace")
+            if name == "topic":
+                r.topic = value
+        else:
+            v[name] = value
+        f.append((name, p - pos, n, value))
+    if r.p_body is not None and r.body_len > 0:
+        q = pos + r.p_body
+        sys_flag = v["sysFlag"]
+        r.crc_computed = masked_crc(buf[q:q + r.body_len])
         r.crc_ok = r.crc_computed == v["bodyCRC"]
         if not r.crc_ok:
             _fail(r, "crc_mismatch", 8, f"stored bodyCRC 0x{v['bodyCRC']:08x}, computed 0x{r.crc_computed:08x}",
                   expected=v["bodyCRC"], actual=r.crc_computed)
         if body and sys_flag & COMPRESSED_FLAG:
-            data, err = decompress_body(sys_flag, buf[q:q + body_len], limit)
+            data, err = decompress_body(sys_flag, buf[q:q + r.body_len], limit)
             r.body = data
             if err:
                 r.body_error = err
-                _fail(r, err[0], q - pos, f"body: {err[1]}")
-    q += body_len
-    tl_size = 2 if r.version == 2 else 1
-    if not need(tl_size, "topicLength"):
+                _fail(r, err[0], r.p_body, f"body: {err[1]}")
+    if failed is not None:
         return
-    topic_len = I16.unpack_from(buf, q)[0] if tl_size == 2 else struct.unpack_from(">b", buf, q)[0]
-    f.append(("topicLength", q - pos, tl_size, topic_len))
-    q += tl_size
-    if topic_len < 0 or q + topic_len > stop:
-        _fail(r, "bad_topic_length", q - tl_size - pos, f"topicLength {topic_len} runs past the record",
-              actual=topic_len)
-        r.valid_framing = False
-        return
-    r.topic = bytes(buf[q:q + topic_len]).decode("utf-8", "replace")
-    f.append(("topic", q - pos, topic_len, r.topic))
-    q += topic_len
-    if not need(2, "propertiesLength"):
-        return
-    (prop_len,) = I16.unpack_from(buf, q)
-    f.append(("propertiesLength", q - pos, 2, prop_len))
-    q += 2
-    if prop_len < 0 or q + prop_len > stop:
-        _fail(r, "bad_properties_length", q - 2 - pos, f"propertiesLength {prop_len} runs past the record",
-              actual=prop_len)
-        r.valid_framing = False
-        return
-    raw_props = bytes(buf[q:q + prop_len])
-    text = raw_props.decode("utf-8", "replace")
-    f.append(("properties", q - pos, prop_len, text))
+    p, prop_len = spans["properties"]
+    raw_props = bytes(buf[p:p + prop_len])
     if body or b"__CRC32#" in raw_props:
-        props = property_spans(raw_props, r.problems, r._abs(q - pos) if r.base is not None else r.position)
+        props = property_spans(raw_props, r.problems, r._abs(p - pos) if r.base is not None else r.position)
         r.properties = [[k, v] for k, v, _, _ in props]
         r.prop_spans = [(o, n) for _, _, o, n in props]
-        _check_prop_crc(r, buf, pos, q + prop_len)
-    q += prop_len
-    expected = cal_msg_length(r.version, sys_flag, body_len, topic_len, prop_len)
+        _check_prop_crc(r, buf, pos, p + prop_len)
+    expected = cal_msg_length(r.version, v["sysFlag"], r.body_len, spans["topic"][1], prop_len)
     r.size_ok = expected == v["totalSize"]
     if not r.size_ok:
         _fail(r, "size_mismatch", 0, f"totalSize {v['totalSize']} but the fields add up to {expected} "
@@ -470,29 +574,139 @@ def record_ok(buf, pos: int, end: int, base: int | None = 0, file_base: int | No
     return total
 
 
-def encode_record(*, body: bytes = b"", topic: str = "T", properties: list | None = None, queue_id: int = 0,
-                  flag: int = 0, queue_offset: int = 0, physical_offset: int = 0, sys_flag: int = 0,
-                  born_timestamp: int = 0, born_host: tuple = ("127.0.0.1", 0), store_timestamp: int = 0,
-                  store_host: tuple = ("127.0.0.1", 10911), reconsume_times: int = 0, prepared_offset: int = 0,
-                  version: int = 1, body_crc: int | None = None) -> bytes:
-    """Build a record as ``MessageExtEncoder.encode`` does (for tests and samples). IPv6 hosts
-    need the matching sysFlag bits (0x10 born, 0x20 store); set them here from the addresses."""
-    bh = ipaddress.ip_address(born_host[0]).packed
-    sh = ipaddress.ip_address(store_host[0]).packed
-    if len(bh) == 16:
-        sys_flag |= BORNHOST_V6_FLAG
-    if len(sh) == 16:
-        sys_flag |= STOREHOST_V6_FLAG
-    t = topic.encode()
-    p = "".join(f"{k}\x01{v}\x02" for k, v in (properties or [])).encode()
-    total = cal_msg_length(version, sys_flag, len(body), len(t), len(p))
-    crc = masked_crc(body) if body_crc is None else body_crc
-    out = HEAD.pack(total, MAGIC_V1 if version == 1 else MAGIC_V2, crc, queue_id, flag, queue_offset,
-                    physical_offset, sys_flag, born_timestamp)
-    out += bh + I32.pack(born_host[1]) + I64.pack(store_timestamp) + sh + I32.pack(store_host[1])
-    out += struct.pack(">iqi", reconsume_times, prepared_offset, len(body)) + body
-    out += (struct.pack(">b", len(t)) if version == 1 else I16.pack(len(t))) + t + I16.pack(len(p)) + p
-    return out
+# -- encode ----------------------------------------------------------------------------------------
+
+RAW_KEY = "rawBytes"  # dump --json --raw: a unit's bytes as stored, when its fields do not give them back
+# Keys that say where a unit is or what was found, not what it holds: an object differing from the
+# stored bytes' decode only in these is unedited.
+_NOT_DATA = frozenset({"path", "format", "position", "length", "problems", "notes", "valid", "version",
+                       "sysFlagNames", "bodyCRCValid", "recordCRCValid", "decompressedBody", "codeName",
+                       "isResponse", "isOneway", "fields", "request", "responsePosition", "protocol", "direction",
+                       "connection", "timestamp", "time", "timeEpoch", "filePosition", "latencyMs", RAW_KEY,
+                       "headerBytes", "bodyBytes", "bytes"})
+
+
+def same_data(obj, fresh) -> bool:
+    """Does ``obj`` (a JSON object from the user) hold the data of ``fresh`` (the JSON of the stored bytes
+    decoded again)? Keys in :data:`_NOT_DATA` and keys ``obj`` adds (``--iso-times``) are ignored."""
+    if isinstance(fresh, dict):
+        return isinstance(obj, dict) and all(k in _NOT_DATA or same_data(obj.get(k), v) for k, v in fresh.items())
+    if isinstance(fresh, list):
+        return isinstance(obj, list) and len(obj) == len(fresh) and all(map(same_data, obj, fresh))
+    return obj == fresh and type(obj) is type(fresh)
+
+
+def b64(data):
+    import base64
+
+    return None if data is None else base64.b64encode(bytes(data)).decode("ascii")
+
+
+def raw_if_needed(stored: bytes, obj: dict, encode, enc) -> dict:
+    """``{rawBytes: ...}`` when ``encode(obj, ctx)`` (--keep-crc, base64 bytes) does not give ``stored``
+    back, else ``{}``."""
+    try:
+        again = encode(obj, EncodeContext(keep_crc=True))
+    except EncodeError:
+        again = None
+    return {} if again == stored else {RAW_KEY: enc(stored)}
+
+
+def encode_unit(obj: dict, ctx, where: str, fresh, encode_fields) -> bytes:
+    """The bytes of a unit object. With ``rawBytes`` (``dump --json --raw``) and fields that are the
+    stored bytes' (``fresh(data) -> (json, damaged)``, or ``None`` when they decode to no unit), the
+    stored bytes: verbatim when the unit is sound or ``--keep-crc``/``--keep-lengths`` asks for what was
+    stored; a damaged unit is otherwise encoded from its fields (lengths and CRCs repaired), or written
+    as stored when its fields cannot describe it (a torn record). Edited fields are encoded."""
+    raw = obj.get(RAW_KEY)
+    if raw is not None:
+        data = ctx.blob(raw, f"{where}.{RAW_KEY}")
+        again = fresh(data)
+        if again is None:
+            return data
+        fresh_json, damaged = again
+        if same_data(obj, fresh_json):
+            if not damaged or ctx.keep_crc or ctx.keep_lengths:
+                return data
+            try:
+                return encode_fields(obj, ctx, where)
+            except EncodeError:
+                return data
+    return encode_fields(obj, ctx, where)
+
+
+def _record_fields(obj: dict, ctx, where: str = "") -> bytes:
+    if not isinstance(obj, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
+    magic = obj.get("magicCode")
+    if magic not in (MAGIC_V1, MAGIC_V2):
+        raise EncodeError(f"{where}.magicCode: {magic!r} is neither V1 {MAGIC_V1} (0xdaa320a7) nor V2 {MAGIC_V2} "
+                          "(0xdaa320ab)")
+    sys_flag = obj.get("sysFlag")
+    if isinstance(sys_flag, int) and not isinstance(sys_flag, bool):
+        for name, flag, what in (("bornHost", BORNHOST_V6_FLAG, "BORNHOST_V6"),
+                                 ("storeHost", STOREHOST_V6_FLAG, "STOREHOSTADDRESS_V6")):
+            raw = RECORD.field(name).from_json(obj.get(name), f"{where}.{name}", ctx)
+            if (len(raw) == 20) != bool(sys_flag & flag):
+                raise EncodeError(f"{where}.{name}: an IPv{6 if len(raw) == 20 else 4} address, but sysFlag "
+                                  f"{'lacks' if len(raw) == 20 else 'has'} {what} (0x{flag:x})")
+    values = dict(obj)
+    keep_total = ctx.keep_lengths and obj.get("totalSize") is not None
+    if not keep_total:
+        values["totalSize"] = 0
+    data = RECORD.encode(values, ctx, where)
+    if not keep_total:
+        if len(data) > 0x7FFFFFFF:
+            raise EncodeError(f"{where}: a record of {len(data)} bytes does not fit totalSize (int32)")
+        data = I32.pack(len(data)) + data[4:]
+    if not ctx.keep_crc and len(data) >= CRC32_RESERVED_LEN and data[-20:-11] == b"__CRC32#\x01" and \
+            data[-1:] == b"\x02":
+        # CommitLog: the whole-record CRC (reserved last property) covers [0, totalSize - 20).
+        total = int.from_bytes(data[:4], "big", signed=True)
+        crc = masked_crc(data[:max(0, min(total, len(data)) - CRC32_RESERVED_LEN)])
+        data = data[:-11] + f"{crc:010d}"[::-1].encode() + b"\x02"
+    return data
+
+
+def _fresh_record(data: bytes, ctx):
+    enc = _encoder(ctx)
+    r = parse_record(data, 0, None, end=len(data))
+    if isinstance(r, Blank):
+        return r.to_json(enc), bool(r.problems)
+    return r.to_json(enc), not r.valid or r.prop_crc_ok is False or bool(r.body_error)
+
+
+def _encoder(ctx):
+    from wireinspect.render.bytesfmt import bytes_encoder
+
+    return bytes_encoder(ctx.bytes_mode)
+
+
+def record_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """One commit-log record (a ``dump --json`` ``record`` object: RECORD's fields by name, ``body`` as
+    bytes, ``topic`` text, ``properties`` ``[[name, value], ...]``, hosts ``"address:port"``) -> its bytes,
+    as ``MessageExtEncoder.encode`` lays them out. ``totalSize`` (calMsgLength), ``bodyLength``,
+    ``topicLength`` and ``propertiesLength`` are recomputed unless ``ctx.keep_lengths``; ``bodyCRC``
+    (``UtilAll.crc32`` of the stored body) and a trailing ``__CRC32#`` property (the CRC of
+    ``[0, totalSize - 20)``, digits least significant first) unless ``ctx.keep_crc``. ``rawBytes``: see
+    :func:`encode_unit`. Raises EncodeError naming the field (``.bornHost: ...``)."""
+    return encode_unit(obj, ctx, where, lambda data: _fresh_record(data, ctx), _record_fields)
+
+
+def _blank_fields(obj: dict, ctx, where: str = "") -> bytes:
+    length = obj.get("length")
+    if isinstance(length, bool) or not isinstance(length, int) or not 8 <= length <= 0x7FFFFFFF:
+        raise EncodeError(f"{where}.length: a BLANK marker covers 8..2147483647 bytes to the end of the file, "
+                          f"not {length!r}")
+    values = {"totalSize": obj.get("totalSize") if ctx.keep_lengths and obj.get("totalSize") is not None
+              else length, "magicCode": MAGIC_BLANK}
+    return BLANK.encode(values, ctx, where) + bytes(length - 8)
+
+
+def blank_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """The BLANK marker (``totalSize`` = ``length``, the bytes to the end of the file, unless
+    ``ctx.keep_lengths``) and ``length - 8`` zero bytes after it (``rawBytes`` when they were not zero)."""
+    return encode_unit(obj, ctx, where, lambda data: _fresh_record(data, ctx), _blank_fields)
 
 
 # -- walking a commit-log file -------------------------------------------------------------------

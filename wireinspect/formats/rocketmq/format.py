@@ -63,6 +63,47 @@ def pad_to_input_size(placed, out_path, opts, source_path=None) -> list:
     return []
 
 
+def encode_commitlog(obj: dict, ctx) -> list:
+    """A ``rocketmq-commitlog`` object -> ``[(None, bytes)]``: a ``record``
+    (:func:`~wireinspect.formats.rocketmq.commitlog.record_bytes`), the ``blank`` end marker and the
+    zeros after it, an ``unparsed`` range (its ``bytes``, or zeros). Raises EncodeError."""
+    from wireinspect.errors import EncodeError
+    from wireinspect.formats.rocketmq.commitlog import blank_bytes, record_bytes
+    from wireinspect.formats.rocketmq.walk import gap_bytes
+
+    if not isinstance(obj, dict):
+        raise EncodeError(f".: expected an object, got {type(obj).__name__}")
+    t = obj.get("type")
+    if t == "record":
+        return [(None, record_bytes(obj, ctx))]
+    if t == "blank":
+        return [(None, blank_bytes(obj, ctx))]
+    if t == "unparsed":
+        return [(None, gap_bytes(obj, ctx))]
+    if t == "note":
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-commitlog (record, blank, unparsed)")
+
+
+def _encode_consumequeue(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.store import encode_consumequeue
+
+    return encode_consumequeue(obj, ctx)
+
+
+def _encode_index(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.store import encode_index
+
+    return encode_index(obj, ctx)
+
+
+def _encode_remoting(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.stream import PROTOCOL
+
+    data = PROTOCOL.encode(obj, ctx)
+    return [(None, data)] if data else []
+
+
 def _cq_sniff(head: bytes, name: str) -> int:
     from wireinspect.formats.rocketmq.store import CQ_PATH
 
@@ -111,6 +152,8 @@ COMMITLOG = Format(
     check=_commitlog_check,
     recoverable=True,
     rebuild=pad_to_input_size,
+    encode=encode_commitlog,
+    encode_types=frozenset({"record", "blank"}),
 )
 
 CONSUMEQUEUE = Format(
@@ -123,6 +166,8 @@ CONSUMEQUEUE = Format(
     recoverable=True,
     rebuild=pad_to_input_size,
     honours=frozenset({"commitlog"}),
+    encode=_encode_consumequeue,
+    encode_types=frozenset({"cq_unit"}),
 )
 
 INDEX = Format(
@@ -132,6 +177,8 @@ INDEX = Format(
     recognised_by="a 17-digit (yyyyMMddHHmmssSSS) file name, inside an index directory",
     sniff=_index_sniff,
     units=_index_units,
+    encode=_encode_index,
+    encode_types=frozenset({"index_header", "index_slots", "index_entry"}),
 )
 
 REMOTING = Format(
@@ -141,6 +188,8 @@ REMOTING = Format(
     recognised_by='a plausible frame header (length, serializeType 0/1, headerLength) followed by {"code":',
     sniff=_remoting_sniff,
     units=_remoting_units,
+    encode=_encode_remoting,
+    encode_types=frozenset({"frame"}),
 )
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING)

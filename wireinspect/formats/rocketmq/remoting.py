@@ -28,23 +28,140 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip
+from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
-from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, COMPRESSED_FLAG, Record, decompress_body,
-                                                    masked_crc, parse_record, split_properties)
+from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, COMPRESSED_FLAG, RAW_KEY, Properties, Record,
+                                                    b64, decompress_body, encode_unit, masked_crc, parse_record,
+                                                    record_bytes, split_properties)
 from wireinspect.formats.rocketmq.fastjson import loads
 from wireinspect.formats.rocketmq.walk import LengthSplitter
 from wireinspect.inputs.tcp import capture_display, capture_fields
+from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
 FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
 BINARY_FIXED = 21  # RocketMQSerializable.calTotalLen fixed part
 HEADER_KEYS = ("code", "language", "version", "opaque", "flag", "remark", "extFields", "serializeTypeCurrentRPC")
-_BIN = struct.Struct(">hbhiii")  # code, language, version, opaque, flag, remarkLength
 I16 = struct.Struct(">h")
 I32 = struct.Struct(">i")
-BATCH_ENTRY = struct.Struct(">iiiii")  # totalSize, magicCode, bodyCRC, flag, bodyLength
+
+
+# -- the declarations -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class UInt24(Length):
+    """A 3-byte big-endian unsigned length (``headerLength``: the low 24 bits of the word whose high
+    byte is ``serializeType``)."""
+
+    @property
+    def width(self) -> int:
+        return 3
+
+    @property
+    def type_name(self) -> str:
+        return "uint24"
+
+    def read(self, buf, pos: int, end: int):
+        if pos + 3 > end:
+            return None, "truncated"
+        return int.from_bytes(buf[pos:pos + 3], "big"), pos + 3
+
+    def pack(self, value, where: str) -> bytes:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise EncodeError(f"{where}: {value!r} is not an integer (uint24)")
+        if not 0 <= value < 1 << 24:
+            raise EncodeError(f"{where}: {value} does not fit uint24 (0..16777215)")
+        return value.to_bytes(3, "big")
+
+
+@dataclass(frozen=True)
+class Part(Bytes):
+    """Bytes that encode takes already serialised (a frame's header and body are built from their own
+    fields first), or as a JSON bytes string."""
+
+    def from_json(self, value, where: str, ctx):
+        if isinstance(value, (bytes, bytearray)):
+            return bytes(value)
+        return super().from_json(value, where, ctx)
+
+
+FRAME = Layout("frame", (
+    Length("length", "i"),  # the bytes after this field: 4 + headerLength + body (at most FRAME_MAX)
+    Int("serializeType", "B"),  # 0 JSON, 1 ROCKETMQ
+    UInt24("headerLength", of="header"),
+    Part("header", size="headerLength"),  # JSON (RemotingSerializable) or ROCKETMQ (RocketMQSerializable)
+    Part("body"),  # to the end of the frame
+), source="org.apache.rocketmq.remoting.protocol.RemotingCommand (encode, decode, markProtocolType)")
+
+EXT_FIELD = Layout("extField", (
+    Length("keyLength", "h", of="key"),
+    Text("key", size="keyLength"),
+    Length("valueLength", "i", of="value"),
+    Text("value", size="valueLength"),  # an empty value reads back as null (readStr)
+), source="org.apache.rocketmq.remoting.protocol.RocketMQSerializable (mapSerialize, mapDeserialize)")
+
+
+@dataclass(frozen=True)
+class ExtFields(Bytes):
+    """The ext-field map of a ROCKETMQ header: :data:`EXT_FIELD` entries. JSON: an object of strings
+    (``null`` for an empty value), in stored order."""
+
+    def to_value(self, raw: bytes):
+        out, q = {}, 0
+        while q < len(raw):
+            d = EXT_FIELD.decode(raw, q)
+            if not d.complete:
+                break
+            key = d.values["key"] if isinstance(d.values["key"], str) else d.values["key"].decode("utf-8", "replace")
+            out[key] = _ext_text(raw, d.spans["value"])
+            q = d.end
+        return out
+
+    def from_json(self, value, where: str, ctx) -> bytes:
+        if value is None:
+            return b""
+        if not isinstance(value, dict):
+            raise EncodeError(f"{where}: expected an object of strings, got {type(value).__name__}")
+        out = []
+        for k, v in value.items():
+            at = f"{where}.{k}"
+            if v is not None and not isinstance(v, str):
+                raise EncodeError(f"{at}: expected a string (a ROCKETMQ header holds text), got {type(v).__name__}")
+            out.append(EXT_FIELD.encode({"key": k, "value": v or ""}, ctx, at))
+        return b"".join(out)
+
+
+def _ext_text(raw, span) -> str | None:
+    p, n = span
+    return bytes(raw[p:p + n]).decode("utf-8", "replace") if n else None  # readStr: 0 -> null
+
+
+BINARY_HEADER = Layout("ROCKETMQ header", (
+    Int("code", "h"),
+    Int("language", "b"),  # LanguageCode ordinal; JSON: its name
+    Int("version", "h"),
+    Int("opaque", "i"),
+    Int("flag", "i"),  # bit 0 response, bit 1 oneway
+    Length("remarkLength", "i", of="remark"),
+    Text("remark", size="remarkLength"),
+    Length("extFieldsLength", "i", of="extFields"),
+    ExtFields("extFields", size="extFieldsLength"),
+), source="org.apache.rocketmq.remoting.protocol.RocketMQSerializable (rocketMQProtocolEncode/Decode)")
+
+BATCH_MESSAGE = Layout("batch_message", (
+    Int("totalSize", "i"),  # the whole entry, this field included; recomputed by encode
+    Int("magicCode", "i"),  # 0 (not checked)
+    Int("bodyCRC", "i"),  # 0 (the broker computes it)
+    Int("flag", "i"),
+    Length("bodyLength", "i", of="body"),
+    Bytes("body", size="bodyLength"),
+    Length("propertiesLength", "h", of="properties"),
+    Properties("properties", size="propertiesLength"),
+), source="org.apache.rocketmq.common.message.MessageDecoder.encodeMessage (MessageBatch.encode)")
+BATCH_MIN = 22  # totalSize .. bodyLength and propertiesLength
 
 
 def _i(v):
@@ -87,38 +204,39 @@ class BatchEntry:
 
 
 def parse_batch_body(data, start: int, end: int, base: int, problems: list) -> list:
-    """Split a SEND_BATCH_MESSAGE body ``data[start:end]`` into :class:`BatchEntry` objects."""
+    """Split a SEND_BATCH_MESSAGE body ``data[start:end]`` into :class:`BatchEntry` objects, each
+    decoded through :data:`BATCH_MESSAGE`."""
     out = []
     p = start
     while p < end:
         at = base + p
-        if end - p < BATCH_ENTRY.size + 2:
-            problems.append(Problem("truncated", at, f"batch entry header needs {BATCH_ENTRY.size + 2} bytes, "
+        if end - p < BATCH_MIN:
+            problems.append(Problem("truncated", at, f"batch entry header needs {BATCH_MIN} bytes, "
                                     f"{end - p} remain", actual=end - p))
             break
-        total, magic, crc, flag, blen = BATCH_ENTRY.unpack_from(data, p)
-        if total < BATCH_ENTRY.size + 2 or p + total > end:
+        (total,) = I32.unpack_from(data, p)
+        if total < BATCH_MIN or p + total > end:
             problems.append(Problem("bad_length", at, f"batch entry totalSize {total} does not fit the body "
                                     f"({end - p} bytes left)", actual=total))
             break
-        fields = [("totalSize", 0, 4, total), ("magicCode", 4, 4, magic), ("bodyCRC", 8, 4, crc),
-                  ("flag", 12, 4, flag), ("bodyLength", 16, 4, blen)]
+        d = BATCH_MESSAGE.decode(data, p, p + total, 0)
+        v, sp = d.values, d.spans
+        fields = [(n, sp[n][0] - p, sp[n][1], v[n]) for n in ("totalSize", "magicCode", "bodyCRC", "flag", "bodyLength")]
         probs = []
-        q = p + 20
         body = props = None
-        if blen < 0 or q + blen + 2 > p + total:
+        blen = v["bodyLength"]
+        if "propertiesLength" not in sp:
             probs.append(Problem("bad_body_length", at + 16, f"bodyLength {blen} runs past the entry", actual=blen))
         else:
-            body = bytes(data[q:q + blen])
+            body = v["body"]
             fields.append(("body", 20, blen, None))
-            q += blen
-            (plen,) = I16.unpack_from(data, q)
-            fields.append(("propertiesLength", q - p, 2, plen))
-            q += 2
-            if plen < 0 or q + plen != p + total:
+            plen = v["propertiesLength"]
+            fields.append(("propertiesLength", sp["propertiesLength"][0] - p, 2, plen))
+            if "properties" not in sp or d.end != p + total:
                 probs.append(Problem("size_mismatch", at, f"propertiesLength {plen} does not end the entry at "
                                      f"totalSize {total}", actual=plen))
             else:
+                q = sp["properties"][0]
                 text = bytes(data[q:q + plen]).decode("utf-8", "replace")
                 fields.append(("properties", q - p, plen, text))
                 props = split_properties(text, probs, base + q)
@@ -126,6 +244,23 @@ def parse_batch_body(data, start: int, end: int, base: int, problems: list) -> l
         problems.extend(probs)
         p += total
     return out
+
+
+def _batch_fields(obj: dict, ctx, where: str = "") -> bytes:
+    if not isinstance(obj, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
+    values = dict(obj)
+    keep = ctx.keep_lengths and obj.get("totalSize") is not None
+    if not keep:
+        values["totalSize"] = 0
+    data = BATCH_MESSAGE.encode(values, ctx, where)
+    return data if keep else I32.pack(len(data)) + data[4:]
+
+
+def batch_message_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """One entry of a SEND_BATCH_MESSAGE body (a ``batch_message`` object) through :data:`BATCH_MESSAGE`;
+    ``totalSize``, ``bodyLength`` and ``propertiesLength`` recomputed unless ``ctx.keep_lengths``."""
+    return _batch_fields(obj, ctx, where)
 
 
 class Frame:
@@ -163,6 +298,11 @@ class Frame:
     def raw_bytes(self) -> bytes:
         """The frame's bytes as they were in its stream (``data[0]`` is at ``position``)."""
         return bytes(self.data[:self.length])
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: see :func:`frame_raw_json` (``read`` is not used: a frame holds its
+        bytes, and a capture's stream positions are not file positions)."""
+        return frame_raw_json(self, enc)
 
     # -- header values ---------------------------------------------------------------------
     @property
@@ -387,56 +527,61 @@ def _check_header_types(f: Frame, start: int) -> None:
 
 
 def _binary_header(f: Frame, start: int, end: int) -> None:
+    """Decode a ROCKETMQ header ``f.data[start:end]`` through :data:`BINARY_HEADER` (its ext fields
+    through :data:`EXT_FIELD`, entry by entry, for their spans and problems)."""
     data, base = f.data, f.base
     hl = end - start
     if hl < BINARY_FIXED:
         f.problems.append(Problem("truncated_header", base + start, f"ROCKETMQ header needs {BINARY_FIXED} bytes, "
                                   f"headerLength is {hl}", expected=BINARY_FIXED, actual=hl))
         return
-    code, lang, version, opaque, flag, rlen = _BIN.unpack_from(data, start)
+    d = BINARY_HEADER.decode(data, start, end, 0)
+    v, sp = d.values, d.spans
     h = f.header
-    h.update(code=code, language=codes.language_name(lang) or lang, version=version, opaque=opaque, flag=flag)
-    for name, off, size, value in (("code", 0, 2, code), ("language", 2, 1, lang), ("version", 3, 2, version),
-                                   ("opaque", 5, 4, opaque), ("flag", 9, 4, flag), ("remarkLength", 13, 4, rlen)):
-        f.spans.append((name, start + off, size, value))
-    q = start + 17
-    if rlen < 0 or rlen > hl or q + rlen + 4 > end:
+    h.update(code=v["code"], language=codes.language_name(v["language"]) or v["language"], version=v["version"],
+             opaque=v["opaque"], flag=v["flag"])
+    for name in ("code", "language", "version", "opaque", "flag", "remarkLength"):
+        f.spans.append((name, sp[name][0], sp[name][1], v[name]))
+    rlen = v["remarkLength"]
+    if "extFieldsLength" not in sp:
         f.problems.append(Problem("bad_string_length", base + start + 13, f"remarkLength {rlen} runs past the header",
                                   actual=rlen))
         return
     if rlen:
-        h["remark"] = bytes(data[q:q + rlen]).decode("utf-8", "replace")
-        f.spans.append(("remark", q, rlen, h["remark"]))
-    q += rlen
-    (elen,) = I32.unpack_from(data, q)
+        p, n = sp["remark"]
+        h["remark"] = bytes(data[p:p + n]).decode("utf-8", "replace")
+        f.spans.append(("remark", p, n, h["remark"]))
+    q, _ = sp["extFieldsLength"]
+    elen = v["extFieldsLength"]
     f.spans.append(("extFieldsLength", q, 4, elen))
     q += 4
-    if elen < 0 or q + elen > end:
+    if "extFields" not in sp:
         f.problems.append(Problem("bad_ext_fields", base + q - 4, f"extFieldsLength {elen} runs past the header "
                                   f"({end - q} bytes left)", actual=elen))
         return
     ext = {}
     stop = q + elen
     while q < stop:
-        if q + 2 > stop:
-            f.problems.append(Problem("bad_ext_fields", base + q, "ext field key length does not fit"))
+        e = EXT_FIELD.decode(data, q, stop, 0)
+        es = e.spans
+        if not e.complete:
+            if "keyLength" not in es:
+                f.problems.append(Problem("bad_ext_fields", base + q, "ext field key length does not fit"))
+            elif "valueLength" not in es:
+                kl = e.values["keyLength"]
+                f.problems.append(Problem("bad_ext_fields", base + q, f"ext field key length {kl} runs past the map",
+                                          actual=kl))
+            else:
+                key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")
+                vl = e.values["valueLength"]
+                f.problems.append(Problem("bad_ext_fields", base + es["valueLength"][0], f"ext field {key!r} value "
+                                          f"length {vl} runs past the map", actual=vl))
             break
-        (kl,) = I16.unpack_from(data, q)
-        if kl < 0 or q + 2 + kl + 4 > stop:
-            f.problems.append(Problem("bad_ext_fields", base + q, f"ext field key length {kl} runs past the map",
-                                      actual=kl))
-            break
-        key = bytes(data[q + 2:q + 2 + kl]).decode("utf-8", "replace")
-        p = q + 2 + kl
-        (vl,) = I32.unpack_from(data, p)
-        if vl < 0 or p + 4 + vl > stop:
-            f.problems.append(Problem("bad_ext_fields", base + p, f"ext field {key!r} value length {vl} runs past "
-                                      "the map", actual=vl))
-            break
-        value = bytes(data[p + 4:p + 4 + vl]).decode("utf-8", "replace") if vl else None  # readStr: 0 -> null
+        key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")
+        value = _ext_text(data, es["value"])
         ext[key] = value
-        f.spans.append(("extFields." + key, q, 2 + kl + 4 + vl, value))
-        q = p + 4 + vl
+        f.spans.append(("extFields." + key, q, e.end - q, value))
+        q = e.end
     if elen:
         h["extFields"] = ext
     if stop < end:
@@ -485,8 +630,9 @@ def parse_frame(buf, pos: int = 0, base: int = 0, *, request_code: int | None = 
     f.length = total
     if total < 8:
         return f
-    f.serialize_type = buf[pos + 4]
-    hl = f.header_length = int.from_bytes(buf[pos + 5:pos + 8], "big")
+    head = FRAME.decode(f.data, 0, 8)  # length, serializeType, headerLength
+    f.serialize_type = head.values["serializeType"]
+    hl = f.header_length = head.values["headerLength"]
     if f.serialize_type not in (0, 1):
         f.problems.append(Problem("unknown_serialize_type", base + pos + 4, f"serializeType {f.serialize_type} is "
                                   "neither 0 (JSON) nor 1 (ROCKETMQ)", actual=f.serialize_type))
@@ -678,3 +824,260 @@ class Conversation:
             decode_frame_body(f, req.code, self.limit)
         else:
             decode_frame_body(f, None, self.limit)
+
+
+# -- encode ---------------------------------------------------------------------------------------
+
+_FASTJSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _fj_str(s: str) -> str:
+    out = []
+    for c in s:
+        e = _FASTJSON_ESCAPES.get(c)
+        if e is None and c < " ":
+            e = "\\u%04X" % ord(c)
+        out.append(c if e is None else e)
+    return '"' + "".join(out) + '"'
+
+
+def fastjson_dumps(value, where: str = "") -> str:
+    """``JSON.toJSONString(value, false)`` as fastjson writes it: no spaces, ``"\\u0001"``-style escapes
+    for control characters, other text as is (UTF-8); objects in the order given."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return _fj_str(value)
+    if isinstance(value, list):
+        return "[" + ",".join(fastjson_dumps(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(_fj_str(str(k)) + ":" + fastjson_dumps(v, f"{where}.{k}") for k, v in value.items()) + "}"
+    raise EncodeError(f"{where}: {type(value).__name__} is not a JSON value")
+
+
+def java_hashmap_order(keys) -> list:
+    """The iteration order of a ``java.util.HashMap<String, ?>`` holding ``keys`` inserted in the order
+    given: by bucket (``hash ^ hash >>> 16`` masked by the table size: 16, doubled past a 0.75 load),
+    then by insertion (tree bins, 8+ keys in one bucket, are not modelled)."""
+    from wireinspect.formats.rocketmq.store import java_string_hash
+
+    keys = list(keys)
+    n = 16
+    while len(keys) > n * 3 // 4:
+        n *= 2
+
+    def bucket(k):
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (n - 1)
+
+    return sorted(keys, key=bucket)
+
+
+_INT_FIELD = {name: Int(name, "i") for name in ("code", "flag", "opaque", "version")}
+
+
+def json_header_bytes(obj: dict, where: str = "") -> bytes:
+    """A JSON header as ``RemotingSerializable.encode`` (fastjson) writes a ``RemotingCommand``: its
+    fields in name order (``code``, ``extFields``, ``flag``, ``language``, ``opaque``, ``remark``,
+    ``serializeTypeCurrentRPC``, ``version``, and any ``otherHeaderFields``), nulls left out, the
+    ``extFields`` HashMap in Java's iteration order. Raises EncodeError for a value of the wrong type."""
+    h = {}
+    for k in ("code", "flag", "opaque"):
+        h[k] = obj.get(k)
+        _INT_FIELD[k].pack(h[k], f"{where}.{k}")
+    if obj.get("version") is not None:
+        h["version"] = obj["version"]
+        _INT_FIELD["version"].pack(h["version"], f"{where}.version")
+    for k in ("language", "remark", "serializeTypeCurrentRPC"):
+        if obj.get(k) is not None:
+            if not isinstance(obj[k], (str, int)) or isinstance(obj[k], bool):
+                raise EncodeError(f"{where}.{k}: expected a string, got {type(obj[k]).__name__}")
+            h[k] = obj[k]
+    ext = obj.get("extFields")
+    if ext is not None:
+        if not isinstance(ext, dict):
+            raise EncodeError(f"{where}.extFields: expected an object, got {type(ext).__name__}")
+        for k, v in ext.items():
+            if isinstance(v, (dict, list)):
+                raise EncodeError(f"{where}.extFields.{k}: expected a string, got {type(v).__name__}")
+        h["extFields"] = {k: ext[k] for k in java_hashmap_order(ext)}
+    other = obj.get("otherHeaderFields")
+    if other is not None:
+        if not isinstance(other, dict):
+            raise EncodeError(f"{where}.otherHeaderFields: expected an object, got {type(other).__name__}")
+        h.update(other)
+    return fastjson_dumps({k: h[k] for k in sorted(h)}, where).encode("utf-8", "surrogateescape")
+
+
+def binary_header_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """A ROCKETMQ header through :data:`BINARY_HEADER` (``language`` by name or number; ``remark`` null
+    or empty: length 0; ``extFields`` values null: length 0)."""
+    lang = obj.get("language")
+    if isinstance(lang, str):
+        if lang not in codes.LANGUAGES:
+            raise EncodeError(f"{where}.language: unknown language {lang!r} (one of {', '.join(codes.LANGUAGES)})")
+        lang = codes.LANGUAGES.index(lang)
+    values = {"code": obj.get("code"), "language": lang, "version": obj.get("version"), "opaque": obj.get("opaque"),
+              "flag": obj.get("flag"), "remark": obj.get("remark") or "", "extFields": obj.get("extFields")}
+    return BINARY_HEADER.encode(values, ctx, where)
+
+
+def _serialize_type(obj: dict, where: str) -> int:
+    st = obj.get("serializeType")
+    if isinstance(st, str):
+        for k, v in codes.SERIALIZE_TYPES.items():
+            if v == st:
+                return k
+        raise EncodeError(f"{where}.serializeType: {st!r} is neither JSON nor ROCKETMQ")
+    if isinstance(st, int) and not isinstance(st, bool):
+        return st
+    raise EncodeError(f"{where}.serializeType: expected \"JSON\" or \"ROCKETMQ\", got {st!r}")
+
+
+def _header_fresh(st: int, data: bytes, ctx) -> dict:
+    """The JSON of a frame holding just the header ``data`` (for telling an edited header)."""
+    from wireinspect.render.bytesfmt import bytes_encoder
+
+    raw = I32.pack(4 + len(data)) + bytes([st & 0xFF]) + len(data).to_bytes(3, "big") + data
+    return parse_frame(raw, decode_body=False).to_json(bytes_encoder(ctx.bytes_mode))
+
+
+_HEADER_VIEW = HEADER_KEYS + ("otherHeaderFields",)
+
+
+def header_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """The header of a frame object: ``headerBytes`` as stored (``dump --raw``) when the header fields
+    are the ones they decode to, else serialised from the fields (JSON or ROCKETMQ by
+    ``serializeType``)."""
+    st = _serialize_type(obj, where)
+    if obj.get("headerBytes") is not None:
+        data = ctx.blob(obj["headerBytes"], f"{where}.headerBytes")
+        fresh = _header_fresh(st, data, ctx)
+        if all(obj.get(k) == fresh.get(k) for k in _HEADER_VIEW):
+            return data
+    if st == 0:
+        return json_header_bytes(obj, where)
+    if st == 1:
+        return binary_header_bytes(obj, ctx, where)
+    raise EncodeError(f"{where}.serializeType: {st} is neither 0 (JSON) nor 1 (ROCKETMQ)")
+
+
+def _message_bytes(m, ctx, at: str) -> bytes:
+    t = m.get("type") if isinstance(m, dict) else None
+    if t == "batch_message":
+        return batch_message_bytes(m, ctx, at)
+    if t in ("record", "blank"):
+        return record_bytes(m, ctx, at)
+    raise EncodeError(f"{at}.type: expected a record or a batch_message, got {t!r}")
+
+
+def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """The body of a frame object: ``body`` (bytes) when given, else its ``messages`` encoded (commit-log
+    records of a pull response, batch entries), or ``bodyBytes`` as stored when the messages are the
+    ones they decode to; nothing when neither is there."""
+    if obj.get("body") is not None:
+        return ctx.blob(obj["body"], f"{where}.body")
+    msgs = obj.get("messages")
+    if msgs is None:
+        if obj.get("bodyBytes") is not None:
+            return ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
+        return b""
+    if not isinstance(msgs, list):
+        raise EncodeError(f"{where}.messages: expected a list, got {type(msgs).__name__}")
+    if obj.get("bodyBytes") is not None:
+        from wireinspect.formats.rocketmq.commitlog import same_data
+        from wireinspect.render.bytesfmt import bytes_encoder
+
+        data = ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
+        probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}
+        req = obj.get("request", {}).get("code") if isinstance(obj.get("request"), dict) else None
+        f = _body_frame(probe, data, req)
+        if f is not None and f.messages is not None and \
+                same_data(msgs, [m.to_json(bytes_encoder(ctx.bytes_mode)) for m in f.messages]):
+            return data
+    return b"".join(_message_bytes(m, ctx, f"{where}.messages[{i}]") for i, m in enumerate(msgs))
+
+
+def _body_frame(probe: dict, body: bytes, request_code):
+    """A frame with a JSON header made of ``probe`` and ``body``, its body decoded as the original's."""
+    try:
+        raw_header = json_header_bytes(probe)
+    except EncodeError:
+        return None
+    raw = I32.pack(4 + len(raw_header) + len(body)) + b"\x00" + len(raw_header).to_bytes(3, "big") + raw_header + body
+    f = parse_frame(raw, decode_body=False)
+    if f.header:
+        decode_frame_body(f, request_code)
+    return f
+
+
+def _frame_fields(obj: dict, ctx, where: str = "") -> bytes:
+    if not isinstance(obj, dict):
+        raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
+    header = header_bytes(obj, ctx, where)
+    body = body_bytes(obj, ctx, where)
+    values = {"length": obj.get("frameLength"), "serializeType": _serialize_type(obj, where),
+              "headerLength": obj.get("headerLength"), "header": header, "body": body}
+    data = FRAME.encode(values, ctx, where)
+    if not ctx.keep_lengths and len(data) - 4 > FRAME_MAX:
+        raise EncodeError(f"{where}: a frame of {len(data)} bytes is over Netty's FRAME_MAX_LENGTH (16 MiB)")
+    return data
+
+
+def _frame_fresh(data: bytes, ctx):
+    from wireinspect.render.bytesfmt import bytes_encoder
+
+    f = parse_frame(data, decode_body=False)
+    if f.header:
+        decode_frame_body(f, None)
+    return f.to_json(bytes_encoder(ctx.bytes_mode)), bool(f.problems)
+
+
+def frame_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """One remoting frame (a ``dump --json`` ``frame`` object) -> its bytes, through :data:`FRAME`:
+    ``length`` and ``headerLength`` recomputed unless ``ctx.keep_lengths``; the header from
+    :func:`header_bytes`, the body from :func:`body_bytes` (its records' CRCs and sizes recomputed
+    unless ``ctx.keep_crc``/``keep_lengths``). ``rawBytes``: a damaged frame as stored (see
+    :func:`~wireinspect.formats.rocketmq.commitlog.encode_unit`). Raises EncodeError naming the field."""
+    return encode_unit(obj, ctx, where, lambda data: _frame_fresh(data, ctx), _frame_fields)
+
+
+def frame_raw_json(f: Frame, enc) -> dict:
+    """``dump --json --raw`` keys of a frame: ``headerBytes`` (the header as stored) when serialising its
+    fields does not give it back (fastjson's order and spacing of another client, a trailing newline),
+    ``bodyBytes`` when its messages do not give the body back, or ``rawBytes`` (the whole frame as
+    stored) for a frame those two cannot rebuild (torn, damaged framing)."""
+    stored = f.raw_bytes()
+    obj = f.to_json(b64)
+    ctx = EncodeContext(keep_crc=True)
+    out = {}
+    if f.header and f.header_length is not None and f.length >= 8 + f.header_length:
+        stored_header = bytes(f.data[8:8 + f.header_length])
+        try:
+            again = header_bytes(obj, ctx)
+        except EncodeError:
+            again = None
+        if again != stored_header:
+            out["headerBytes"] = enc(stored_header)
+            obj["headerBytes"] = b64(stored_header)
+        if f.messages is not None:
+            try:
+                again = b"".join(_message_bytes(m, ctx, "") for m in obj["messages"])
+            except EncodeError:
+                again = None
+            if again != f.body():
+                out["bodyBytes"] = enc(f.body())
+                obj["bodyBytes"] = b64(f.body())
+    try:
+        whole = _frame_fields(obj, ctx)
+    except EncodeError:
+        whole = None
+    if whole != stored:
+        return {RAW_KEY: enc(stored)}
+    return out

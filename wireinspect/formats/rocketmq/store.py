@@ -30,20 +30,62 @@ import os
 import re
 import struct
 
+from wireinspect.errors import EncodeError
 from wireinspect.inputs.source import FileSource, Window
+from wireinspect.layout import Int, Layout
 from wireinspect.model import Node, Problem
 
-CQ_UNIT = struct.Struct(">qiq")
-CQ_UNIT_SIZE = 20
+# The declarations (wireinspect.layout): decode (the struct formats below are compiled from them), the
+# tree, the JSON and encode all read these.
+CQ_UNIT_LAYOUT = Layout("cq_unit", (
+    Int("commitLogOffset", "q"),
+    Int("size", "i"),  # the record's totalSize
+    Int("tagsCode", "q"),  # String.hashCode() of TAGS, a delivery time (ms) for SCHEDULE_TOPIC_XXXX, or an ext address
+), source="org.apache.rocketmq.store.ConsumeQueue (CQ_STORE_UNIT_SIZE = 20)")
+
+INDEX_HEADER_LAYOUT = Layout("index_header", (
+    Int("beginTimestamp", "q"),  # ms since the epoch
+    Int("endTimestamp", "q"),  # ms since the epoch
+    Int("beginPhyOffset", "q"),
+    Int("endPhyOffset", "q"),
+    Int("hashSlotCount", "i"),  # slots in use
+    Int("indexCount", "i"),  # the next index number (entries are numbered from 1)
+), source="org.apache.rocketmq.store.index.IndexHeader (INDEX_HEADER_SIZE = 40)")
+
+INDEX_SLOT_LAYOUT = Layout("slot", (Int("index", "i"),),  # the newest index number hashed to the slot, 0 = empty
+                           source="org.apache.rocketmq.store.index.IndexFile (hashSlotSize = 4)")
+
+INDEX_ENTRY_LAYOUT = Layout("index_entry", (
+    Int("keyHash", "i"),  # abs(String.hashCode()) of the key
+    Int("phyOffset", "q"),
+    Int("timeDiff", "i"),  # seconds since beginTimestamp
+    Int("prevIndex", "i"),  # the previous entry of the same slot, 0 = none
+), source="org.apache.rocketmq.store.index.IndexFile (indexSize = 20)")
+
+
+def _struct_of(layout: Layout) -> struct.Struct:
+    return struct.Struct(">" + "".join(f.code for f in layout.fields))
+
+
+CQ_UNIT = _struct_of(CQ_UNIT_LAYOUT)
+CQ_UNIT_SIZE = CQ_UNIT.size  # 20
 INT_MAX = 0x7FFFFFFF
 INT_MIN = -0x80000000
 DELAY_TOPIC = "SCHEDULE_TOPIC_XXXX"
-INDEX_HEADER = struct.Struct(">qqqqii")
-INDEX_HEADER_SIZE = 40
-INDEX_ENTRY = struct.Struct(">iqii")
+INDEX_HEADER = _struct_of(INDEX_HEADER_LAYOUT)
+INDEX_HEADER_SIZE = INDEX_HEADER.size  # 40
+INDEX_ENTRY = _struct_of(INDEX_ENTRY_LAYOUT)
+INDEX_SLOT = _struct_of(INDEX_SLOT_LAYOUT)
 DEFAULT_SLOTS = 5_000_000
 CQ_PATH = re.compile(r"(?:^|/)consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$")
 INDEX_PATH = re.compile(r"(?:^|/)index/([0-9]{17})$")
+
+
+def fixed_nodes(parent: Node, layout: Layout, position: int, values) -> None:
+    """One child of ``parent`` per field of a fixed-width ``layout`` at ``position`` (absolute)."""
+    for f, v in zip(layout.fields, values):
+        parent.add(f.name, position, f.width, v)
+        position += f.width
 
 
 def java_string_hash(s: str) -> int:
@@ -105,9 +147,7 @@ class CQUnit:
     def to_tree(self) -> Node:
         n = Node("cq_unit", self.position, self.length, type="cq_unit", problems=list(self.problems),
                  display=f"queueOffset {self.queueOffset}" + ("  (fillPreBlank)" if self.blank else ""))
-        n.add("commitLogOffset", self.position, 8, self.commitLogOffset)
-        n.add("size", self.position + 8, 4, self.size)
-        n.add("tagsCode", self.position + 12, 8, self.tagsCode)
+        fixed_nodes(n, CQ_UNIT_LAYOUT, self.position, (self.commitLogOffset, self.size, self.tagsCode))
         return n
 
 
@@ -258,7 +298,7 @@ class IndexHeader:
     records_count = 0
     valid = True
     base_offset = last_offset = None
-    NAMES = ("beginTimestamp", "endTimestamp", "beginPhyOffset", "endPhyOffset", "hashSlotCount", "indexCount")
+    NAMES = INDEX_HEADER_LAYOUT.names
 
     def __init__(self, values, slots, max_index, problems):
         self.position, self.length = 0, INDEX_HEADER_SIZE
@@ -274,11 +314,7 @@ class IndexHeader:
     def to_tree(self) -> Node:
         n = Node("index_header", 0, self.length, type=self.type, problems=list(self.problems),
                  display=f"{self.slots} slots, {self.values[5] - 1} entries used")
-        off = 0
-        for name, value in zip(self.NAMES, self.values):
-            size = 8 if off < 32 else 4
-            n.add(name, off, size, value)
-            off += size
+        fixed_nodes(n, INDEX_HEADER_LAYOUT, 0, self.values)
         return n
 
 
@@ -324,8 +360,8 @@ class IndexEntry:
     def to_tree(self) -> Node:
         n = Node(f"entry[{self.number}]", self.position, 20, type=self.type, problems=list(self.problems),
                  display=f"slot {self.slot}")
-        for off, name, size in ((0, "keyHash", 4), (4, "phyOffset", 8), (12, "timeDiff", 4), (16, "prevIndex", 4)):
-            n.add(name, self.position + off, size, getattr(self, name))
+        fixed_nodes(n, INDEX_ENTRY_LAYOUT, self.position, (self.keyHash, self.phyOffset, self.timeDiff,
+                                                            self.prevIndex))
         return n
 
 
@@ -395,6 +431,8 @@ def iter_index(source, *, slots: int | None = None):
                               f"holds {held}", expected=table, actual=held))
     yield IndexSlots(held, used, sprobs)
     base = INDEX_HEADER_SIZE + slot_num * 4
+    if used_entries and base + 20 <= size:
+        yield _unused(win, base, base + 20, "entry 0 (IndexFile numbers entries from 1)")
     for number in range(1, used_entries + 1):
         p = base + number * 20
         if p + 20 > size:
@@ -420,3 +458,89 @@ def iter_index(source, *, slots: int | None = None):
         if ev[2] < 0:
             ep.append(Problem("bad_time_diff", p + 12, f"timeDiff {ev[2]} is negative", actual=ev[2]))
         yield IndexEntry(p, number, ev, ev[0] % slot_num if ev[0] >= 0 else None, ep)
+    tail = base + (used_entries + 1) * 20 if used_entries else base
+    if tail < size and size >= base:
+        yield _unused(win, tail, size, "unused entries to the end of the file")
+
+
+def _unused(win, start: int, end: int, what: str):
+    """The unused part ``[start, end)`` of an index file: zeros (no problem), else ``garbage``."""
+    from wireinspect.formats.rocketmq.walk import Gap, describe_gap, first_nonzero
+
+    if first_nonzero(win, start, end) >= end:
+        return Gap(start, end - start, [], note=f"{what}: {end - start} zero bytes")
+    return describe_gap(win, start, end, True, False, "index entry")
+
+
+# -- encode ------------------------------------------------------------------------------------------
+
+MAX_SLOT_TABLE = 1 << 30  # bytes; the default table is 20,000,000
+
+
+def _unit_type(obj):
+    if not isinstance(obj, dict):
+        raise EncodeError(f".: expected an object, got {type(obj).__name__}")
+    return obj.get("type")
+
+
+def encode_consumequeue(obj: dict, ctx) -> list:
+    """A ``rocketmq-consumequeue`` object -> ``[(None, bytes)]``: a ``cq_unit`` through
+    :data:`CQ_UNIT_LAYOUT` (``commitLogOffset``, ``size``, ``tagsCode``; ``queueOffset``, ``blank`` and
+    ``commitLogChecked`` are derived and not read), an ``unparsed`` range (its ``bytes``, or zeros).
+    Raises EncodeError (``.size: ...``)."""
+    from wireinspect.formats.rocketmq.walk import gap_bytes
+
+    t = _unit_type(obj)
+    if t == "cq_unit":
+        return [(None, CQ_UNIT_LAYOUT.encode(obj, ctx))]
+    if t == "unparsed":
+        return [(None, gap_bytes(obj, ctx))]
+    if t == "note":
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-consumequeue (cq_unit, unparsed)")
+
+
+def slots_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """The hash-slot table of an index file: ``length`` bytes (``slotNum`` x int32), zero but for
+    ``slots`` (``[{"slot": s, "index": n}]``). Raises EncodeError for a slot outside the table."""
+    length = obj.get("length")
+    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= MAX_SLOT_TABLE:
+        raise EncodeError(f"{where}.length: expected the table's size in bytes (0..{MAX_SLOT_TABLE}), got {length!r}")
+    slots = obj.get("slots")
+    if slots is None:
+        slots = []
+    if not isinstance(slots, list):
+        raise EncodeError(f"{where}.slots: expected a list, got {type(slots).__name__}")
+    out = bytearray(length)
+    for i, item in enumerate(slots):
+        at = f"{where}.slots[{i}]"
+        if not isinstance(item, dict):
+            raise EncodeError(f"{at}: expected an object, got {type(item).__name__}")
+        s = item.get("slot")
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < length // 4:
+            raise EncodeError(f"{at}.slot: {s!r} is not a slot of a table of {length // 4}")
+        out[4 * s:4 * s + 4] = INDEX_SLOT_LAYOUT.encode(item, ctx, at)
+    return bytes(out)
+
+
+def encode_index(obj: dict, ctx) -> list:
+    """A ``rocketmq-index`` object -> ``[(None, bytes)]``: ``index_header`` through
+    :data:`INDEX_HEADER_LAYOUT` (``hashSlotCount`` and ``indexCount`` as given: they count the slots and
+    entries of the whole file), ``index_slots`` (:func:`slots_bytes`), ``index_entry`` through
+    :data:`INDEX_ENTRY_LAYOUT` (``index`` and ``slot`` are derived), ``unparsed`` ranges (entry 0, the
+    unused entries: zeros, or their ``bytes``). Raises EncodeError."""
+    from wireinspect.formats.rocketmq.walk import gap_bytes
+
+    t = _unit_type(obj)
+    if t == "index_header":
+        return [(None, INDEX_HEADER_LAYOUT.encode(obj, ctx))]
+    if t == "index_slots":
+        return [(None, slots_bytes(obj, ctx))]
+    if t == "index_entry":
+        return [(None, INDEX_ENTRY_LAYOUT.encode(obj, ctx))]
+    if t == "unparsed":
+        return [(None, gap_bytes(obj, ctx))]
+    if t == "note":
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-index (index_header, index_slots, index_entry, "
+                      "unparsed)")

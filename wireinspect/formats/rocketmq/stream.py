@@ -9,8 +9,8 @@ Positions are byte positions in that direction's stream.
 from __future__ import annotations
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.rocketmq.remoting import Conversation, FrameSplitter, decode_frame_body, parse_frame, \
-    plausible_frame
+from wireinspect.formats.rocketmq.remoting import Conversation, FrameSplitter, decode_frame_body, frame_bytes, \
+    parse_frame, plausible_frame
 from wireinspect.formats.rocketmq.walk import StreamDecoder, StreamProtocol
 from wireinspect.inputs.tcp import CaptureFacts, latency_ms
 
@@ -63,8 +63,27 @@ class _Decoder(CaptureFacts):
         return sum(len(v) for v in self.pairs.pending.values())
 
 
+def encode(obj: dict, ctx) -> bytes:
+    """One ``dump --json`` object of a RocketMQ stream -> the bytes it stands for in its direction's
+    stream: a ``frame`` (:func:`~wireinspect.formats.rocketmq.remoting.frame_bytes`), an ``unparsed``
+    range (its ``bytes``); stream notes and events stand for none. Raises EncodeError."""
+    from wireinspect.errors import EncodeError
+    from wireinspect.formats.rocketmq.walk import gap_bytes
+
+    if not isinstance(obj, dict):
+        raise EncodeError(f".: expected an object, got {type(obj).__name__}")
+    t = obj.get("type")
+    if t == "frame":
+        return frame_bytes(obj, ctx)
+    if t == "unparsed":
+        return gap_bytes(obj, ctx)
+    if t in ("note", "stream"):
+        return b""
+    raise EncodeError(f".type: {t!r} is not a unit of a RocketMQ stream (frame, unparsed, note)")
+
+
 # The RocketMQ remoting stream protocol: name server 9876, broker 10911, broker VIP channel 10909.
-PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder)
+PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder, encode)
 
 
 def iter_stream(source, opts, chunk: int = 1 << 20):

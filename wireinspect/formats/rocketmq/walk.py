@@ -43,10 +43,21 @@ class Gap:
     valid = False
     base_offset = last_offset = None
 
-    def __init__(self, position: int, length: int, problems: list, preview: bytes = b"", note: str = ""):
+    def __init__(self, position: int, length: int, problems: list, preview: bytes = b"", note: str = "",
+                 data: bytes | None = None):
         self.position, self.length, self.problems, self.preview, self.note = position, length, problems, preview, note
+        self.data = data  # the bytes, when they are not the input's at position (a stream's)
 
     direction = connection = conversation = protocol = None
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``bytes``, the range as stored (none for zeros: encode writes
+        ``length`` zero bytes)."""
+        if self.data is not None:
+            return {"bytes": enc(bytes(self.data))}
+        if all_zero(read, self.position, self.position + self.length):
+            return {}
+        return {"bytes": enc(read(self.position, self.length))}
 
     def to_json(self, enc) -> dict:
         d = {"type": "unparsed", "position": self.position, "length": self.length,
@@ -60,6 +71,39 @@ class Gap:
         return Node("unparsed", self.position, self.length, self.preview or None,
                     display=self.note or f"{self.length} bytes that hold no valid entry",
                     problems=list(self.problems), type="unparsed")
+
+
+def all_zero(read, start: int, end: int, chunk: int = 1 << 20) -> bool:
+    """Are the input's bytes ``[start, end)`` all zero (``read(position, n)``, 1 MiB at a time)?"""
+    p = start
+    while p < end:
+        b = read(p, min(chunk, end - p))
+        if not b or b.count(0) != len(b):
+            return False
+        p += len(b)
+    return True
+
+
+MAX_ZEROS = 1 << 30  # RocketMQ's commit-log file size (mappedFileSizeCommitLog default): the largest zero tail
+
+
+def gap_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """An ``unparsed`` object -> its bytes: ``bytes`` (``dump --json --raw``), else ``length`` zero
+    bytes when the range was zeros (no problems but ``zero_fill``). Raises EncodeError otherwise."""
+    from wireinspect.errors import EncodeError
+
+    if obj.get("bytes") is not None:
+        return ctx.blob(obj["bytes"], f"{where}.bytes")
+    length = obj.get("length")
+    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= 1 << 40:
+        raise EncodeError(f"{where}.length: expected a byte count, got {length!r}")
+    probs = obj.get("problems") or []
+    if all(isinstance(p, dict) and p.get("code") == "zero_fill" for p in probs):
+        if length > MAX_ZEROS:
+            raise EncodeError(f"{where}.length: {length} zero bytes is more than a store file holds ({MAX_ZEROS})")
+        return bytes(length)
+    raise EncodeError(f"{where}.bytes: an unparsed range of {length} bytes that were not zeros; its bytes are in "
+                      "dump --json --raw output only")
 
 
 def first_nonzero(win: Window, start: int, end: int) -> int:
@@ -180,25 +224,28 @@ class LengthSplitter:
         return self.base + len(self.buf)
 
     def _close_gap(self, end: int) -> Gap:
-        start, problem, preview = self.gap
+        start, problem, preview, data = self.gap
         self.gap = None
-        return Gap(start, end - start, [problem], preview)
+        return Gap(start, end - start, [problem], preview, data=bytes(data))
 
     def frames(self, final: bool = False):
         buf = self.buf
         p = 0
+        g = 0  # where the open gap's bytes start in buf
         while len(buf) - p >= 4:
             ok = self.plausible(buf, p)
             if ok is None and not final:
                 break
             if ok is False:
                 if self.gap is None:
-                    self.gap = [self.base + p, self.describe(buf, p, self.base), bytes(buf[p:p + 64])]
+                    self.gap = [self.base + p, self.describe(buf, p, self.base), bytes(buf[p:p + 64]), bytearray()]
+                    g = p
                 p += 1
                 while len(buf) - p >= 4 and self.plausible(buf, p) is False:
                     p += 1
                 continue
             if self.gap is not None:
+                self.gap[3] += buf[g:p]
                 yield self._close_gap(self.base + p)
             (length,) = _I32.unpack_from(buf, p)
             if len(buf) - p < 4 + length:
@@ -212,10 +259,12 @@ class LengthSplitter:
             elif self.gap is None:  # not even a length field
                 yield Gap(self.base + p, n, [Problem("truncated", self.base + p, f"{n} bytes at the end are too "
                                                      "few for a frame length", expected=4, actual=n)],
-                          bytes(buf[p:]))
+                          bytes(buf[p:]), data=bytes(buf[p:]))
             p = len(buf)
-        if final and self.gap is not None:
-            yield self._close_gap(self.base + p)
+        if self.gap is not None:
+            self.gap[3] += buf[g:p]
+            if final:
+                yield self._close_gap(self.base + p)
         del buf[:p]
         self.base += p
 
@@ -317,10 +366,13 @@ class StreamProtocol:
     """A stream protocol for :mod:`wireinspect.inputs.capture` (``STREAM_PROTOCOLS``): ``id``,
     ``ports``, ``sniff(first_bytes)``, ``decoder(conversation, opts)`` (streaming) and
     ``decode(conversation, opts)`` (a whole conversation), built from a decoder class whose
-    instances have ``feed(event)`` and ``close()``."""
+    instances have ``feed(event)`` and ``close()``; ``encode(obj, ctx) -> bytes`` when the protocol
+    has an encoder (captures dispatch ``encode`` to it), else None."""
 
-    def __init__(self, id: str, ports: tuple, sniff, decoder_class):  # noqa: A002 (the interface's name)
+    def __init__(self, id: str, ports: tuple, sniff, decoder_class, encode=None):  # noqa: A002 (the interface's name)
         self.id, self.ports, self._sniff, self._cls = id, ports, sniff, decoder_class
+        # encode(obj, ctx) -> bytes: one dump --json object of this protocol back to its stream bytes
+        self.encode = encode
 
     def sniff(self, first_bytes: bytes) -> int:
         try:

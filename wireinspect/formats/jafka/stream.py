@@ -4,6 +4,11 @@ dumps of the client-to-broker bytes (``jafka-requests``).
 Requests and responses are ``size int32``-framed (:mod:`wireinspect.formats.jafka.requests`). With
 no correlation id, a response answers the oldest request still waiting for one; PRODUCE and
 MULTIPRODUCE get no response. Positions are byte positions in that direction's stream.
+
+Encode (:meth:`JafkaProtocol.encode`): a frame object gives its frame's bytes
+(:func:`~wireinspect.formats.jafka.requests.encode_exchange`), an ``unparsed`` object its stored
+``bytes`` (``dump --json --raw``; the splitter keeps them, since a capture's stream positions are not
+the capture file's; see :mod:`wireinspect.formats.rocketmq.walk`), a ``note`` none.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ import struct
 from collections import deque
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.jafka.requests import ERROR_CODES, MAX_REQUEST, NO_RESPONSE, parse_request, parse_response
-from wireinspect.formats.jafka.requests import Exchange
-from wireinspect.formats.rocketmq.walk import LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.errors import EncodeError
+from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, Exchange,
+                                                 encode_exchange, parse_request, parse_response)
+from wireinspect.formats.rocketmq.walk import LengthSplitter, StreamDecoder, StreamProtocol, gap_bytes
 from wireinspect.inputs.tcp import CaptureFacts, capture_display, capture_fields, latency_ms
 from wireinspect.model import Problem
 
-_HEAD = struct.Struct(">ih")
+_HEAD = struct.Struct(">" + "".join(f.code for f in REQUEST.fields[:2]))  # size, requestType
+DIALECT = "jafka"  # Jafka reads CREATE and DELETE; Kafka 0.7 does not (a problem with dialect "kafka07")
 
 
 def _size(buf, p: int, need: int):
@@ -91,10 +98,6 @@ def sniff(first_bytes: bytes) -> int:
     return 90 if size == 2 + 2 + tl + rest else 20
 
 
-def _dialect(opts) -> str:
-    return (getattr(opts, "extra", None) or {}).get("jafka_dialect", "jafka")
-
-
 def _splitter(direction: str) -> LengthSplitter:
     if direction == "response":
         return LengthSplitter(plausible_response, _describe("response"))
@@ -138,7 +141,7 @@ class _Decoder(CaptureFacts):
 
     def __init__(self, conversation, opts):
         self.limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
-        self.dialect = _dialect(opts)
+        self.dialect = DIALECT
         self.waiting = deque()
         self.dropped = 0  # requests let go from the front of ``waiting``
         self.inner = StreamDecoder(conversation, _splitter, self._parse, "jafka")
@@ -175,14 +178,30 @@ class _Decoder(CaptureFacts):
         return len(self.waiting)
 
 
-# Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port).
+def encode_unit(obj: dict, ctx) -> bytes:
+    """The bytes one object of a Jafka stream stands for: a ``request``/``response`` frame, an
+    ``unparsed`` stretch (its ``bytes``), a ``note`` (none). Raises EncodeError."""
+    kind = obj.get("type")
+    if kind in ("request", "response"):
+        return encode_exchange(obj, ctx)
+    if kind == "unparsed":
+        return gap_bytes(obj, ctx)
+    if kind == "note":
+        return b""
+    raise EncodeError(f".type: {kind!r} is not a unit of a Kafka 0.7 / Jafka stream (request, response, "
+                      "unparsed, note)")
+
+
+# Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port). ``encode(obj, ctx)``:
+# captures dispatch a Jafka object's encoding to it (:func:`encode_unit`).
 PROTOCOL = StreamProtocol("jafka", (6667,), sniff, _Decoder)
+PROTOCOL.encode = encode_unit
 
 
 def iter_requests(source, opts, chunk: int = 1 << 20):
     """Requests of a raw dump of the client-to-broker bytes."""
     limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
-    dialect = _dialect(opts)
+    dialect = DIALECT
     sp = LengthSplitter(plausible_request, _describe("request"))
     pos = 0
     final = False
