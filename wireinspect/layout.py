@@ -18,11 +18,13 @@ Field kinds:
 * :class:`Bytes` / :class:`Text` - ``size`` an int, the name of an earlier integer field, a callable
   ``(values) -> int``, or ``None`` for "to the end of the unit"; ``nullable`` makes a size of -1 null.
 * :class:`Length` - an integer that measures other bytes: ``of=NAME`` (the size of one Bytes/Text field,
-  -1 when null) or ``start=NAME`` (bytes from the start of field NAME, or the byte after this field
-  when ``start`` is ``None``, to the end of the unit) - recomputed by encode unless ``keep_lengths``.
+  -1 when null) or ``start=NAME`` (bytes from the start of field NAME - its own name when it counts
+  itself - or the byte after this field when ``start`` is ``None``, to the end of the unit or of field
+  ``end``) - recomputed by encode unless ``keep_lengths``.
 * :class:`Count` - the number of items of an :class:`Array` field ``of``; recomputed likewise.
-* :class:`Crc` - a checksum (``"crc32c"`` or ``"crc32"``) over the bytes from the start of field
-  ``start`` to the end of the unit; recomputed unless ``keep_crc``.
+* :class:`Crc` - a checksum (``"crc32c"``, ``"crc32"`` or RocketMQ's ``"crc32&0x7fffffff"``) over the
+  bytes from the start of field ``start`` to the end of the unit (or of field ``end``); recomputed
+  unless ``keep_crc``.
 * :class:`Array` - items of another Layout, ``count`` the name of a Count field (or ``None``: to the end).
 * :class:`Struct` - a nested Layout.
 
@@ -48,7 +50,9 @@ from wireinspect.model import Node, Problem
 VARINT = "varint"  # zig-zag int32, 1-5 bytes
 VARLONG = "varlong"  # zig-zag int64, 1-10 bytes
 UVARINT = "uvarint"  # unsigned int32, 1-5 bytes
-CRCS = {"crc32c": crc32c, "crc32": crc32}
+CRCS = {"crc32c": crc32c, "crc32": crc32,
+        # RocketMQ's UtilAll.crc32: CRC-32/IEEE with the sign bit cleared (a positive Java int)
+        "crc32&0x7fffffff": lambda data: crc32(data) & 0x7FFFFFFF}
 
 _RANGES = {"b": (-(1 << 7), (1 << 7) - 1), "B": (0, (1 << 8) - 1), "h": (-(1 << 15), (1 << 15) - 1),
            "H": (0, (1 << 16) - 1), "i": (-(1 << 31), (1 << 31) - 1), "I": (0, (1 << 32) - 1),
@@ -121,7 +125,9 @@ class Length(Int):
     """An integer measuring ``of`` (one Bytes/Text field) or the bytes from ``start`` to the unit's end."""
 
     of: str | None = None
-    start: str | None = None  # with of=None: None = the byte right after this field
+    # with of=None: the first field measured; None = the byte right after this field; its own name =
+    # the length counts itself too (RocketMQ's totalSize; fixed-width only)
+    start: str | None = None
     end: str | None = None  # the last field measured (inclusive); None = to the unit's end
 
 
@@ -275,7 +281,6 @@ class Layout:
         (:meth:`verify_crcs`)."""
         end = len(buf) if end is None else end
         values, spans, items, problems = {}, {}, {}, []
-        start = pos
         for f in self.fields:
             if not f.present(values):
                 continue
@@ -448,10 +453,7 @@ class Layout:
                 parts.append(f.layout.encode(values.get(f.name), ctx, at))
         # Lengths of ranges (last first: an outer length covers an inner one), then checksums (a
         # length may cover a checksum: it counts by its fixed width).
-        pending = {index[f.name]: f.width for f in fixups if isinstance(f, Crc)}
-        for f in fixups:
-            if isinstance(f, Length) and f.width is None:
-                pending[index[f.name]] = None
+        pending = {index[f.name]: f.width for f in fixups}  # a varint's width is unknown (None)
         for f in reversed([f for f in fixups if isinstance(f, Length)]):
             i = index[f.name]
             first = i + 1 if f.start is None else index[f.start]

@@ -37,7 +37,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
 from wireinspect.codec.times import ms_display
 from wireinspect.errors import EncodeError
-from wireinspect.layout import CRCS, Bytes, Crc, EncodeContext, Int, Layout, Length, Text
+from wireinspect.layout import Bytes, Crc, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
 MAGIC_V1 = 0xDAA320A7
@@ -141,10 +141,7 @@ def sys_flag_names(flag: int) -> list[str]:
 
 # -- the declaration -------------------------------------------------------------------------------
 
-CRC32_MASKED = "crc32&0x7fffffff"
-# UtilAll.crc32: CRC-32/IEEE with the top bit cleared. Registered under its own name for the Crc field
-# of RECORD (wireinspect.layout.CRCS holds the checksum algorithms Crc fields name).
-CRCS.setdefault(CRC32_MASKED, masked_crc)
+CRC32_MASKED = "crc32&0x7fffffff"  # UtilAll.crc32, one of wireinspect.layout.CRCS
 
 
 @dataclass(frozen=True)
