@@ -38,3 +38,31 @@ def objects(text: str) -> list[dict]:
 
 def lines(objs) -> str:
     return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def encode_in_process(fid: str, data: bytes, name: str, *, keep_crc: bool = True) -> dict:
+    """What ``dump --json --raw`` then ``encode`` give for ``data`` read as format ``fid``, without the
+    CLI: ``{stream name or None: bytes}`` (the objects go through JSON text, as between the commands)."""
+    from wireinspect.formats.registry import get_format
+    from wireinspect.inputs.source import BytesSource
+    from wireinspect.layout import EncodeContext
+    from wireinspect.ops.options import Options
+    from wireinspect.render.bytesfmt import bytes_encoder
+    from wireinspect.render.jsonl import dumps
+
+    fmt = get_format(fid)
+    enc = bytes_encoder("base64")
+    src = BytesSource(data, name, name)
+    ctx = EncodeContext(keep_crc=keep_crc)
+    out: dict = {}
+    for n, unit in enumerate(fmt.units(src, Options()), 1):
+        d = unit.to_json(enc)
+        d["format"] = fid
+        more = getattr(unit, "raw_json", None)
+        if more is not None:
+            d.update(more(src.read, enc))
+        obj = json.loads(dumps(d))
+        ctx.line = n
+        for stream, chunk in fmt.encode(obj, ctx):
+            out[stream] = out.get(stream, b"") + chunk
+    return out
