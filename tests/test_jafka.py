@@ -135,7 +135,7 @@ def test_requests_round_trip():
         ["unknown_request_type"]
     e = parse_request(request(0, **produce_part("t", -1, m1(b"hello") + m1(b"x"))))
     d = e.to_json(TEXT)
-    assert d["partition"] == -1 and [m["payload"] for m in d["messages"]] == ["hello", "x"]
+    assert d["partition"] == -1 and [m["payload"] for m in d["records"]] == ["hello", "x"]
     d = parse_request(request(3, produce_part("t", 0, m1(b"a")), produce_part("u", 1, m1(b"b")))).to_json(TEXT)
     assert d["count"] == 2 and [p["topic"] for p in d["parts"]] == ["t", "u"]
     d = parse_request(request(2, fetch_part("t", 0, 0, 100), fetch_part("u", 1, 5, 300))).to_json(TEXT)
@@ -153,7 +153,7 @@ def test_responses():
     r = parse_response(struct.pack(">ih", 2 + len(payload), 0) + payload, request=fetch)
     d = r.to_json(TEXT)
     assert r.problems == [] and d["errorName"] == "NoError" and d["request"]["name"] == "FETCH"
-    assert d["messages"][0]["offset"] == 500 and d["messages"][1]["type"] == "message"
+    assert d["records"][0]["offset"] == 500 and d["records"][1]["type"] == "message"
     offsets = parse_request(request(4, **offsets_part("t", 0, -1, 2)))
     r = parse_response(struct.pack(">ihiqq", 2 + 4 + 16, 0, 2, 100, 0), request=offsets)
     assert r.to_json(TEXT)["offsets"] == [100, 0] and r.problems == []
@@ -167,7 +167,7 @@ def test_responses():
     body = b"".join(struct.pack(">ih", 2 + len(s), 0) + s for s in sets)
     r = parse_response(struct.pack(">ih", 2 + len(body), 0) + body, request=mf)
     d = r.to_json(TEXT)
-    assert r.problems == [] and d["count"] == 2 and d["parts"][1]["messages"][0]["offset"] == 7
+    assert r.problems == [] and d["count"] == 2 and d["parts"][1]["records"][0]["offset"] == 7
     err = parse_response(struct.pack(">ih", 2, 1), request=fetch)
     assert err.to_json(TEXT)["errorName"] == "OffsetOutOfRange"
 
@@ -212,7 +212,7 @@ def test_stream_protocol_in_order_pairing():
     units += dec.close()
     d = [u.to_json(TEXT) for u in units]
     assert [x["type"] for x in d] == ["request"] * 3 + ["response"] * 2
-    assert d[3]["request"]["name"] == "FETCH" and d[3]["messages"][0]["payload"] == "p"
+    assert d[3]["request"]["name"] == "FETCH" and d[3]["records"][0]["payload"] == "p"
     assert d[4]["request"]["name"] == "OFFSETS" and d[4]["offsets"] == [42]
     assert d[0]["protocol"] == "jafka" and d[0]["connection"]["index"] == 3
 
@@ -264,5 +264,5 @@ def test_capture_end_to_end(tmp_path):
     assert [(x["type"], x.get("requestTypeName") or x.get("errorName")) for x in d] == [
         ("request", "FETCH"), ("response", "NoError"), ("request", "CREATE"), ("response", "NoError")]
     assert all(x["problems"] == [] for x in d) and d[1]["request"]["name"] == "FETCH"
-    assert [m["payload"] for m in d[1]["messages"]] == ["x" * 150, "y" * 10] and d[3]["partitions"] == 4
+    assert [m["payload"] for m in d[1]["records"]] == ["x" * 150, "y" * 10] and d[3]["partitions"] == 4
     assert d[0]["protocol"] == "jafka" and d[0]["connection"]["server"] == "10.0.0.2:6667"

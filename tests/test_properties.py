@@ -41,7 +41,6 @@ NAMES = {  # a name the format recognises, so name-dependent decoding (base offs
 # (property, format id) -> why it does not hold yet (found by the fuzz campaign; docs/fuzzing.md)
 XFAIL: dict = {
     ("roundtrip", "kafka-offset-checkpoint"): "a non-UTF-8 topic comes back escaped",
-    ("roundtrip", "rocketmq-index"): "an empty unparsed range that is not zeros refuses to encode",
     # ("mutated", "kafka-stream"): "why it does not hold yet",
 }
 

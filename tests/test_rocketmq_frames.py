@@ -14,8 +14,10 @@ import pytest
 from wireinspect.formats.rocketmq import stream as rstream
 from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.fastjson import loads
-from wireinspect.formats.rocketmq.remoting import (FRAME_MAX, Conversation, FrameSplitter, decode_frame_body,
-                                                   parse_frame)
+from wireinspect.formats.rocketmq.bodies import decode_frame_body
+from wireinspect.formats.rocketmq.pairing import Conversation
+from wireinspect.formats.rocketmq.remoting import FRAME_MAX, parse_frame
+from wireinspect.formats.rocketmq.stream import FrameSplitter
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
 
@@ -145,7 +147,7 @@ def test_consumer_capture_pull_records_pass_body_crc():
     notify = next(f for f in frames if f.code == 40)
     assert notify.is_oneway and not notify.is_response
     r = records[0].to_json(TEXT)
-    assert r["topic"] and r["storeHost"].endswith(":10911") and r["bodyCRCValid"]
+    assert r["topic"] and r["storeHost"].endswith(":10911") and r["crcValid"]  # bodyCRCValid before the crcValid rename
 
 
 def test_fastjson_unquoted_keys():
@@ -198,8 +200,8 @@ def test_pairing_by_opaque_decodes_pull_records():
     conv.observe(resp, "response")
     d = resp.to_json(TEXT)
     assert d["codeName"] == "FOUND" and d["request"] == {"code": 11, "name": "PULL_MESSAGE", "position": 0}
-    assert [m["body"] for m in d["messages"]] == ["m0", "m1", "m2"] and d["problems"] == []
-    assert d["messages"][1]["position"] == resp.position + resp.p_body + len(recs) // 3
+    assert [m["body"] for m in d["records"]] == ["m0", "m1", "m2"] and d["problems"] == []
+    assert d["records"][1]["position"] == resp.position + resp.p_body + len(recs) // 3
     assert req.response_position == 500 and resp.records_count == 3
     # a damaged record in the body: a problem with its absolute position, the rest still shown
     bad = bytearray(recs)
@@ -217,8 +219,8 @@ def test_batch_and_compressed_send_bodies():
     batch = entry(b"one", "KEYS\x01a\x02") + entry(b"two", "")
     f = parse_frame(json_frame({"code": 320, "flag": 0, "opaque": 1, "extFields": {"b": "T", "f": "0"}}, batch))
     d = f.to_json(TEXT)
-    assert f.problems == [] and [m["body"] for m in d["messages"]] == ["one", "two"]
-    assert d["messages"][0]["properties"] == [["KEYS", "a"]] and f.records_count == 2
+    assert f.problems == [] and [m["body"] for m in d["records"]] == ["one", "two"]
+    assert d["records"][0]["properties"] == [["KEYS", "a"]] and f.records_count == 2
     z = zlib.compress(b"x" * 5000)
     f = parse_frame(json_frame({"code": 310, "flag": 0, "opaque": 2, "extFields": {"b": "T", "f": "1"}}, z))
     assert f.problems == [] and f.body_plain == b"x" * 5000
@@ -352,7 +354,7 @@ def test_stream_protocol_pairs_and_reports_gaps():
     units += dec.close()
     d = [u.to_json(TEXT) for u in units]
     assert d[0]["codeName"] == "PULL_MESSAGE" and d[0]["protocol"] == "rocketmq" and d[0]["direction"] == "request"
-    assert d[1]["request"]["name"] == "PULL_MESSAGE" and d[1]["messages"][0]["body"] == "hello"
+    assert d[1]["request"]["name"] == "PULL_MESSAGE" and d[1]["records"][0]["body"] == "hello"
     assert d[1]["connection"]["server"] == "127.0.0.1:10911" and d[1]["timestamp"] == 2.0
     assert [p["code"] for p in d[2]["problems"]] == ["truncated", "tcp_gap"]
     units = list(rstream.PROTOCOL.decode(type("C", (FakeConversation,), {"events": [
@@ -436,7 +438,7 @@ def test_capture_binary_headers_end_to_end(tmp_path):
     assert [x["codeName"] for x in d] == ["PULL_MESSAGE", "HEART_BEAT", "SUCCESS", "FOUND",
                                           "NOTIFY_CONSUMER_IDS_CHANGED"]
     assert all(x["problems"] == [] and x["serializeType"] == "ROCKETMQ" for x in d)
-    assert d[3]["request"]["name"] == "PULL_MESSAGE" and len(d[3]["messages"]) == 3
+    assert d[3]["request"]["name"] == "PULL_MESSAGE" and len(d[3]["records"]) == 3
     assert d[4]["isOneway"] and d[4]["bodyJson"] == {"consumerGroup": "g"}
 
 

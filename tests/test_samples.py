@@ -158,7 +158,7 @@ def test_kafka07_log_is_what_the_script_builds():
     assert r.exit_code == 0 and len(out) == 8
     payloads = []
     for m in out:
-        payloads += [i["payload"] for i in m["messages"]] if m.get("messages") else [m["payload"]]
+        payloads += [i["payload"] for i in m["records"]] if m.get("records") else [m["payload"]]
     assert payloads == texts
 
 
@@ -167,7 +167,7 @@ def test_kafka07_log_layout():
     out = [json.loads(x) for x in r.stdout.splitlines()]
     assert [m["magic"] for m in out] == [0, 0, 0, 1, 1, 1, 1, 1]
     assert [m["compressionCodec"] for m in out][-2:] == ["gzip", "snappy"]
-    assert all(m["valid"] and m["checksumValid"] and not m["problems"] for m in out)
+    assert all(m["valid"] and m["crcValid"] and not m["problems"] for m in out)
     assert [m["offset"] for m in out[1:]] == [m["nextOffset"] for m in out[:-1]]  # offsets are byte positions
     data = K07_LOG.read_bytes()
     first = out[0]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.conftest import ROOT, SAMPLES
 from wireinspect.cli import cli
 from wireinspect.formats.kafka import checkpoints as ck
-from wireinspect.formats.kafka import sidecar as sc
+from wireinspect.formats.kafka import sidetables as tables
 from wireinspect.formats.registry import choose_format
 
 _spec = importlib.util.spec_from_file_location("make_partition_sample", ROOT / "samples" / "make_partition_sample.py")
@@ -499,8 +499,8 @@ def test_stdin_with_a_forced_format():
 
 # -- robustness: any bytes give problems, never exceptions --------------------------------
 
-PARSERS = [lambda b: sc.parse_offset_index(b, 0), lambda b: sc.parse_time_index(b, 5),
-           lambda b: sc.parse_txn_index(b, 0), lambda b: sc.parse_producer_snapshot(b, 10),
+PARSERS = [lambda b: tables.parse_offset_index(b, 0), lambda b: tables.parse_time_index(b, 5),
+           lambda b: tables.parse_txn_index(b, 0), lambda b: tables.parse_producer_snapshot(b, 10),
            ck.parse_leader_epoch_checkpoint, ck.parse_offset_checkpoint, ck.parse_partition_metadata,
            ck.parse_clean_shutdown, ck.parse_meta_properties, ck.parse_quorum_state]
 

@@ -16,6 +16,7 @@ from tests.test_sidecar import FILES, IDX0, SAMPLE, SEG0, SEG1, SNAP, codes, jso
 from wireinspect.formats.kafka import checkpoints as ck
 from wireinspect.formats.kafka import indexes as ix
 from wireinspect.formats.kafka import sidecar as sc
+from wireinspect.formats.kafka import sidetables as tables
 from wireinspect.formats.kafka import sidefile as sf
 from wireinspect.formats.kafka import sidetables
 from wireinspect.inputs.source import BytesSource, FileSource
@@ -195,7 +196,7 @@ def test_superscript_digits_in_a_segment_name_do_not_crash(tmp_path):
     p = _write(tmp_path, "0000000000000000000\u00b2.index", FILES[IDX0])
     r = run("verify", p)
     assert r.exit_code in (0, 1, 2)
-    assert sc.split_name(str(p)) is None
+    assert tables.split_name(str(p)) is None
 
 
 # -- size limits --------------------------------------------------------------------------
@@ -271,12 +272,12 @@ def test_text_past_the_limits_is_a_problem(monkeypatch):
 def test_many_entries_stream_to_the_same_json():
     n = 5000
     buf = b"".join(struct.pack(">ii", i + 1, (i + 1) * 5000) for i in range(n))
-    t = sc.parse_offset_index(buf, 0)
+    t = tables.parse_offset_index(buf, 0)
     assert t.count == n
     line = t.json_line(lambda b: b, "base64", dumps, {"path": "x"})
     assert json.loads(line) == json.loads(dumps(t.to_json(lambda b: b) | {"path": "x"}))
     tree = t.to_tree()
-    assert len(tree.children[0].children) == sc.TREE_ENTRIES
+    assert len(tree.children[0].children) == tables.TREE_ENTRIES
 
 
 # -- recover: .txnindex and the other files -------------------------------------------------

@@ -79,7 +79,44 @@ def kafka_dir(tmp_path_factory):
     (root / "__consumer_offsets-7").mkdir()
     (root / "__consumer_offsets-7" / "00000000000000000000.log").write_bytes(_segment(0, 0, 2, 2))
     (root / "notes.txt").write_text("just some notes\n")
+    (root / "jafka").mkdir()
+    (root / "jafka" / "00000000000000000000.jafka").write_bytes(_jafka_log())
+    (root / "store" / "commitlog").mkdir(parents=True)
+    (root / "store" / "commitlog" / "00000000000000000000").write_bytes(_commitlog())
     return root
+
+
+def _jafka_log() -> bytes:
+    """A Jafka log written by the package's encoder: plain messages, a gzip wrapper of two, and a
+    message whose payload was damaged after its checksum."""
+    from wireinspect.formats.jafka.messages import encode_message
+    from wireinspect.layout import EncodeContext
+
+    ctx = EncodeContext()
+    plain = [{"magic": 1, "attributes": 0, "payload": _b64(f"jafka {i}".encode())} for i in range(3)]
+    wrapper = {"magic": 1, "attributes": 1, "records": [{"magic": 1, "attributes": 0, "payload": _b64(b"inner a")},
+                                                         {"magic": 1, "attributes": 0, "payload": _b64(b"inner b")}]}
+    bad = bytearray(encode_message({"magic": 1, "attributes": 0, "payload": _b64(b"damaged")}, ctx))
+    bad[-1] ^= 0x20
+    return b"".join(encode_message(m, ctx) for m in plain + [wrapper]) + bytes(bad)
+
+
+ROCKETMQ_RECORD = {"magicCode": 0xDAA320AB, "queueId": 2, "flag": 0, "queueOffset": 0, "physicalOffset": 0,
+                   "sysFlag": 0, "bornTimestamp": T0, "bornHost": "10.0.0.1:50000", "storeTimestamp": T0 + 5,
+                   "storeHost": "10.0.0.2:10911", "reconsumeTimes": 0, "preparedTransactionOffset": 0,
+                   "topic": "orders", "properties": [["KEYS", "order-1"], ["TAGS", "new"]]}
+
+
+def _commitlog() -> bytes:
+    """A RocketMQ commit log written by the package's encoder: two records and the BLANK marker."""
+    from wireinspect.formats.rocketmq.commitlog import blank_bytes, record_bytes
+    from wireinspect.layout import EncodeContext
+
+    ctx = EncodeContext()
+    first = record_bytes({**ROCKETMQ_RECORD, "body": _b64(b"hello rocketmq")}, ctx)
+    second = record_bytes({**ROCKETMQ_RECORD, "queueOffset": 1, "physicalOffset": len(first), "bornTimestamp": T0 + 1,
+                           "body": _b64(b"second"), "properties": [["TAGS", "old"]]}, ctx)
+    return first + second + blank_bytes({"length": 64}, ctx)
 
 
 def _scan(args, out):
@@ -106,16 +143,15 @@ def _clean(d: dict) -> dict:
 
 
 def _cli_rows(path: str):
-    """What the single-machine CLI prints for ``path``: (records, verify report)."""
+    """What the single-machine CLI prints for ``path``: (records, verify report). The (unit, record)
+    pairs are the JSON's (``records`` items; Jafka and RocketMQ messages as ``S.record_pairs`` says)."""
     runner = CliRunner()
     dump = runner.invoke(cli, ["dump", "--json", path])
     assert dump.exit_code in (0, 1), dump.output
     recs = []
     for line in dump.stdout.splitlines():
-        unit = json.loads(line)
-        head = _clean({k: v for k, v in unit.items() if k not in ("records", "problems", "path")})
-        for rec in unit.get("records") or []:
-            recs.append(json.dumps([head, _clean(rec)], sort_keys=True))
+        for head, rec in S.record_pairs(json.loads(line), _b64):
+            recs.append(json.dumps([_clean(head), _clean(rec)], sort_keys=True))
     verify = runner.invoke(cli, ["verify", "--json", "--deep", path])
     assert verify.exit_code in (0, 1), verify.output
     return sorted(recs), json.loads(verify.stdout)
@@ -126,7 +162,7 @@ def _spark_rows(records, path):
     for row in records:
         if row["path"] == path:
             unit, rec = S.record_row_to_json(row)
-            out.append(json.dumps([unit, rec], sort_keys=True))
+            out.append(json.dumps([_clean(unit), _clean(rec)], sort_keys=True))
     return sorted(out)
 
 
@@ -149,7 +185,32 @@ def test_scan_matches_cli_row_for_row(scanned, kafka_dir):
         assert as_json == report["problems"], f["path"]
         assert f["problemCount"] == len(report["problems"])
         assert {k: f[k] for k in report if k != "problems"} == {k: v for k, v in report.items() if k != "problems"}
-    assert len(records) == sum(f["records"] for f in scanned_files if f["format"] == "kafka-log")
+    log_formats = ("kafka-log", "jafka-log", "rocketmq-commitlog")
+    fmt = {f["path"]: f["format"] for f in scanned_files}
+    assert len([r for r in records if fmt[r["path"]] in log_formats]) == \
+        sum(f["records"] for f in scanned_files if f["format"] in log_formats)
+    assert {f["format"] for f in scanned_files} >= set(log_formats)
+
+
+def test_jafka_and_rocketmq_messages_are_rows(scanned, kafka_dir):
+    """Every Jafka message (inner messages of a wrapper too) and every RocketMQ commit-log record is a
+    records row: value = payload / body, offset, RocketMQ timestamp (bornTimestamp), properties as
+    headers and KEYS as key; a damaged message is unverified."""
+    _, out = scanned
+    records, _, _ = _read(out)
+    jafka = sorted((r for r in records if r["path"].endswith(".jafka")), key=lambda r: (r["unitPosition"], r["offset"]))
+    assert [r["value"] for r in jafka] == [b"jafka 0", b"jafka 1", b"jafka 2", b"inner a", b"inner b", b"damageD"]
+    assert [r["unverified"] for r in jafka] == [False] * 5 + [True]
+    assert jafka[1]["offset"] == jafka[1]["unitPosition"] and jafka[1]["crcValid"] and jafka[1]["unitType"] == "message"
+    inner = [r for r in jafka if json.loads(r["unitExtra"]).get("compressionCodec") == "gzip"]
+    assert len(inner) == 2 and inner[0]["position"] is None and json.loads(inner[0]["recordExtra"])["crcValid"]
+    assert all(r["key"] is None and r["timestamp"] is None for r in jafka)
+    rmq = sorted((r for r in records if "/commitlog/" in r["path"]), key=lambda r: r["offset"])
+    assert [(r["offset"], r["timestamp"], r["value"], r["key"]) for r in rmq] == [
+        (0, T0, b"hello rocketmq", b"order-1"), (1, T0 + 1, b"second", None)]
+    assert rmq[0]["headers"] == [{"key": "KEYS", "value": b"order-1"}, {"key": "TAGS", "value": b"new"}]
+    assert rmq[0]["unitType"] == "record" and rmq[0]["crcValid"] and rmq[0]["unitValid"] and not rmq[0]["unverified"]
+    assert json.loads(rmq[0]["unitExtra"])["topic"] == "orders" and rmq[0]["position"] == rmq[0]["unitPosition"] == 0
 
 
 def test_scan_partitions_and_skips(scanned, kafka_dir):
@@ -255,3 +316,27 @@ def test_without_pyspark_a_clear_message(monkeypatch, tmp_path):
     monkeypatch.setitem(__import__("sys").modules, "pyspark", None)
     r = _scan(["samples/v1-none.log"], tmp_path / "o")
     assert r.exit_code == 2 and "pip install 'wireinspect[spark]'" in r.output and "Traceback" not in r.output
+
+
+def test_record_pairs_of_frames_holding_messages():
+    """A frame whose ``records`` are RocketMQ messages (a pull response's commit-log records, a batch
+    send's entries) or Jafka messages (a produce request) gives one pair per message."""
+    rec = {"type": "record", "position": 40, "length": 120, "queueOffset": 9, "bornTimestamp": T0, "crcValid": False,
+           "body": b"z", "decompressedBody": b"unzipped", "properties": [["KEYS", "a b"], ["TAGS", "t"]],
+           "valid": False, "problems": [{"code": "crc_mismatch"}]}
+    entry = {"type": "batch_message", "position": 8, "length": 30, "flag": 0, "body": b"one",
+             "properties": [["TAGS", "x"]], "problems": []}
+    frame = {"type": "frame", "position": 0, "length": 200, "code": 11, "records": [rec, entry], "problems": []}
+    (u1, r1), (u2, r2) = S.record_pairs(frame)
+    assert u1 == u2 == {"type": "frame", "position": 0, "length": 200, "code": 11}
+    assert (r1["value"], r1["body"], r1["offset"], r1["timestamp"], r1["key"], r1["unverified"]) == \
+        (b"unzipped", b"z", 9, T0, b"a b", True)
+    assert r1["headers"] == [["KEYS", b"a b"], ["TAGS", b"t"]] and "properties" not in r1
+    assert r2["value"] == b"one" and "body" not in r2 and "unverified" not in r2 and "offset" not in r2
+    jafka = {"type": "request", "position": 0, "length": 50, "records": [
+        {"type": "message", "position": 20, "offset": None, "payload": b"p", "checksum": 1, "crcValid": True,
+         "problems": []}]}
+    ((_, r),) = S.record_pairs(jafka)
+    assert r["value"] == b"p" and "payload" not in r and r["checksum"] == 1
+    assert S.record_pairs({"type": "unparsed", "records": []}) == []
+    assert S.record_pairs({"type": "blank", "records": [], "totalSize": 8}) == []

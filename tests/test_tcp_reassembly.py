@@ -165,7 +165,7 @@ def test_capture_starting_mid_connection():
     c, s, chunks = _conversation()
     pk = conversation_packets(c, s, chunks, mss=10)
     units = _decode(_pcap(pk[8:]))  # no handshake, starts inside the first request
-    notes = [u for u in units if u.type == "stream"]
+    notes = [u for u in units if u.type == "note"]
     assert any(p.code == "tcp_no_handshake" for u in notes for p in u.notes)
     frames = [u for u in units if u.type == "frame"]
     assert len([f for f in frames if f.direction == "request"]) >= 5

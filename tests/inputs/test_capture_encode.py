@@ -91,13 +91,13 @@ def _write(tmp_path, packets, name="c.pcap"):
 
 def test_capture_starting_mid_connection(tmp_path):
     """The bytes before the first frame (the tail of a frame sent before the capture) come back from
-    the unparsed note's raw ``bytes``."""
+    the unparsed unit's ``rawBytes``."""
     c, s, chunks = _conv()
     pk = conversation_packets(c, s, chunks, mss=10)
     p = _write(tmp_path, pk[6:])
     code, text = dump_json(p)
     notes = [o for o in objects(text) if o["type"] == "unparsed"]
-    assert notes and all("bytes" in o for o in notes)
+    assert notes and all({"rawBytes", "rawZeros"} & set(o) for o in notes)
     assert streams_back(p, tmp_path) == reassembled_of(p)
 
 
@@ -132,9 +132,10 @@ def test_notes_and_summary_encode_to_nothing(tmp_path):
     objs = objects(text)
     assert objs[-1]["type"] == "capture_summary"
     out = tmp_path / "o"
-    code, err = encode_text(lines([objs[-1], {"type": "stream", "protocol": "kafka", "connection": objs[0]["connection"],
-                                              "direction": "request", "position": 0, "length": 0, "problems": [],
-                                              "format": "pcap"}]), out)
+    note = {"type": "note", "protocol": "kafka", "connection": objs[0]["connection"], "direction": "request",
+            "position": 0, "length": 0, "problems": [], "format": "pcap"}
+    old = dict(note, type="stream")  # written before stream notes became "note"
+    code, err = encode_text(lines([objs[-1], note, old]), out)
     assert code == 0, err
     assert out.read_bytes() == b""
 

@@ -18,14 +18,16 @@ the next expected byte, so streams longer than 4 GiB work.
   it, at FIN/RST of that direction, or at the end of the capture.
 
 Also defines the types shared with stream protocols (documented in :mod:`wireinspect.inputs.capture`):
-:class:`Event`, :class:`Conversation` and :class:`StreamNote`.
+:class:`Event` and :class:`Conversation` (the units for stream bytes that hold no frame and for
+findings on no frame are :mod:`wireinspect.formats.common`'s ``Unparsed`` and ``Note``).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from wireinspect.model import Node, Problem
+from wireinspect.formats.common import Note, Unparsed
+from wireinspect.model import Problem
 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 NOTE_CODES = frozenset({"tcp_no_handshake"})  # TCP findings that are not damage: units' ``notes``
@@ -66,54 +68,6 @@ class Conversation:
 
     def __repr__(self):
         return f"Conversation({self.index}, {self.client} -> {self.server})"
-
-
-class StreamNote:
-    """A unit for stream bytes that hold no frame, or for stream-level problems (a gap between
-    frames, a missing handshake, bytes skipped while resynchronising). ``type`` is ``"unparsed"``
-    when it covers bytes, ``"stream"`` otherwise. ``preview``: up to 64 of those bytes. ``data``: the
-    bytes of the stretch that the stream holds (a TCP gap's missing bytes are not in it), for
-    ``dump --json --raw`` (key ``"bytes"``), or None when the protocol did not keep them."""
-
-    valid = False
-    records_count = 0
-    base_offset = last_offset = None
-
-    def __init__(self, protocol: str, conversation, direction, position: int, length: int, problems: list,
-                 preview: bytes = b"", type: str = "unparsed", notes: list | None = None, data=None):
-        self.protocol = protocol
-        self.notes = notes or []
-        self.conversation = conversation
-        self.direction = direction
-        self.position = position
-        self.length = length
-        self.problems = problems
-        self.preview = preview
-        self.type = type
-        self.data = data
-
-    def raw_json(self, read, enc) -> dict:
-        """``{"bytes": ...}`` for an ``unparsed`` note whose bytes were kept (``read`` is not used:
-        stream positions are not file positions in a capture)."""
-        if self.type != "unparsed" or self.data is None:
-            return {}
-        return {"bytes": enc(bytes(self.data))}
-
-    def to_json(self, enc) -> dict:
-        c = self.conversation
-        d = {"type": self.type, "protocol": self.protocol, "connection": None if c is None else c.connection_json(),
-             "direction": self.direction, "position": self.position, "length": self.length,
-             "problems": [p.to_dict() for p in self.problems]}
-        if self.notes:
-            d["notes"] = [p.to_dict() for p in self.notes]
-        return d
-
-    def to_tree(self) -> Node:
-        what = f"{self.length} bytes that hold no frame" if self.type == "unparsed" else "stream event"
-        if self.notes and not self.problems:
-            what += ": " + "; ".join(n.message for n in self.notes)
-        return Node(self.type, self.position, self.length, self.preview or None,
-                    display=f"{self.direction or ''} {what}".strip(), problems=list(self.problems), type=self.type)
 
 
 def split_notes(problems) -> tuple[list, list]:
@@ -411,11 +365,12 @@ class Spans:
 
 
 class CaptureFacts:
-    """Mixin for stream decoders built on ``rocketmq.walk.StreamDecoder`` (``self.inner``): keeps
-    where each stream byte came from (:class:`Spans`), turns a missing handshake into a unit's
-    ``notes`` (and the bytes before the first frame of such a stream into a ``mid_stream_start``
-    note), and gives ``first_byte(direction, position, fallback) -> (time, file position)`` for the
-    frame parser. Subclasses set ``protocol``, ``inner`` and call ``CaptureFacts.__init__``."""
+    """Mixin for stream decoders built on :class:`wireinspect.formats.framing.StreamDecoder`
+    (``self.inner``): keeps where each stream byte came from (:class:`Spans`), turns a missing
+    handshake into a unit's ``notes`` (a :class:`~wireinspect.formats.common.Note`; the bytes before
+    the first frame of such a stream become an ``unparsed`` unit with a ``mid_stream_start`` note),
+    and gives ``first_byte(direction, position, fallback) -> (time, file position)`` for the frame
+    parser. Subclasses set ``protocol``, ``inner`` and call ``CaptureFacts.__init__``."""
 
     protocol = "?"
 
@@ -443,8 +398,8 @@ class CaptureFacts:
         elif event.kind == "problem":
             probs, notes = split_notes(event.problems)
             if notes:
-                out.append(StreamNote(self.protocol, self.conv, d, event.position, 0, [], type="stream",
-                                      notes=notes))
+                out.append(Note(event.position, 0, [], notes=notes, protocol=self.protocol, conversation=self.conv,
+                                direction=d))
                 if any(n.code == "tcp_no_handshake" for n in notes):
                     self.mid[d] = event.position
                 if not probs:
@@ -468,13 +423,13 @@ class CaptureFacts:
             return
         for i, u in enumerate(out):
             d = getattr(u, "direction", None)
-            if d not in self.mid or isinstance(u, StreamNote) or getattr(u, "type", None) == "note":
+            if d not in self.mid or isinstance(u, Note):
                 continue
             start = self.mid.pop(d)
-            if u.type == "unparsed" and u.position == start and u.length and \
+            if isinstance(u, Unparsed) and u.position == start and u.length and \
                     all(p.code in ("garbage", "bad_length") for p in u.problems):
-                out[i] = StreamNote(self.protocol, self.conv, d, u.position, u.length, [], getattr(u, "preview", b""),
-                                    notes=[Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first "
-                                                   f"frame at position {u.position + u.length}: the capture starts "
-                                                   "mid-connection, inside a frame sent before it began",
-                                                   actual=u.length)])
+                # the tail of a frame sent before the capture began: expected, not damage
+                u.problems = []
+                u.notes = [Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first frame at "
+                                   f"position {u.position + u.length}: the capture starts mid-connection, inside a "
+                                   "frame sent before it began", actual=u.length)]

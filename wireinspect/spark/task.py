@@ -136,16 +136,31 @@ class RecordRows:
     def add(self, unit) -> None:
         d = unit.to_json(S.raw_bytes)
         recs = d.get("records")
-        if not recs:
+        if not recs and S.message_kind(d) is None:
             return
-        ucols, uextra = S.unit_fields(d)
-        ucols["unitValid"] = bool(getattr(unit, "valid", not unit.problems))
-        ucols["unitProblems"] = len(unit.problems)
-        head = (self.path,) + tuple(ucols.get(n) for n in self.unit_names)
+        valid = bool(getattr(unit, "valid", not unit.problems))
+        nprobs = len(unit.problems)
         tail = (self.topic, self.partition)
         names = self.record_names
         rows = self.rows
         size = 0
+        if not recs or S.message_kind(recs[0]) is not None:  # Jafka / RocketMQ messages
+            for u, r in S.record_pairs(d):
+                ucols, uextra = S.unit_fields(u)
+                ucols["unitValid"], ucols["unitProblems"] = valid, nprobs
+                rcols, rextra = S.record_fields(r)
+                h = rcols.get("headers")
+                if h:
+                    rcols["headers"] = [(x["key"], x["value"]) for x in h]
+                rows.append((self.path,) + tuple(ucols.get(n) for n in self.unit_names)
+                            + tuple(rcols.get(n) for n in names) + (uextra, rextra) + tail)
+                size += len(rcols.get("value") or b"") + len(rcols.get("key") or b"")
+            self.bytes += size
+            return
+        ucols, uextra = S.unit_fields(d)
+        ucols["unitValid"] = valid
+        ucols["unitProblems"] = nprobs
+        head = (self.path,) + tuple(ucols.get(n) for n in self.unit_names)
         plain = _PLAIN
         for r in recs:
             # The common shape (a Kafka record) without the general checks of record_fields.

@@ -61,7 +61,7 @@ def delete_part(topic, password) -> dict:
 def produce_part(topic, partition, message_set: bytes) -> dict:
     """A PRODUCE part whose message set is ``message_set`` as given (one object carrying its
     ``bytes``: the set may be torn or hand-made)."""
-    return {"topic": topic, "partition": partition, "messages": [{"bytes": B64(message_set)}]}
+    return {"topic": topic, "partition": partition, "records": [{"rawBytes": B64(message_set)}]}
 
 
 def m0(payload: bytes) -> bytes:
@@ -92,7 +92,7 @@ def subset(d: dict, expected: dict) -> dict:
 # -- one table per unit type: (name, bytes, fields) drives decode and encode ------------------------
 
 INNER = m1(b"a") + m1(b"bb") + m1(b"ccc")
-GZ = gzip.compress(INNER, mtime=0)  # Python's gzip, not the encoder's: kept as stored (compressedPayload)
+GZ = gzip.compress(INNER, mtime=0)  # Python's gzip, not the encoder's: kept as stored (rawPayload)
 SN = xerial(INNER)
 INNER_JSON = [{"magic": 1, "attributes": 0, "payload": B64(p)} for p in (b"a", b"bb", b"ccc")]
 
@@ -105,16 +105,16 @@ MESSAGE_CASES = [
     ("magic 1 literal", bytes.fromhex("0000000b0100" "3610a686") + b"hello",
      {"size": 11, "magic": 1, "attributes": 0, "payload": B64(b"hello")}),
     ("gzip wrapper", m1(GZ, 1), {"magic": 1, "attributes": 1, "compressionCodec": "gzip", "payload": None,
-                                 "messages": INNER_JSON, "compressedPayload": B64(GZ)}),
+                                 "records": INNER_JSON, "rawPayload": B64(GZ)}),
     ("snappy wrapper", m1(SN, 2), {"magic": 1, "attributes": 2, "compressionCodec": "snappy", "payload": None,
-                                   "messages": INNER_JSON, "compressedPayload": B64(SN)}),
+                                   "records": INNER_JSON, "rawPayload": B64(SN)}),
 ]
 
 
 def _strip_inner(d: dict) -> dict:
     """A decoded message's JSON reduced to the keys the table gives for inner messages."""
-    if d.get("messages") is not None:
-        d["messages"] = [{k: x[k] for k in ("magic", "attributes", "payload")} for x in d["messages"]]
+    if d.get("records") is not None:
+        d["records"] = [{k: x[k] for k in ("magic", "attributes", "payload")} for x in d["records"]]
     return d
 
 
@@ -123,8 +123,8 @@ def test_message_table(name, data, fields):
     m = parse_message(data, 0, 0)
     assert m.valid and m.problems == []
     d = _strip_inner(json_of(m))
-    d["compressedPayload"] = B64(m.payload()) if m.inner is not None else None
-    expected = {k: v for k, v in fields.items() if k != "compressedPayload" or m.inner is not None}
+    d["rawPayload"] = B64(m.payload()) if m.inner is not None else None
+    expected = {k: v for k, v in fields.items() if k != "rawPayload" or m.inner is not None}
     assert subset(d, expected) == expected
     assert encode_message(fields, CTX) == data  # encode: from the fields alone
     assert MESSAGE.decode(data).values["size"] == len(data) - 4
@@ -132,7 +132,7 @@ def test_message_table(name, data, fields):
 
 def test_wrapper_is_recompressed_without_its_stored_payload():
     for codec in (1, 2):
-        obj = {"magic": 1, "attributes": codec, "messages": INNER_JSON}
+        obj = {"magic": 1, "attributes": codec, "records": INNER_JSON}
         data = encode_message(obj, CTX)
         m = parse_message(data)
         assert m.valid and [x.payload() for x in m.inner] == [b"a", b"bb", b"ccc"]
@@ -156,7 +156,7 @@ def _frame(kind, body):
 
 REQUEST_CASES = [
     ("PRODUCE", _frame(0, _s("t") + struct.pack(">ii", 0, len(m1(b"p"))) + m1(b"p")),
-     _req(0, topic="t", partition=0, messageSetSize=len(m1(b"p")), messages=[{"magic": 1, "attributes": 0,
+     _req(0, topic="t", partition=0, messageSetSize=len(m1(b"p")), records=[{"magic": 1, "attributes": 0,
                                                                                "payload": B64(b"p")}])),
     ("FETCH", _frame(1, _s("topic") + struct.pack(">iqi", 2, 1 << 40, 1 << 20)),
      _req(1, topic="topic", partition=2, offset=1 << 40, maxSize=1 << 20)),
@@ -165,7 +165,7 @@ REQUEST_CASES = [
      _req(2, count=2, parts=[fetch_part("a", 0, 0, 100), fetch_part("b", 1, 5, 300)])),
     ("MULTIPRODUCE", _frame(3, struct.pack(">h", 1) + _s("t") + struct.pack(">ii", 1, len(m1(b"z"))) + m1(b"z")),
      _req(3, count=1, parts=[{"topic": "t", "partition": 1, "messageSetSize": len(m1(b"z")),
-                              "messages": [{"magic": 1, "attributes": 0, "payload": B64(b"z")}]}])),
+                              "records": [{"magic": 1, "attributes": 0, "payload": B64(b"z")}]}])),
     ("OFFSETS", _frame(4, _s("t") + struct.pack(">iqi", 0, -2, 10)),
      _req(4, topic="t", partition=0, time=-2, maxNumOffsets=10)),
     ("CREATE", _frame(5, _s("topic") + struct.pack(">ib", 3, 1)), _req(5, topic="topic", partitions=3, enlarge=1)),
@@ -178,9 +178,9 @@ REQUEST_CASES = [
 
 def _strip_messages(d: dict) -> dict:
     for part in [d, *d.get("parts", ())]:
-        if part.get("messages") is not None:
-            part["messages"] = [{k: x[k] for k in ("magic", "attributes", "payload") if k in x}
-                                for x in part["messages"]]
+        if part.get("records") is not None:
+            part["records"] = [{k: x[k] for k in ("magic", "attributes", "payload") if k in x}
+                                for x in part["records"]]
     return d
 
 
@@ -200,14 +200,14 @@ def _resp(rk, **f):
 FETCHED = m1(b"one") + m1(b"two")
 RESPONSE_CASES = [
     ("FETCH", _frame(1, _s("t") + struct.pack(">iqi", 0, 100, 1000)), _frame(0, FETCHED),
-     _resp(1, messages=[{"magic": 1, "attributes": 0, "payload": B64(p)} for p in (b"one", b"two")])),
+     _resp(1, records=[{"magic": 1, "attributes": 0, "payload": B64(p)} for p in (b"one", b"two")])),
     ("FETCH error", _frame(1, _s("t") + struct.pack(">iqi", 0, 100, 1000)), _frame(1, b""),
-     _resp(1, errorCode=1, messages=[])),
+     _resp(1, errorCode=1, records=[])),
     ("MULTIFETCH", _frame(2, struct.pack(">h", 2) + (_s("t") + struct.pack(">iqi", 0, 0, 9)) * 2),
      _frame(0, struct.pack(">ih", 2 + len(m1(b"a")), 0) + m1(b"a") + struct.pack(">ih", 2, 3)),
      _resp(2, count=2, parts=[{"size": 2 + len(m1(b"a")), "errorCode": 0,
-                               "messages": [{"magic": 1, "attributes": 0, "payload": B64(b"a")}]},
-                              {"size": 2, "errorCode": 3, "messages": []}])),
+                               "records": [{"magic": 1, "attributes": 0, "payload": B64(b"a")}]},
+                              {"size": 2, "errorCode": 3, "records": []}])),
     ("OFFSETS", _frame(4, _s("t") + struct.pack(">iqi", 0, -1, 5)), _frame(0, struct.pack(">iqq", 2, 300, 0)),
      _resp(4, count=2, offsets=[300, 0])),
     ("CREATE", _frame(5, _s("t") + struct.pack(">ib", 3, 0)), _frame(0, struct.pack(">ii", 1, 3)),
@@ -239,13 +239,13 @@ def test_sample_log_round_trip(tmp_path):
     assert roundtrip(K07_SAMPLE, tmp_path) == K07_SAMPLE.read_bytes()
     # without --raw the wrappers are recompressed: other bytes, the same messages, valid checksums
     code, text = dump_json(K07_SAMPLE)
-    objs = [{k: v for k, v in o.items() if k != "compressedPayload"} for o in objects(text)]
+    objs = [{k: v for k, v in o.items() if k != "rawPayload"} for o in objects(text)]
     out = tmp_path / "plain.kafka"
     assert encode_text(lines(objs), out)[0] == 0
     again = [u.to_json(B64) for u in iter_log(BytesSource(out.read_bytes(), "x"))]
     assert all(u["valid"] for u in again) and len(again) == len(objs)
-    assert [[m["payload"] for m in u.get("messages") or [u]] for u in again] == \
-        [[m["payload"] for m in u.get("messages") or [u]] for u in objects(text)]
+    assert [[m["payload"] for m in u.get("records") or [u]] for u in again] == \
+        [[m["payload"] for m in u.get("records") or [u]] for u in objects(text)]
 
 
 def _external_logs():
@@ -296,7 +296,7 @@ def test_capture_round_trip(tmp_path):
         assert (out / f"j.pcap.0-{d}").read_bytes() == data
     # the partial tail message carries its bytes; the others come from their fields
     resp = next(o for o in objs if o["type"] == "response")
-    assert [("bytes" in m) for m in resp["messages"]] == [False, False, True]
+    assert [("rawBytes" in m) for m in resp["records"]] == [False, False, True]
 
 
 def test_damaged_capture_round_trips_with_keep_crc(tmp_path):
@@ -397,7 +397,7 @@ def test_edits_read_back_with_valid_checksums(tmp_path):
     assert len(us) == 7 and all(u.valid for u in us)
 
     def add_inner(objs):  # a new message inside the gzip wrapper: recompressed
-        objs[6]["messages"].append({"magic": 1, "attributes": 0, "payload": B64(b"added")})
+        objs[6]["records"].append({"magic": 1, "attributes": 0, "payload": B64(b"added")})
 
     out = _edit(tmp_path, path, add_inner)
     us = list(iter_log(BytesSource(out, "x")))
@@ -415,7 +415,7 @@ def test_request_edits(tmp_path):
     code, text = dump_json(f, "--format", "jafka-requests")
     objs = objects(text)
     objs[0]["topic"] = "a-longer-topic"
-    objs[0]["messages"].append({"magic": 1, "attributes": 0, "payload": B64(b"more")})
+    objs[0]["records"].append({"magic": 1, "attributes": 0, "payload": B64(b"more")})
     objs[1]["parts"].append(fetch_part("c", 2, 7, 10))
     out = tmp_path / "edited.bin"
     assert encode_text(lines(objs), out)[0] == 0
@@ -425,7 +425,7 @@ def test_request_edits(tmp_path):
     us = list(iter_requests(BytesSource(out.read_bytes(), "x"), Options()))
     assert [u.problems for u in us] == [[], []]
     d = [json_of(u) for u in us]
-    assert d[0]["topic"] == "a-longer-topic" and len(d[0]["messages"]) == 2 and d[0]["messages"][1]["valid"]
+    assert d[0]["topic"] == "a-longer-topic" and len(d[0]["records"]) == 2 and d[0]["records"][1]["valid"]
     assert d[1]["count"] == 3 and d[1]["parts"][2] == fetch_part("c", 2, 7, 10)
 
 
@@ -441,12 +441,12 @@ ERRORS = [
     ("missing field", {"format": "jafka-log", "type": "message", "payload": ""}, (), ".magic: missing"),
     ("missing payload", {"format": "jafka-log", "type": "message", "magic": 0}, (), ".payload: null is not allowed"),
     ("inner message", {"format": "jafka-log", "type": "message", "magic": 1, "attributes": 1,
-                       "messages": [{"magic": 1, "attributes": -1, "payload": ""}]}, (),
-     ".messages[0].attributes: -1 does not fit uint8"),
+                       "records": [{"magic": 1, "attributes": -1, "payload": ""}]}, (),
+     ".records[0].attributes: -1 does not fit uint8"),
     ("absurd length", {"format": "jafka-log", "type": "message", "size": 1 << 40, "magic": 0, "payload": ""},
      ("--keep-lengths",), ".size: 1099511627776 does not fit int32"),
     ("negative length", {"format": "jafka-requests", "type": "request", "requestType": 0, "size": 10,
-                         "topic": "t", "partition": 0, "messageSetSize": -5, "messages": []},
+                         "topic": "t", "partition": 0, "messageSetSize": -5, "records": []},
      ("--keep-lengths",), ".messageSetSize: negative length -5"),
     ("int64 out of range", {"format": "jafka-requests", "type": "request", "requestType": 1, "topic": "t",
                             "partition": 0, "offset": 1 << 63, "maxSize": 1}, (), ".offset: 9223372036854775808"),
@@ -458,7 +458,7 @@ ERRORS = [
     ("offsets item", {"format": "jafka-requests", "type": "response", "errorCode": 0, "request": {"requestType": 4},
                       "offsets": [1, "x"]}, (), ".offsets[1]: 'x' is not an integer"),
     ("unparsed without bytes", {"format": "jafka-log", "type": "unparsed", "length": 4,
-                                "problems": [{"code": "garbage"}]}, (), ".bytes"),
+                                "problems": [{"code": "garbage"}]}, (), ".rawBytes: missing"),
     ("unknown type", {"format": "jafka-log", "type": "request"}, (), ".type: 'request'"),
 ]
 
@@ -481,7 +481,7 @@ def test_messages_decode_what_they_encode():
                       st.fixed_dictionaries({"magic": st.just(1), "attributes": st.sampled_from([0, 4, 0xFC]),
                                              "payload": st.binary(max_size=64).map(B64)}))
     wrapper = st.fixed_dictionaries({"magic": st.just(1), "attributes": st.sampled_from([1, 2]),
-                                     "messages": st.lists(plain, min_size=1, max_size=4)})
+                                     "records": st.lists(plain, min_size=1, max_size=4)})
 
     @hyp.given(st.lists(st.one_of(plain, wrapper), max_size=5))
     @hyp.settings(max_examples=150, deadline=None)
@@ -492,8 +492,8 @@ def test_messages_decode_what_they_encode():
         for m, x in zip(msgs, got):
             d = json_of(x)
             assert x.crc_ok and d["magic"] == m["magic"] and d.get("attributes") == m.get("attributes")
-            if "messages" in m:
-                assert [{k: i[k] for k in y} for i, y in zip(d["messages"], m["messages"])] == m["messages"]
+            if "records" in m:
+                assert [{k: i[k] for k in y} for i, y in zip(d["records"], m["records"])] == m["records"]
             else:
                 assert d["payload"] == m["payload"]
     run()
@@ -512,7 +512,7 @@ def test_requests_decode_what_they_encode():
         st.builds(lambda *a: _req(5, **create_part(*a)), text, i32, st.integers(-128, 127)),
         st.builds(lambda t, p: _req(6, **delete_part(t, p)), st.one_of(st.none(), text), st.one_of(st.none(), text)),
         st.builds(lambda ps: _req(2, count=len(ps), parts=ps), st.lists(fetch, max_size=4)),
-        st.builds(lambda t, p, pl: _req(0, topic=t, partition=p, messages=[{"magic": 1, "attributes": 0,
+        st.builds(lambda t, p, pl: _req(0, topic=t, partition=p, records=[{"magic": 1, "attributes": 0,
                                                                              "payload": B64(x)} for x in pl]),
                   text, i32, st.lists(st.binary(max_size=20), max_size=3)),
     )
@@ -524,5 +524,5 @@ def test_requests_decode_what_they_encode():
         e = parse_request(data)
         assert e.problems == [] and e.length == len(data)
         d = _strip_messages(json_of(e))
-        assert subset(d, obj) == obj or obj["requestType"] == 0 and d["messages"] == obj["messages"]
+        assert subset(d, obj) == obj or obj["requestType"] == 0 and d["records"] == obj["records"]
     run()

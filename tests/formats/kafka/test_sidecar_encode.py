@@ -25,7 +25,6 @@ from tests.conftest import ROOT, SAMPLES
 from wireinspect.cli import cli
 from wireinspect.codec.crc import crc32c
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
-from wireinspect.formats.kafka import sidecar as sc
 from wireinspect.formats.kafka import sidetables as tables
 from wireinspect.formats.registry import choose_format, get_format
 from wireinspect.inputs.source import BytesSource
@@ -160,8 +159,8 @@ def test_bulk_rows_agree_with_layout_decode(name):
     """The rows (a struct compiled from the Layout) are what Layout.decode of the declaration reads."""
     data = (SAMPLE / name).read_bytes()
     kind = name.split(".")[-1]
-    parse = {"index": sc.parse_offset_index, "timeindex": sc.parse_time_index, "txnindex": sc.parse_txn_index,
-             "snapshot": sc.parse_producer_snapshot}[kind]
+    parse = {"index": tables.parse_offset_index, "timeindex": tables.parse_time_index, "txnindex": tables.parse_txn_index,
+             "snapshot": tables.parse_producer_snapshot}[kind]
     t = parse(data)
     layout = {"index": tables.OFFSET_INDEX, "timeindex": tables.TIME_INDEX, "txnindex": tables.TXN_INDEX,
               "snapshot": tables.PRODUCER_SNAPSHOT}[kind]
@@ -175,7 +174,7 @@ def test_bulk_rows_agree_with_layout_decode(name):
 
 
 def test_tree_entries_come_from_the_layout():
-    t = sc.parse_offset_index((SAMPLE / "00000000000000000000.index").read_bytes())
+    t = tables.parse_offset_index((SAMPLE / "00000000000000000000.index").read_bytes())
     (entry,) = t.to_tree().child("entries").children
     assert [(c.name, c.position, c.length, c.value) for c in entry.children[:2]] == \
         [("relativeOffset", 0, 4, 39), ("position", 4, 4, 4512)]

@@ -20,8 +20,10 @@ from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
 from wireinspect.formats.rocketmq.commitlog import (MAGIC_BLANK, MAGIC_V1, MAGIC_V2, RECORD, masked_crc,
                                                     parse_record)
 from wireinspect.formats.rocketmq.format import COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING
-from wireinspect.formats.rocketmq.remoting import (BINARY_HEADER, FRAME, fastjson_dumps, frame_bytes,
-                                                   java_hashmap_order, parse_frame)
+from wireinspect.formats.rocketmq.binaryheader import BINARY_HEADER
+from wireinspect.formats.rocketmq.fastjson import dumps as fastjson_dumps
+from wireinspect.formats.rocketmq.jsonheader import java_hashmap_order
+from wireinspect.formats.rocketmq.remoting import FRAME, frame_bytes, parse_frame
 from wireinspect.formats.rocketmq.store import (CQ_UNIT, CQ_UNIT_LAYOUT, INDEX_ENTRY, INDEX_ENTRY_LAYOUT,
                                                 INDEX_HEADER, INDEX_HEADER_LAYOUT, iter_consumequeue)
 from wireinspect.inputs.source import BytesSource, FileSource
@@ -163,7 +165,7 @@ FRAME_CASES = [
 @pytest.mark.parametrize("name,data,fields", FRAME_CASES, ids=[c[0] for c in FRAME_CASES])
 def test_frame_table(name, data, fields):
     f = parse_frame(data)
-    from wireinspect.formats.rocketmq.remoting import decode_frame_body
+    from wireinspect.formats.rocketmq.bodies import decode_frame_body
     decode_frame_body(f, None)
     assert f.problems == []
     d = f.to_json(b64)
@@ -359,11 +361,11 @@ def test_edit_pull_response_removes_a_record(tmp_path):
     p = tmp_path / "s.bin"
     p.write_bytes(FRAME_CASES[3][1])
     [o] = objects(dump_json(p, "--format", "rocketmq-remoting")[1])
-    del o["messages"][1]
+    del o["records"][1]
     out = tmp_path / "out"
     assert encode_text(lines([o]), out)[0] == 0
     f = parse_frame(out.read_bytes())
-    from wireinspect.formats.rocketmq.remoting import decode_frame_body
+    from wireinspect.formats.rocketmq.bodies import decode_frame_body
     decode_frame_body(f, 11)
     assert f.problems == [] and len(f.messages) == 1 and f.frame_length == len(out.read_bytes()) - 4
 
@@ -439,7 +441,7 @@ def test_store_encode_errors(tmp_path):
          ".slots[0].slot: 10 is not a slot"),
         ({"type": "unparsed", "length": 2 ** 40, "problems": [], "format": "rocketmq-commitlog"}, ".length: "),
         ({"type": "unparsed", "length": 5, "problems": [{"code": "garbage"}], "format": "rocketmq-commitlog"},
-         ".bytes: an unparsed range"),
+         ".rawBytes: missing"),
         ({"type": "blank", "length": -3, "totalSize": 0, "format": "rocketmq-commitlog"}, ".length: a BLANK"),
     ]
     for obj, message in cases:

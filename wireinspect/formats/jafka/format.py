@@ -7,6 +7,7 @@ import os
 import re
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.common import encode_unparsed
 from wireinspect.inputs.source import Source
 
 LOG_NAME = re.compile(r"^([0-9]{20})\.(kafka|jafka)$")
@@ -68,8 +69,13 @@ def _log_check(source: Source, opts):
 
 
 def _log_encode(obj: dict, ctx) -> list:
+    """A ``jafka-log`` object -> ``[(None, bytes)]``: a ``message`` through
+    :func:`~wireinspect.formats.jafka.messages.encode_log_unit`, an ``unparsed`` range through
+    :func:`~wireinspect.formats.common.encode_unparsed` (``rawBytes`` or ``rawZeros``)."""
     from wireinspect.formats.jafka.messages import encode_log_unit
 
+    if isinstance(obj, dict) and obj.get("type") == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
     return encode_log_unit(obj, ctx)
 
 
@@ -88,6 +94,8 @@ def _requests_units(source: Source, opts):
 def _requests_encode(obj: dict, ctx) -> list:
     from wireinspect.formats.jafka.stream import encode_unit
 
+    if isinstance(obj, dict) and obj.get("type") == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
     data = encode_unit(obj, ctx)
     return [(None, data)] if data else []
 

@@ -31,8 +31,10 @@ import zlib
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, elided
-from wireinspect.formats.rocketmq.walk import gap_bytes, scan, walk
-from wireinspect.layout import Bytes, Count, Crc, EncodeContext, Int, Layout, Length
+from wireinspect.formats.common import unparsed_bytes
+from wireinspect.formats.framing import scan, walk
+from wireinspect.formats.kafka.fields import Plan
+from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy"}
@@ -67,7 +69,18 @@ MESSAGE = Layout("message", (
     Blob("payload"),  # to the end of the entry: size - 5 (magic 0) or size - 6 (magic 1) bytes
 ), source="kafka.message.Message / MessageSet (Kafka 0.7.2), io.jafka.message.Message (Jafka 3.0.8)")
 _SIZE = MESSAGE.field("size")
+_SIZE_ST = struct.Struct(">" + _SIZE.code)
 _HEAD_FIELDS = ("size", "magic", "attributes", "checksum")
+_CHECKSUM = MESSAGE.field("checksum")
+_CRC = CRCS[_CHECKSUM.algo]
+# The hot path reads a whole entry through MESSAGE compiled per magic (fields.py Plan); an entry that does
+# not fit falls back to MESSAGE.decode, which says where it stops.
+_PLANS = {magic: Plan(MESSAGE, {"magic": magic}) for magic in (0, 1)}
+_AT = {magic: (p.index("attributes") if "attributes" in p.names else None, p.index("checksum"), p.index("payload"))
+       for magic, p in _PLANS.items()}
+# JSON keys: ``crcValid`` and ``records`` are the keys every format uses; encode also reads the names
+# older versions wrote (``checksumValid`` is a verdict and never read).
+OLD_KEYS = {"records": "messages", "rawPayload": "compressedPayload", "rawBytes": "bytes"}
 
 
 class Message:
@@ -128,10 +141,10 @@ class Message:
             d["attributes"] = self.attributes
         d["compressionCodec"] = CODECS.get(self.codec, f"unknown({self.codec})") if self.magic is not None else None
         d["checksum"] = self.checksum
-        d["checksumValid"] = self.crc_ok
+        d["crcValid"] = self.crc_ok
         d["payload"] = enc(self.payload()) if self.inner is None else None
         if self.inner is not None:
-            d["messages"] = [m.to_json(enc) for m in self.inner]
+            d["records"] = [m.to_json(enc) for m in self.inner]
         d["valid"] = self.valid
         if self.partial:
             d["partial"] = True
@@ -145,7 +158,7 @@ class Message:
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: the JSON keys encode needs beyond the fields (see :func:`raw_message_json`)."""
         full = raw_message_json(self, enc, read(self.position, self.length))
-        return {k: full[k] for k in ("messages", "compressedPayload", "bytes") if k in full}
+        return {k: full[k] for k in ("records", "rawPayload", "rawBytes") if k in full}
 
     def to_tree(self, name: str = "message") -> Node:
         b = self.base if self.base is not None else 0
@@ -153,6 +166,8 @@ class Message:
         where = "" if self.offset is None else f"offset {self.offset}  "
         node.display = f"{where}{CODECS.get(self.codec, '?')}  magic {self.magic}"
         spans = self.spans
+        if spans is None:  # decoded by the fast path: the tree reads the declaration
+            spans = MESSAGE.decode(self.data, self.start, self.start + self.length).spans
         for f in _HEAD_FIELDS:  # the fields MESSAGE.decode read, in layout order
             if f not in spans:
                 continue
@@ -200,7 +215,7 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "ka
         m.problems.append(Problem("truncated", _where(m, 0), f"entry size needs 4 bytes, {avail} remain",
                                   expected=4, actual=avail))
         return m
-    m.size = _SIZE.read(buf, pos, end)[0]
+    (m.size,) = _SIZE_ST.unpack_from(buf, pos)
     total = 4 + m.size
     minimum = MIN_HEADER[dialect]
     if m.size < minimum:
@@ -234,20 +249,31 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, dialect: str = "ka
     else:
         m.length = total
         m.framing_ok = True
-    d = MESSAGE.decode(buf, pos, pos + m.length)  # a torn message: the fields that are there
-    m.spans = d.spans
-    m.attributes = d.values.get("attributes")
-    m.checksum = d.values.get("checksum")
-    if m.checksum is None:
-        return m
-    m.p_payload, m.payload_len = d.spans["payload"]
+    fast = _PLANS[m.magic].read(buf, pos, pos + m.length) if m.framing_ok else None
+    if fast is not None:  # the whole entry is there: its fields in one go
+        v = fast[0]
+        ia, ic, ip = _AT[m.magic]
+        m.spans = None  # (the tree decodes them again)
+        m.attributes = None if ia is None else v[ia]
+        m.checksum = v[ic]
+        m.p_payload = v[ip]
+        m.payload_len = fast[1] - m.p_payload
+        q = pos + _PLANS[m.magic].fixed["checksum"]
+    else:
+        d = MESSAGE.decode(buf, pos, pos + m.length)  # a torn message: the fields that are there
+        m.spans = d.spans
+        m.attributes = d.values.get("attributes")
+        m.checksum = d.values.get("checksum")
+        if m.checksum is None:
+            return m
+        m.p_payload, m.payload_len = d.spans["payload"]
+        q = d.spans["checksum"][0]
     if m.offset is not None:
         m.next_offset = m.offset + total
     if not m.framing_ok:
         return m
-    m.crc_computed = MESSAGE.verify_crcs(buf, d)["checksum"]
+    m.crc_computed = _CRC(buf[m.p_payload:m.p_payload + m.payload_len])  # MESSAGE's checksum: the payload's
     m.crc_ok = m.crc_computed == m.checksum
-    q = d.spans["checksum"][0]
     if not m.crc_ok:
         m.problems.append(Problem("crc_mismatch", _where(m, q - pos), f"stored checksum 0x{m.checksum:08x}, "
                                   f"computed 0x{m.crc_computed:08x}", expected=m.checksum, actual=m.crc_computed))
@@ -419,9 +445,6 @@ def compress(codec: int, data: bytes) -> bytes:
     return _gzip(data) if codec == 1 else _xerial(data)
 
 
-_PLAIN: dict = {}
-
-
 def check_lengths(layout: Layout, values: dict, where: str = "") -> None:
     """With ``--keep-lengths``: a stored length or count that is negative (other than the -1 of a
     null string) is an EncodeError, not bytes that claim a negative size."""
@@ -434,35 +457,12 @@ def check_lengths(layout: Layout, values: dict, where: str = "") -> None:
                     raise EncodeError(f"{where}.{f.name}: negative length {v}")
 
 
-def encode_layout(layout: Layout, values: dict, ctx: EncodeContext, where: str = "") -> bytes:
-    """``layout.encode``, also when a Length covers a Crc field (a message's ``size`` covers its
-    ``checksum``): layout.py resolves lengths before checksums and refuses a length over a checksum,
-    so the layout is encoded with its Crc fields as plain integers (the stored value with
-    ``keep_crc``, else 0), then each recomputed checksum is computed over its declared range
-    (``Layout.verify_crcs``) and put in place. Raises EncodeError like ``Layout.encode``."""
-    if not isinstance(values, dict):
-        raise EncodeError(f"{where or '.'}: expected an object, got {type(values).__name__}")
-    if ctx.keep_lengths:
+def encode_checked(layout: Layout, values, ctx: EncodeContext, where: str = "") -> bytes:
+    """``layout.encode(values)`` (sizes and checksums recomputed unless ``keep_lengths``/``keep_crc``),
+    after :func:`check_lengths` when stored lengths are kept. Raises EncodeError naming ``where.field``."""
+    if ctx.keep_lengths and isinstance(values, dict):
         check_lengths(layout, values, where)
-    plain = _PLAIN.get(layout.name)
-    if plain is None:
-        plain = _PLAIN[layout.name] = Layout(layout.name, tuple(
-            Int(f.name, f.code, when=f.when) if isinstance(f, Crc) else f for f in layout.fields), layout.source)
-    crcs = [f for f in layout.fields if isinstance(f, Crc) and f.present(values)
-            and not (ctx.keep_crc and values.get(f.name) is not None)]
-    v = dict(values)
-    for f in crcs:
-        v[f.name] = 0
-    out = plain.encode(v, ctx, where)
-    if not crcs:
-        return out
-    out = bytearray(out)
-    d = layout.decode(out)
-    computed = layout.verify_crcs(out, d)
-    for f in crcs:
-        p, n = d.spans[f.name]
-        out[p:p + n] = f.pack(computed[f.name], f"{where}.{f.name}")
-    return bytes(out)
+    return layout.encode(values, ctx, where)
 
 
 def _int(obj: dict, key: str, where: str) -> int:
@@ -474,45 +474,53 @@ def _int(obj: dict, key: str, where: str) -> int:
     return v
 
 
+def _raw_key(obj: dict, key: str) -> str:
+    """The name ``obj`` holds ``key``'s value under (the current one, or :data:`OLD_KEYS`'s)."""
+    return key if obj.get(key) is not None or key not in OLD_KEYS else OLD_KEYS[key]
+
+
 def encode_message(obj, ctx: EncodeContext, where: str = "") -> bytes:
     """The bytes of one message-set entry from its ``dump --json`` object, through :data:`MESSAGE`.
 
-    ``bytes`` (``dump --json --raw``, for an entry its fields cannot reproduce: torn, unknown magic)
-    is written as it is. Otherwise ``size`` and ``checksum`` (CRC-32 of the payload) are recomputed
-    unless ``ctx.keep_lengths`` / ``ctx.keep_crc``; ``magic`` must be 0 or 1, ``attributes``
-    (magic 1) 0..255. A message with ``messages`` is a compressed wrapper (codec ``attributes & 3``:
-    1 gzip, 2 snappy): its inner messages are encoded and compressed, except that a
-    ``compressedPayload`` (``--raw``) that decompresses to exactly those bytes is written as stored.
-    ``offset``, ``nextOffset``, ``compressionCodec``, ``checksumValid``, ``valid``, ``problems`` are
-    derived and not read. Raises EncodeError naming ``where.field``."""
+    ``rawBytes`` (``dump --json --raw``, for an entry its fields cannot reproduce: torn, unknown
+    magic) is written as it is. Otherwise ``size`` and ``checksum`` (CRC-32 of the payload) are
+    recomputed unless ``ctx.keep_lengths`` / ``ctx.keep_crc``; ``magic`` must be 0 or 1,
+    ``attributes`` (magic 1) 0..255. A message with ``records`` is a compressed wrapper (codec
+    ``attributes & 3``: 1 gzip, 2 snappy): its inner messages are encoded and compressed, except that
+    a ``rawPayload`` (``--raw``) that decompresses to exactly those bytes is written as stored.
+    ``offset``, ``nextOffset``, ``compressionCodec``, ``crcValid``, ``valid``, ``problems`` are
+    derived and not read. JSON from older versions (``messages``, ``compressedPayload``, ``bytes``)
+    is read too. Raises EncodeError naming ``where.field``."""
     if not isinstance(obj, dict):
         raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
-    if obj.get("bytes") is not None:
-        return ctx.blob(obj["bytes"], f"{where}.bytes")
+    whole = _raw_key(obj, "rawBytes")
+    if obj.get(whole) is not None:
+        return ctx.blob(obj[whole], f"{where}.{whole}")
     magic = _int(obj, "magic", where)
     if magic not in (0, 1):
         raise EncodeError(f"{where}.magic: {magic} is not a Kafka 0.7 magic (0 or 1); an entry with another "
                           "magic is written only from its stored bytes (dump --json --raw)")
-    inner = obj.get("messages")
+    name = _raw_key(obj, "records")
+    inner = obj.get(name)
     if inner is None:
-        return encode_layout(MESSAGE, obj, ctx, where)
+        return encode_checked(MESSAGE, obj, ctx, where)
     if not isinstance(inner, list):
-        raise EncodeError(f"{where}.messages: expected a list, got {type(inner).__name__}")
+        raise EncodeError(f"{where}.{name}: expected a list, got {type(inner).__name__}")
     codec = _int(obj, "attributes", where) & 3 if magic == 1 else 0
     if codec not in (1, 2):
         raise EncodeError(f"{where}.attributes: a message holding messages is a compressed wrapper: its codec "
                           f"(attributes & 3) must be 1 (gzip) or 2 (snappy), not {codec}")
-    data = encode_message_set(inner, ctx, f"{where}.messages")
+    data = encode_message_set(inner, ctx, f"{where}.{name}")
     payload = None
-    kept = obj.get("compressedPayload")
-    if kept is not None:
-        raw = ctx.blob(kept, f"{where}.compressedPayload")
+    kept_as = _raw_key(obj, "rawPayload")
+    if obj.get(kept_as) is not None:
+        raw = ctx.blob(obj[kept_as], f"{where}.{kept_as}")
         out, err = decompress(codec, raw, len(data) + 1)
         if err is None and bytes(out) == data:
             payload = raw
     values = dict(obj)
     values["payload"] = payload if payload is not None else compress(codec, data)
-    return encode_layout(MESSAGE, values, ctx, where)
+    return encode_checked(MESSAGE, values, ctx, where)
 
 
 def encode_message_set(items, ctx: EncodeContext, where: str) -> bytes:
@@ -527,8 +535,8 @@ def encode_log_unit(obj: dict, ctx: EncodeContext) -> list:
     kind = obj.get("type")
     if kind == "message":
         return [(None, encode_message(obj, ctx))]
-    if kind == "unparsed":  # its bytes (dump --json --raw), or zeros (walk.gap_bytes)
-        return [(None, gap_bytes(obj, ctx))]
+    if kind == "unparsed":  # its bytes (dump --json --raw), or zeros (common.unparsed_bytes)
+        return [(None, unparsed_bytes(obj, ctx))]
     raise EncodeError(f".type: {kind!r} is not a unit of a Kafka 0.7 / Jafka log (message, unparsed)")
 
 
@@ -538,7 +546,7 @@ CHECK = EncodeContext(keep_crc=True)  # what --raw promises: dump --json --raw |
 
 def raw_message_json(m: Message, enc, stored: bytes) -> dict:
     """``m``'s JSON with what encode needs to give ``stored`` (its bytes) back exactly: a wrapper's
-    ``compressedPayload`` (the stored compressed bytes) and inner messages likewise; and ``bytes``
+    ``rawPayload`` (the stored compressed bytes) and inner messages likewise; and ``rawBytes``
     (``stored``) when the fields cannot reproduce it (torn, unknown magic, a wrapper that does not
     decompress to its inner messages, wrong sizes), as :func:`encode_message` with ``keep_crc`` shows."""
     return _raw(m, (enc, B64) if enc is not B64 else (B64,), stored)[0]
@@ -549,13 +557,13 @@ def _raw(m: Message, encs, stored) -> list:
     if m.inner is not None:
         inner = [_raw(x, encs, x.stored()) for x in m.inner]
         for k, d in enumerate(ds):
-            d["messages"] = [r[k] for r in inner]
-            d["compressedPayload"] = encs[k](m.payload())
+            d["records"] = [r[k] for r in inner]
+            d["rawPayload"] = encs[k](m.payload())
     try:
         same = encode_message(ds[-1], CHECK) == stored
     except EncodeError:
         same = False
     if not same:
         for k, d in enumerate(ds):
-            d["bytes"] = encs[k](stored)
+            d["rawBytes"] = encs[k](stored)
     return ds

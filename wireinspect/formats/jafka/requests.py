@@ -28,8 +28,8 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
-from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _raw, check_lengths, encode_layout, encode_message_set,
-                                                parse_message_set)
+from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _raw, _raw_key, check_lengths, encode_checked,
+                                                encode_message_set, parse_message_set)
 from wireinspect.layout import Array, Bytes, Count, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
@@ -151,7 +151,7 @@ class _Cursor:
 
 class Part:
     """One topic/partition part of a request or response: ``fields`` ``[(name, position, size,
-    value)]`` and, for produce requests and fetch responses, ``messages``."""
+    value)]`` and, for produce requests and fetch responses, ``messages`` (JSON ``records``)."""
 
     __slots__ = ("position", "length", "fields", "messages", "set_position", "set_length")
 
@@ -164,7 +164,7 @@ class Part:
         d = {name: enc(value) if isinstance(value, (bytes, bytearray)) else value
              for name, _, _, value in self.fields}
         if self.messages is not None:
-            d["messages"] = [m.to_json(enc) for m in self.messages]
+            d["records"] = [m.to_json(enc) for m in self.messages]
         return d
 
     def to_tree(self, name: str) -> Node:
@@ -474,12 +474,14 @@ def _obj(v, where: str) -> dict:
 
 
 def _with_set(part: dict, ctx, where: str) -> dict:
-    """A part's values with ``messageSet`` (bytes) built from its ``messages``."""
-    msgs = part.get("messages")
+    """A part's values with ``messageSet`` (bytes) built from its ``records`` (``messages`` in JSON
+    from older versions)."""
+    name = _raw_key(part, "records")
+    msgs = part.get(name)
     if msgs is None:
-        raise EncodeError(f"{where}.messages: missing")
+        raise EncodeError(f"{where}.records: missing")
     values = dict(part)
-    values["messageSet"] = encode_message_set(msgs, ctx, f"{where}.messages")
+    values["messageSet"] = encode_message_set(msgs, ctx, f"{where}.{name}")
     return values
 
 
@@ -497,9 +499,9 @@ def _request_body(obj: dict, kind: int, ctx, where: str) -> bytes:
         if ctx.keep_lengths:
             for i, part in enumerate(parts):
                 check_lengths(layout.field("parts").item, _obj(part, f"{where}.parts[{i}]"), f"{where}.parts[{i}]")
-        return encode_layout(layout, {"count": obj.get("count"), "parts": parts}, ctx, where)
+        return encode_checked(layout, {"count": obj.get("count"), "parts": parts}, ctx, where)
     values = _with_set(obj, ctx, where) if kind == 0 else obj
-    return encode_layout(layout, values, ctx, where)
+    return encode_checked(layout, values, ctx, where)
 
 
 def _response_body(obj: dict, ctx, where: str) -> bytes:
@@ -511,7 +513,7 @@ def _response_body(obj: dict, ctx, where: str) -> bytes:
                               "payload)")
         return ctx.blob(obj["payload"], f"{where}.payload")
     if rk == 1:
-        return encode_layout(FETCH_RESPONSE, _with_set(obj, ctx, where), ctx, where)
+        return encode_checked(FETCH_RESPONSE, _with_set(obj, ctx, where), ctx, where)
     if rk == 2:
         parts = obj.get("parts")
         if not isinstance(parts, list):
@@ -520,7 +522,7 @@ def _response_body(obj: dict, ctx, where: str) -> bytes:
         if ctx.keep_lengths:
             for i, part in enumerate(parts):
                 check_lengths(FETCH_PART, part, f"{where}.parts[{i}]")
-        return encode_layout(MULTIFETCH_RESPONSE, {"parts": parts}, ctx, where)
+        return encode_checked(MULTIFETCH_RESPONSE, {"parts": parts}, ctx, where)
     if rk == 4:
         offs = obj.get("offsets")
         if not isinstance(offs, list):
@@ -528,10 +530,10 @@ def _response_body(obj: dict, ctx, where: str) -> bytes:
         field = OFFSET.field("offset")
         for i, v in enumerate(offs):
             field.pack(v, f"{where}.offsets[{i}]")
-        return encode_layout(OFFSETS_RESPONSE, {"count": obj.get("count"), "offsets": [{"offset": v} for v in offs]},
+        return encode_checked(OFFSETS_RESPONSE, {"count": obj.get("count"), "offsets": [{"offset": v} for v in offs]},
                              ctx, where)
     if rk in (5, 6):
-        return encode_layout(CREATE_RESPONSE if rk == 5 else DELETE_RESPONSE, obj, ctx, where)
+        return encode_checked(CREATE_RESPONSE if rk == 5 else DELETE_RESPONSE, obj, ctx, where)
     raise EncodeError(f"{where}.request.requestType: {rk!r}: no response layout (PRODUCE and MULTIPRODUCE get no "
                       "response; give the bytes as payload)")
 
@@ -541,30 +543,31 @@ def encode_exchange(obj, ctx: EncodeContext, where: str = "") -> bytes:
 
     A request: ``requestType`` (0..6) picks the body Layout (:data:`REQUEST_BODIES`); its fields are
     the object's (``topic``, ``partition``, ...; MULTIFETCH/MULTIPRODUCE: ``parts``), PRODUCE's
-    ``messages`` become the message set. A response: ``request.requestType`` (the request it
+    ``records`` become the message set. A response: ``request.requestType`` (the request it
     answers) picks the payload Layout; without it, ``payload`` (bytes) is the payload. ``size``,
     string lengths, ``messageSetSize``, ``count`` and message sizes and checksums are recomputed
-    unless ``ctx.keep_lengths`` / ``ctx.keep_crc``. ``bytes`` (``dump --json --raw``, for a frame
-    its fields cannot reproduce: torn, trailing bytes, bad lengths) is written as it is. Raises
-    EncodeError naming ``where.field``."""
+    unless ``ctx.keep_lengths`` / ``ctx.keep_crc``. ``rawBytes`` (``dump --json --raw``, for a frame
+    its fields cannot reproduce: torn, trailing bytes, bad lengths) is written as it is (``messages``
+    and ``bytes``, as older versions wrote them, are read too). Raises EncodeError naming ``where.field``."""
     obj = _obj(obj, where)
-    if obj.get("bytes") is not None:
-        return ctx.blob(obj["bytes"], f"{where}.bytes")
+    whole = _raw_key(obj, "rawBytes")
+    if obj.get(whole) is not None:
+        return ctx.blob(obj[whole], f"{where}.{whole}")
     kind = obj.get("type")
     if kind == "request":
         t = _int(obj, "requestType", where)
         body = _request_body(obj, t, ctx, where)
-        return encode_layout(REQUEST, {"size": obj.get("size"), "requestType": t, "body": body}, ctx, where)
+        return encode_checked(REQUEST, {"size": obj.get("size"), "requestType": t, "body": body}, ctx, where)
     if kind == "response":
         err = _int(obj, "errorCode", where)
         body = _response_body(obj, ctx, where)
-        return encode_layout(RESPONSE, {"size": obj.get("size"), "errorCode": err, "body": body}, ctx, where)
+        return encode_checked(RESPONSE, {"size": obj.get("size"), "errorCode": err, "body": body}, ctx, where)
     raise EncodeError(f"{where}.type: {kind!r} is not a Kafka 0.7 / Jafka frame (request, response)")
 
 
 def raw_exchange_json(e: Exchange, enc) -> dict:
     """``dump --json --raw`` keys of a frame: its message lists with their raw keys (see
-    :func:`~wireinspect.formats.jafka.messages.raw_message_json`), and ``bytes`` (the frame as
+    :func:`~wireinspect.formats.jafka.messages.raw_message_json`), and ``rawBytes`` (the frame as
     stored) when the fields cannot reproduce it."""
     encs = (enc, B64)
     ds = [e.to_json(x) for x in encs]
@@ -574,16 +577,16 @@ def raw_exchange_json(e: Exchange, enc) -> dict:
         raws = [_raw(m, encs, m.stored()) for m in part.messages]
         for k, d in enumerate(ds):
             target = d["parts"][pi] if e.multi else d
-            target["messages"] = [r[k] for r in raws]
+            target["records"] = [r[k] for r in raws]
     out = {}
     if e.multi:
         out["parts"] = ds[0]["parts"]
-    elif "messages" in ds[0]:
-        out["messages"] = ds[0]["messages"]
+    elif "records" in ds[0]:
+        out["records"] = ds[0]["records"]
     try:
         same = encode_exchange(ds[1], CHECK) == bytes(e.data or b"")
     except EncodeError:
         same = False
     if not same:
-        out["bytes"] = enc(bytes(e.data or b""))
+        out["rawBytes"] = enc(bytes(e.data or b""))
     return out

@@ -5,10 +5,13 @@ Requests and responses are ``size int32``-framed (:mod:`wireinspect.formats.jafk
 no correlation id, a response answers the oldest request still waiting for one; PRODUCE and
 MULTIPRODUCE get no response. Positions are byte positions in that direction's stream.
 
-Encode (:meth:`JafkaProtocol.encode`): a frame object gives its frame's bytes
-(:func:`~wireinspect.formats.jafka.requests.encode_exchange`), an ``unparsed`` object its stored
-``bytes`` (``dump --json --raw``; the splitter keeps them, since a capture's stream positions are not
-the capture file's; see :mod:`wireinspect.formats.rocketmq.walk`), a ``note`` none.
+Frames are cut by :class:`~wireinspect.formats.framing.LengthSplitter` (sizes 2..``MAX_REQUEST``).
+
+Encode (:func:`encode_unit`): a frame object gives its frame's bytes
+(:func:`~wireinspect.formats.jafka.requests.encode_exchange`), an ``unparsed`` object its
+``rawBytes``/``rawZeros`` (``dump --json --raw``; the splitter keeps a stream's bytes, since a
+capture's stream positions are not the capture file's: :mod:`wireinspect.formats.common`), a
+``note`` none.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
 from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, Exchange,
                                                  encode_exchange, parse_request, parse_response)
-from wireinspect.formats.rocketmq.walk import LengthSplitter, StreamDecoder, StreamProtocol, gap_bytes
+from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
+from wireinspect.formats.framing import LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.inputs.tcp import CaptureFacts, capture_display, capture_fields, latency_ms
 from wireinspect.model import Problem
 
@@ -100,8 +104,8 @@ def sniff(first_bytes: bytes) -> int:
 
 def _splitter(direction: str) -> LengthSplitter:
     if direction == "response":
-        return LengthSplitter(plausible_response, _describe("response"))
-    return LengthSplitter(plausible_request, _describe("request"))
+        return LengthSplitter(plausible_response, _describe("response"), minimum=2, maximum=MAX_REQUEST)
+    return LengthSplitter(plausible_request, _describe("request"), minimum=2, maximum=MAX_REQUEST)
 
 
 MAX_WAITING = 1 << 16  # requests kept for pairing per conversation
@@ -180,13 +184,14 @@ class _Decoder(CaptureFacts):
 
 def encode_unit(obj: dict, ctx) -> bytes:
     """The bytes one object of a Jafka stream stands for: a ``request``/``response`` frame, an
-    ``unparsed`` stretch (its ``bytes``), a ``note`` (none). Raises EncodeError."""
+    ``unparsed`` stretch (:func:`~wireinspect.formats.common.unparsed_bytes`), a ``note`` (none).
+    Raises EncodeError."""
     kind = obj.get("type")
     if kind in ("request", "response"):
         return encode_exchange(obj, ctx)
     if kind == "unparsed":
-        return gap_bytes(obj, ctx)
-    if kind == "note":
+        return unparsed_bytes(obj, ctx)
+    if kind in NOTE_TYPES:
         return b""
     raise EncodeError(f".type: {kind!r} is not a unit of a Kafka 0.7 / Jafka stream (request, response, "
                       "unparsed, note)")
@@ -202,7 +207,7 @@ def iter_requests(source, opts, chunk: int = 1 << 20):
     """Requests of a raw dump of the client-to-broker bytes."""
     limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
     dialect = DIALECT
-    sp = LengthSplitter(plausible_request, _describe("request"))
+    sp = _splitter("request")
     pos = 0
     final = False
     while not final:

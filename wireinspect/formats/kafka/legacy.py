@@ -17,9 +17,9 @@ old, wrong frame header checksum.
 from __future__ import annotations
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
-from wireinspect.codec.crc import crc32
+from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
-from wireinspect.layout import Bytes, Crc, Int, Layout, Length
+from wireinspect.layout import CRCS, Bytes, Crc, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
 LEGACY = Layout("LegacyRecord", (
@@ -35,8 +35,18 @@ LEGACY = Layout("LegacyRecord", (
     Bytes("value", size="valueLength", nullable=True),  # a wrapper's: the compressed inner messages
 ), source="org.apache.kafka.common.record.LegacyRecord")
 LEGACY_HEAD = Layout("LegacyRecord", LEGACY.fields[:5], LEGACY.source)  # offset .. attributes (18 bytes)
+# The hot loop reads through LEGACY compiled (fields.py): the header (offset .. attributes) as one struct,
+# and the whole entry per magic; anything that does not fit falls back to LEGACY.decode.
+_HEAD, _HEAD_AT = compile_table(compile_layout(LEGACY))
+HEAD_SIZE = _HEAD.size
+_AT = {name: off for name, off, _ in _HEAD_AT}
+_PLANS = {magic: Plan(LEGACY, {"magic": magic}) for magic in (0, 1)}
+_IDX = {magic: tuple(p.index(n) for n in ("timestamp", "keyLength", "key", "valueLength", "value")
+                     if n in p.names) for magic, p in _PLANS.items()}
 LOG_OVERHEAD = 12
 MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
+_CRC_FIELD = LEGACY.field("crc")
+_CRC = CRCS[_CRC_FIELD.algo]
 
 
 class Message:
@@ -186,44 +196,55 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
     at = (lambda i: base + i) if base is not None else (lambda i: m.position)
     avail = len(buf) - pos
     probs = m.problems
-    head = LEGACY_HEAD.decode(buf, pos, len(buf))
-    if avail < 18:
+    if avail < HEAD_SIZE:
         m.length = max(avail, 0)
-        if avail >= 12:
+        head = LEGACY_HEAD.decode(buf, pos, len(buf))
+        if "messageSize" in head.values:
             m.offset, m.size = head.values["offset"], head.values["messageSize"]
-        probs.append(Problem("truncated", at(pos), f"message entry header needs 18 bytes, only {avail} remain",
-                             expected=18, actual=avail))
+        probs.append(Problem("truncated", at(pos), f"message entry header needs {HEAD_SIZE} bytes, only {avail} "
+                             "remain", expected=HEAD_SIZE, actual=avail))
         return m
-    hv = head.values
-    m.offset, m.size, m.crc, m.magic, m.attributes = (hv["offset"], hv["messageSize"], hv["crc"], hv["magic"],
-                                                      hv["attributes"])
+    m.offset, m.size, m.crc, m.magic, m.attributes = _HEAD.unpack_from(buf, pos)
     m.abs_offset = m.offset
     total = LOG_OVERHEAD + m.size
     if m.magic not in (0, 1):
-        m.length = min(max(total, 17), avail)
-        if m.length < 18:  # the entry ends at its magic byte: the byte after it is not its attributes
+        m.length = min(max(total, _AT["attributes"]), avail)
+        if m.length < HEAD_SIZE:  # the entry ends at its magic byte: the byte after it is not its attributes
             m.attributes = None
-        probs.append(Problem("unknown_magic", at(pos + 16), f"magic {m.magic} in a legacy message entry",
+        probs.append(Problem("unknown_magic", at(pos + _AT["magic"]), f"magic {m.magic} in a legacy message entry",
                              actual=m.magic))
         return m
     if m.size < MIN_SIZE[m.magic]:
-        m.length = min(18, avail)
-        probs.append(Problem("bad_length", at(pos + 8), f"messageSize {m.size} is smaller than the minimum "
-                             f"{MIN_SIZE[m.magic]} for magic {m.magic}", actual=m.size))
+        m.length = min(HEAD_SIZE, avail)
+        probs.append(Problem("bad_length", at(pos + _AT["messageSize"]), f"messageSize {m.size} is smaller than the "
+                             f"minimum {MIN_SIZE[m.magic]} for magic {m.magic}", actual=m.size))
         return m
     end = pos + total
     if total > avail:
         m.length = avail
         end = len(buf)
-        probs.append(Problem("truncated", at(pos + 8), f"message of {total} bytes runs past the end of the data "
-                             f"({avail} bytes left)", expected=total, actual=avail))
+        probs.append(Problem("truncated", at(pos + _AT["messageSize"]), f"message of {total} bytes runs past the end "
+                             f"of the data ({avail} bytes left)", expected=total, actual=avail))
     else:
         m.length = total
-        m.crc_computed = crc32(buf[pos + 16:end])
+        m.crc_computed = _CRC(buf[pos + _AT[_CRC_FIELD.start]:end])
         m.crc_ok = m.crc_computed == m.crc
         if not m.crc_ok:
-            probs.append(Problem("crc_mismatch", at(pos + 12), f"stored CRC-32 0x{m.crc:08x}, computed "
+            probs.append(Problem("crc_mismatch", at(pos + _AT["crc"]), f"stored CRC-32 0x{m.crc:08x}, computed "
                                  f"0x{m.crc_computed:08x}", expected=m.crc, actual=m.crc_computed))
+        fast = _PLANS[m.magic].read(buf, pos, end)
+        if fast is not None and fast[1] == end:  # the common case: every field fits, nothing follows the value
+            v = fast[0]
+            idx = _IDX[m.magic]
+            if m.magic == 1:
+                m.timestamp = v[idx[0]]
+                idx = idx[1:]
+            m.abs_timestamp = m.timestamp
+            m.keyLength, m.p_key, m.valueLength, m.p_val = v[idx[0]], v[idx[1]], v[idx[2]], v[idx[3]]
+            codec = m.attributes & 7
+            if codec and records:
+                _open_wrapper(m, codec, limit, depth, at, max_records)
+            return m
     d = LEGACY.decode(buf, pos, end)
     v, sp = d.values, d.spans
     if m.magic == 1:

@@ -42,12 +42,12 @@ import json
 from dataclasses import fields as _dc_fields
 
 from wireinspect.errors import EncodeError
+from wireinspect.formats import common
 from wireinspect.layout import EncodeContext
 
 RAW_KEYS = frozenset({"rawRecords", "rawRecordsDigest", "rawValue", "rawValueDigest", "rawBytes",
                       "rawBytesDigest", "rawZeros"})
-MAX_ZERO_FILL = 1 << 31  # a segment holds at most 2 GiB (positions are int32)
-_ZERO_CHUNK = bytes(1 << 20)
+MAX_ZERO_FILL = common.MAX_ZEROS  # a segment holds at most 2 GiB (positions are int32)
 # Top-level keys a digest leaves out: where the object came from, verdicts, what encode recomputes anyway.
 _NOT_DATA = frozenset({"path", "format", "position", "length", "problems", "crcValid", "lastOffset"}) | RAW_KEYS
 _RECORD_NOT_DATA = frozenset({"position", "length"})
@@ -137,37 +137,6 @@ def _raw_whole(obj: dict, ctx) -> bytes | None:
     if raw is None or obj.get("rawBytesDigest") != whole_digest(obj):
         return None
     return ctx.blob(raw, ".rawBytes")
-
-
-def encode_unit(layout, values: dict, ctx: EncodeContext, where: str = "") -> bytes:
-    """``layout.encode`` for a unit whose size field covers its checksum (``batchLength`` covers
-    ``crc``; ``messageSize`` covers ``crc``): Layout.encode resolves range lengths before checksums,
-    so a range that holds a Crc is measured here first (a pass with the CRC written as 0) and then
-    given to it as a kept length. Other lengths and counts are recomputed unless ``keep_lengths``."""
-    from dataclasses import replace
-
-    from wireinspect.layout import Count, Crc, Length
-
-    ranges = [f for f in layout.fields if isinstance(f, Length) and f.of is None]
-    lengths = [f for f in layout.fields if isinstance(f, (Length, Count))]
-    v = dict(values)
-    for f in lengths:
-        if not ctx.keep_lengths or v.get(f.name) is None:
-            v.pop(f.name, None)
-    measure = [f for f in ranges if f.name not in v]
-    if measure:
-        probe = dict(v)
-        for f in measure:
-            probe[f.name] = 0
-        for f in layout.fields:
-            if isinstance(f, Crc):
-                probe[f.name] = 0
-        first = layout.encode(probe, replace(ctx, keep_lengths=True, keep_crc=True), where)
-        d = layout.decode(first)
-        for f in measure:
-            p, n = d.spans[f.name]
-            v[f.name] = len(first) - (p + n) if f.start is None else len(first) - d.spans[f.start][0]
-    return layout.encode(v, replace(ctx, keep_lengths=True), where)
 
 
 # -- compression -----------------------------------------------------------------------------------
@@ -396,7 +365,7 @@ def encode_batch(obj: dict, ctx: EncodeContext) -> bytes:
         if not ctx.keep_lengths or obj.get("lastOffsetDelta") is None:
             values["lastOffsetDelta"] = last_od if records else _get_int(obj, "lastOffsetDelta", "")
     values["records"] = payload
-    return encode_unit(BATCH, values, ctx)
+    return BATCH.encode(values, ctx)
 
 
 def _stored_payload(obj: dict, key: str, codec: int, plain, digest: str, ctx, magic: int):
@@ -437,7 +406,7 @@ def _inner_messages(records: list, magic: int, wrapper_offset: int, ctx) -> byte
                   "attributes": rec.get("attributes", 0), "key": rec.get("key"), "value": rec.get("value")}
         if magic == 1:
             values["timestamp"] = _get_int(rec, "timestamp", at)
-        out.append(encode_unit(LEGACY, values, ctx, at))
+        out.append(LEGACY.encode(values, ctx, at))
     return b"".join(out)
 
 
@@ -488,22 +457,15 @@ def encode_message(obj: dict, ctx: EncodeContext) -> bytes:
                 values[k] = _get_int(rec, k, ".records[0]")
         for k in ("key", "value"):
             values[k] = None if rec.get(k) is None else ctx.blob(rec[k], f".records[0].{k}")
-    return encode_unit(LEGACY, values, ctx)
+    return LEGACY.encode(values, ctx)
 
 
 # -- unparsed ranges ---------------------------------------------------------------------------------
 def encode_unparsed(obj: dict, ctx: EncodeContext) -> list:
-    """An unparsed range: its ``rawBytes``, or ``rawZeros`` zero bytes (written as chunks, never one
-    allocation; at most 2 GiB, a segment's largest size)."""
-    if obj.get("rawBytes") is not None:
-        return [(None, ctx.blob(obj["rawBytes"], ".rawBytes"))]
-    if "rawZeros" in obj:
-        n = _get_int(obj, "rawZeros", "")
-        if not 0 <= n <= MAX_ZERO_FILL:
-            raise EncodeError(f".rawZeros: {n} is not a length of zero fill (0..{MAX_ZERO_FILL} bytes)")
-        full, rest = divmod(n, len(_ZERO_CHUNK))
-        return [(None, _ZERO_CHUNK)] * full + ([(None, bytes(rest))] if rest else [])
-    raise EncodeError(".rawBytes: missing: the bytes of an unparsed range are only in dump --json --raw output")
+    """An unparsed range: :func:`wireinspect.formats.common.encode_unparsed` (``rawBytes``, or
+    ``rawZeros`` zero bytes written as chunks, never one allocation; at most 2 GiB, a segment's
+    largest size)."""
+    return [(None, c) for c in common.encode_unparsed(obj, ctx, MAX_ZERO_FILL)]
 
 
 def encode_log(obj: dict, ctx: EncodeContext) -> list:
@@ -572,10 +534,3 @@ def message_raw_json(m, read, enc) -> dict:
         if m.p_val + m.valueLength != m.start + m.length:  # bytes after the value: only rawBytes gives them
             at = None
     return _raw(m, read, enc, "rawValue", at, encode_message, legacy_attributes)
-
-
-def unparsed_raw_json(u, read, enc) -> dict:
-    """An unparsed range's ``rawZeros`` (zero fill) or ``rawBytes``."""
-    if any(p.code == "zero_fill" for p in u.problems):
-        return {"rawZeros": u.length}
-    return {"rawBytes": enc(bytes(read(u.position, u.length)))}

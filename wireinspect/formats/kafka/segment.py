@@ -7,7 +7,7 @@ left ends the log; ``size < 14`` is corrupt; an entry running past the end is a 
 
 Unlike Kafka, the walk does not stop at damage: it reports the bad entry, then resynchronises on the
 next position where an entry passes every check, and reports the bytes in between as an
-:class:`Unparsed` unit.
+:class:`~wireinspect.formats.common.Unparsed` unit (``zero_fill`` or ``garbage``).
 
 Offsets must increase: an entry whose offsets do not lie above the last offset of the valid entries
 before it gets an ``offset_order`` problem and is not valid. Kafka's ``LogSegment.recover`` does not
@@ -28,11 +28,12 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
+from wireinspect.formats.common import Unparsed
 from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, parse_message
 from wireinspect.formats.kafka.fields import compile_table
 from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window
-from wireinspect.model import Node, Problem
+from wireinspect.model import Problem
 
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
@@ -46,36 +47,6 @@ _MAGIC = re.compile(rb"[\x00\x01\x02]")
 _NONZERO = re.compile(rb"[^\x00]")
 _ZEROS_LEN = 1 << 20
 _ZEROS = bytes(_ZEROS_LEN)
-
-
-class Unparsed:
-    """Bytes that hold no valid entry: garbage between entries, a zero-filled or torn tail."""
-
-    type = "unparsed"
-    records_count = 0
-    valid = False
-    base_offset = last_offset = None
-
-    def __init__(self, position: int, length: int, problems: list, preview: bytes = b""):
-        self.position = position
-        self.length = length
-        self.problems = problems
-        self.preview = preview
-
-    def to_json(self, enc) -> dict:
-        return {"type": "unparsed", "position": self.position, "length": self.length,
-                "problems": [p.to_dict() for p in self.problems], "records": []}
-
-    def raw_json(self, read, enc) -> dict:
-        """``dump --json --raw``: ``rawBytes``, or ``rawZeros`` for zero fill (see :mod:`.log_encode`)."""
-        from wireinspect.formats.kafka.log_encode import unparsed_raw_json
-
-        return unparsed_raw_json(self, read, enc)
-
-    def to_tree(self) -> Node:
-        return Node("unparsed", self.position, self.length, self.preview or None,
-                    display=f"{self.length} bytes that hold no valid entry", problems=list(self.problems),
-                    type="unparsed")
 
 
 def _stream_crc(source: Source, start: int, end: int, fn) -> int:
@@ -231,9 +202,10 @@ def next_valid(win: Window, start: int, after: int | None = None) -> int | None:
 
 
 def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
+    """The unparsed range ``[start, end)``: all zero when its problem is ``zero_fill`` (``rawZeros``)."""
     buf, i = win.get(start, min(end - start, 64))
     preview = bytes(buf[i:i + min(end - start, 64)])
-    return Unparsed(start, end - start, problems, preview)
+    return Unparsed(start, end - start, problems, preview, zeros=any(p.code == "zero_fill" for p in problems))
 
 
 def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:

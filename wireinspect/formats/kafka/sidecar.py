@@ -26,10 +26,9 @@ from wireinspect.formats.kafka.indexes import partition_file_plan
 from wireinspect.formats.kafka.logcheck import Head, find, load_lookup
 from wireinspect.formats.kafka import logcheck
 from wireinspect.formats.kafka.partition import looks_like_partition, partition_units
-from wireinspect.formats.kafka.sidetables import (  # noqa: F401  (re-exported: the decoders' home until now)
-    CHUNK, LEFTOVER_SUFFIXES, MAX_ENTRIES, NAME, READ_MAX, SNAPSHOT_CRC_START, SNAPSHOT_VERSION, TREE_ENTRIES,
-    EntryTable, Rows, judge_order, load_table, nonzero_end, parse_offset_index, parse_producer_snapshot,
-    parse_time_index, parse_txn_index, read_all, sibling, split_name)
+from wireinspect.formats.kafka.sidetables import (CHUNK, SNAPSHOT_CRC_START, judge_order, load_table, parse_offset_index,
+                                                  parse_producer_snapshot, parse_time_index, parse_txn_index, sibling,
+                                                  split_name)
 
 
 def _base(source, default=0):

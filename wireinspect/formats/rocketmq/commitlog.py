@@ -212,7 +212,7 @@ def _host_size(flag: int):
 
 
 RECORD = Layout("record", (
-    Int("totalSize", "i"),  # the whole record, this field included (calMsgLength); recomputed by record_bytes
+    Length("totalSize", "i", start="totalSize"),  # the whole record, this field included (calMsgLength)
     Int("magicCode", "I"),  # V1 0xDAA320A7 / V2 0xDAA320AB
     Crc("bodyCRC", code="i", algo=CRC32_MASKED, start="body", end="body"),
     Int("queueId", "i"),
@@ -279,7 +279,7 @@ class Blank:
         """``dump --json --raw``: ``rawBytes`` (the marker and the rest of the file) unless the marker
         says ``length`` and the rest is zeros (what encode writes from the fields)."""
         if self.maxBlank == self.length:
-            from wireinspect.formats.rocketmq.walk import all_zero
+            from wireinspect.formats.common import all_zero
 
             if all_zero(read, self.position + 8, self.position + self.length):
                 return {}
@@ -356,7 +356,7 @@ class Record:
             d["version"] = MAGIC_NAMES.get(self.values["magicCode"])
         if "sysFlag" in self.values:
             d["sysFlagNames"] = sys_flag_names(self.values["sysFlag"])
-        d["bodyCRCValid"] = self.crc_ok
+        d["crcValid"] = self.crc_ok  # the bodyCRC verdict (JSON before 0.x: bodyCRCValid)
         d["topic"] = self.topic
         d["body"] = enc(self.stored_body())
         if self.body is not None:
@@ -577,7 +577,7 @@ RAW_KEY = "rawBytes"  # dump --json --raw: a unit's bytes as stored, when its fi
 # Keys that say where a unit is or what was found, not what it holds: an object differing from the
 # stored bytes' decode only in these is unedited.
 _NOT_DATA = frozenset({"path", "format", "position", "length", "problems", "notes", "valid", "version",
-                       "sysFlagNames", "bodyCRCValid", "recordCRCValid", "decompressedBody", "codeName",
+                       "sysFlagNames", "crcValid", "bodyCRCValid", "recordCRCValid", "decompressedBody", "codeName",
                        "isResponse", "isOneway", "fields", "request", "responsePosition", "protocol", "direction",
                        "connection", "timestamp", "time", "timeEpoch", "filePosition", "latencyMs", RAW_KEY,
                        "headerBytes", "bodyBytes", "bytes"})
@@ -647,15 +647,7 @@ def _record_fields(obj: dict, ctx, where: str = "") -> bytes:
             if (len(raw) == 20) != bool(sys_flag & flag):
                 raise EncodeError(f"{where}.{name}: an IPv{6 if len(raw) == 20 else 4} address, but sysFlag "
                                   f"{'lacks' if len(raw) == 20 else 'has'} {what} (0x{flag:x})")
-    values = dict(obj)
-    keep_total = ctx.keep_lengths and obj.get("totalSize") is not None
-    if not keep_total:
-        values["totalSize"] = 0
-    data = RECORD.encode(values, ctx, where)
-    if not keep_total:
-        if len(data) > 0x7FFFFFFF:
-            raise EncodeError(f"{where}: a record of {len(data)} bytes does not fit totalSize (int32)")
-        data = I32.pack(len(data)) + data[4:]
+    data = RECORD.encode(obj, ctx, where)
     if not ctx.keep_crc and len(data) >= CRC32_RESERVED_LEN and data[-20:-11] == b"__CRC32#\x01" and \
             data[-1:] == b"\x02":
         # CommitLog: the whole-record CRC (reserved last property) covers [0, totalSize - 20).
@@ -773,7 +765,7 @@ class CommitLogWalker:
         return record_ok(buf, i, i + total, win.start, self.file_base) > 0
 
     def find(self, win, start: int):
-        from wireinspect.formats.rocketmq.walk import scan
+        from wireinspect.formats.framing import scan
 
         return scan(win, start, self.size, _CANDIDATE, 4, self.valid_at)
 
@@ -786,7 +778,7 @@ def iter_commitlog(source, *, file_base: int | None = None, body: bool = True, l
     fails ``checkMessageAndReturnSize`` is where the broker truncates) but goes on past damage.
     Zeros to the end of the file are the unused part of the mapped file, not a problem.
     """
-    from wireinspect.formats.rocketmq.walk import walk
+    from wireinspect.formats.framing import walk
 
     w = CommitLogWalker(source.size, file_base, body, limit, max_record)
     yield from walk(source, w.entry, w.find, w.valid_at, resync=resync, zero_tail_ok=True, what="record",

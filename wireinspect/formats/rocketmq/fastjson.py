@@ -17,10 +17,13 @@ plus bare keys: integers and identifiers before ``:``), so that it can say where
 
 On standard JSON the values equal ``json.loads``'s (but for the two notes above). fastjson also
 accepts raw control characters inside strings; so does this parser.
+
+:func:`dumps` writes JSON as fastjson does (``JSON.toJSONString(value, false)``), for encode.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 MAX_DEPTH = 200
@@ -218,3 +221,40 @@ def _key(data: bytes, p: int, top: list, res: JSONResult) -> int:
     if data[q:q + 1] != b":":
         raise _Fail("expecting ':' delimiter", q)
     return _WS.match(data, q + 1).end()
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+_FASTJSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _fj_str(s: str) -> str:
+    out = []
+    for c in s:
+        e = _FASTJSON_ESCAPES.get(c)
+        if e is None and c < " ":
+            e = "\\u%04X" % ord(c)
+        out.append(c if e is None else e)
+    return '"' + "".join(out) + '"'
+
+
+def dumps(value, where: str = "") -> str:
+    """``JSON.toJSONString(value, false)`` as fastjson writes it: no spaces, ``"\\u0001"``-style escapes
+    for control characters, other text as is (UTF-8); objects in the order given."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return _fj_str(value)
+    if isinstance(value, list):
+        return "[" + ",".join(dumps(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(_fj_str(str(k)) + ":" + dumps(v, f"{where}.{k}") for k, v in value.items()) + "}"
+    from wireinspect.errors import EncodeError
+
+    raise EncodeError(f"{where}: {type(value).__name__} is not a JSON value")

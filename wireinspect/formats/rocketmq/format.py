@@ -8,6 +8,7 @@ import re
 import struct
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.common import NOTE_TYPES, encode_unparsed
 from wireinspect.inputs.source import Source
 
 DIGITS20 = re.compile(r"([0-9]{20})$")
@@ -66,10 +67,10 @@ def pad_to_input_size(placed, out_path, opts, source_path=None) -> list:
 def encode_commitlog(obj: dict, ctx) -> list:
     """A ``rocketmq-commitlog`` object -> ``[(None, bytes)]``: a ``record``
     (:func:`~wireinspect.formats.rocketmq.commitlog.record_bytes`), the ``blank`` end marker and the
-    zeros after it, an ``unparsed`` range (its ``bytes``, or zeros). Raises EncodeError."""
+    zeros after it, an ``unparsed`` range (:func:`~wireinspect.formats.common.encode_unparsed`:
+    ``rawBytes``, ``rawZeros``, or the zeros of unused space). Raises EncodeError."""
     from wireinspect.errors import EncodeError
     from wireinspect.formats.rocketmq.commitlog import blank_bytes, record_bytes
-    from wireinspect.formats.rocketmq.walk import gap_bytes
 
     if not isinstance(obj, dict):
         raise EncodeError(f".: expected an object, got {type(obj).__name__}")
@@ -79,8 +80,8 @@ def encode_commitlog(obj: dict, ctx) -> list:
     if t == "blank":
         return [(None, blank_bytes(obj, ctx))]
     if t == "unparsed":
-        return [(None, gap_bytes(obj, ctx))]
-    if t == "note":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
         return []
     raise EncodeError(f".type: {t!r} is not a unit of rocketmq-commitlog (record, blank, unparsed)")
 
@@ -98,8 +99,12 @@ def _encode_index(obj: dict, ctx) -> list:
 
 
 def _encode_remoting(obj: dict, ctx) -> list:
+    """A ``rocketmq-remoting`` object (a raw dump of one direction) -> ``[(None, bytes)]``: frames
+    through the stream protocol's encoder, unparsed ranges in chunks (a file's zeros)."""
     from wireinspect.formats.rocketmq.stream import PROTOCOL
 
+    if isinstance(obj, dict) and obj.get("type") == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
     data = PROTOCOL.encode(obj, ctx)
     return [(None, data)] if data else []
 

@@ -1,4 +1,5 @@
-"""RocketMQ remoting frames (``RemotingCommand``): framing, JSON and ROCKETMQ binary headers, bodies.
+"""RocketMQ remoting frames (``RemotingCommand``): the frame, declared once in :data:`FRAME`, parsed
+(:func:`parse_frame`) and written back (:func:`frame_bytes`).
 
 Frame (``remoting/.../protocol/RemotingCommand.java`` ``encode``/``decode``, ``netty/NettyDecoder``)::
 
@@ -6,22 +7,9 @@ Frame (``remoting/.../protocol/RemotingCommand.java`` ``encode``/``decode``, ``n
     Netty's LengthFieldBasedFrameDecoder refuses frames over FRAME_MAX_LENGTH = 16 MiB) |
     serializeType int8 (0 JSON, 1 ROCKETMQ) | headerLength uint24 | header | body
 
-JSON header (fastjson; top-level keys sorted): ``code``, ``extFields`` (string -> string), ``flag``
-(bit 0 response, bit 1 oneway), ``language`` (name), ``opaque`` (request id, echoed by the
-response), ``remark``, ``serializeTypeCurrentRPC``, ``version`` (``MQVersion`` ordinal).
-
-ROCKETMQ header (``RocketMQSerializable.rocketMQProtocolDecode``)::
-
-    code int16 | language int8 | version int16 | opaque int32 | flag int32 | remarkLength int32 |
-    remark | extFieldsLength int32 | extFieldsLength bytes of (keyLength int16, key, valueLength int32, value)
-
-Bodies: SEND_MESSAGE(_V2)/SEND_REPLY_MESSAGE(_V2) carry the raw message body (compressed when
-sysFlag says so); SEND_BATCH_MESSAGE carries ``MessageBatch.encode()`` entries; a FOUND
-PULL_MESSAGE response carries commit-log records, byte for byte; most others carry fastjson JSON.
-
-:func:`parse_frame` parses a complete frame held in memory; :class:`FrameSplitter` splits one
-direction of a TCP stream into frames; :class:`Conversation` pairs responses with requests by
-``opaque``.
+The rest of the protocol, by concern: the JSON header (:mod:`.jsonheader`), the ROCKETMQ binary
+header (:mod:`.binaryheader`), bodies (:mod:`.bodies`), request/response pairing (:mod:`.pairing`),
+splitting a stream into frames (:mod:`.stream`, on :mod:`wireinspect.formats.framing`).
 """
 
 from __future__ import annotations
@@ -30,24 +18,20 @@ import json
 import struct
 from dataclasses import dataclass
 
-from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip
+from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
-from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, COMPRESSED_FLAG, RAW_KEY, Properties, Record,
-                                                    b64, decompress_body, encode_unit, masked_crc, parse_record,
-                                                    record_bytes, split_properties)
-from wireinspect.formats.rocketmq.fastjson import loads
-from wireinspect.formats.rocketmq.walk import LengthSplitter
+from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decode_binary_header
+from wireinspect.formats.rocketmq.bodies import body_bytes, decode_frame_body, message_bytes
+from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, split_properties
+from wireinspect.formats.rocketmq.jsonheader import decode_json_header, json_header_bytes
 from wireinspect.inputs.tcp import capture_display, capture_fields
-from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length, Text
+from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
 FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
-BINARY_FIXED = 21  # RocketMQSerializable.calTotalLen fixed part
 HEADER_KEYS = ("code", "language", "version", "opaque", "flag", "remark", "extFields", "serializeTypeCurrentRPC")
-I16 = struct.Struct(">h")
 I32 = struct.Struct(">i")
-
 
 # -- the declarations -----------------------------------------------------------------------------
 
@@ -96,171 +80,9 @@ FRAME = Layout("frame", (
     Part("body"),  # to the end of the frame
 ), source="org.apache.rocketmq.remoting.protocol.RemotingCommand (encode, decode, markProtocolType)")
 
-EXT_FIELD = Layout("extField", (
-    Length("keyLength", "h", of="key"),
-    Text("key", size="keyLength"),
-    Length("valueLength", "i", of="value"),
-    Text("value", size="valueLength"),  # an empty value reads back as null (readStr)
-), source="org.apache.rocketmq.remoting.protocol.RocketMQSerializable (mapSerialize, mapDeserialize)")
-
-
-@dataclass(frozen=True)
-class ExtFields(Bytes):
-    """The ext-field map of a ROCKETMQ header: :data:`EXT_FIELD` entries. JSON: an object of strings
-    (``null`` for an empty value), in stored order."""
-
-    def to_value(self, raw: bytes):
-        out, q = {}, 0
-        while q < len(raw):
-            d = EXT_FIELD.decode(raw, q)
-            if not d.complete:
-                break
-            key = d.values["key"] if isinstance(d.values["key"], str) else d.values["key"].decode("utf-8", "replace")
-            out[key] = _ext_text(raw, d.spans["value"])
-            q = d.end
-        return out
-
-    def from_json(self, value, where: str, ctx) -> bytes:
-        if value is None:
-            return b""
-        if not isinstance(value, dict):
-            raise EncodeError(f"{where}: expected an object of strings, got {type(value).__name__}")
-        out = []
-        for k, v in value.items():
-            at = f"{where}.{k}"
-            if v is not None and not isinstance(v, str):
-                raise EncodeError(f"{at}: expected a string (a ROCKETMQ header holds text), got {type(v).__name__}")
-            out.append(EXT_FIELD.encode({"key": k, "value": v or ""}, ctx, at))
-        return b"".join(out)
-
-
-def _ext_text(raw, span) -> str | None:
-    p, n = span
-    return bytes(raw[p:p + n]).decode("utf-8", "replace") if n else None  # readStr: 0 -> null
-
-
-BINARY_HEADER = Layout("ROCKETMQ header", (
-    Int("code", "h"),
-    Int("language", "b"),  # LanguageCode ordinal; JSON: its name
-    Int("version", "h"),
-    Int("opaque", "i"),
-    Int("flag", "i"),  # bit 0 response, bit 1 oneway
-    Length("remarkLength", "i", of="remark"),
-    Text("remark", size="remarkLength"),
-    Length("extFieldsLength", "i", of="extFields"),
-    ExtFields("extFields", size="extFieldsLength"),
-), source="org.apache.rocketmq.remoting.protocol.RocketMQSerializable (rocketMQProtocolEncode/Decode)")
-
-BATCH_MESSAGE = Layout("batch_message", (
-    Int("totalSize", "i"),  # the whole entry, this field included; recomputed by encode
-    Int("magicCode", "i"),  # 0 (not checked)
-    Int("bodyCRC", "i"),  # 0 (the broker computes it)
-    Int("flag", "i"),
-    Length("bodyLength", "i", of="body"),
-    Bytes("body", size="bodyLength"),
-    Length("propertiesLength", "h", of="properties"),
-    Properties("properties", size="propertiesLength"),
-), source="org.apache.rocketmq.common.message.MessageDecoder.encodeMessage (MessageBatch.encode)")
-BATCH_MIN = 22  # totalSize .. bodyLength and propertiesLength
-
 
 def _i(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-class BatchEntry:
-    """One message of a SEND_BATCH_MESSAGE body (``MessageDecoder.encodeMessage``):
-    ``totalSize int32 | magicCode int32 (0) | bodyCRC int32 (0) | flag int32 | bodyLength int32 |
-    body | propertiesLength int16 | properties``."""
-
-    type = "batch_message"
-
-    def __init__(self, position, length, fields, body, properties, problems):
-        self.position, self.length, self.fields, self.body = position, length, fields, body
-        self.properties, self.problems = properties, problems
-
-    def to_json(self, enc) -> dict:
-        d = {"type": self.type, "position": self.position, "length": self.length}
-        for name, _, _, value in self.fields:
-            if name not in ("body", "properties"):
-                d[name] = value
-        d["body"] = enc(self.body)
-        d["properties"] = self.properties
-        d["problems"] = [p.to_dict() for p in self.problems]
-        return d
-
-    def to_tree(self, name="message") -> Node:
-        node = Node(name, self.position, self.length, type=self.type, problems=list(self.problems))
-        for fname, off, size, value in self.fields:
-            if fname == "body":
-                node.add("body", self.position + off, size, self.body)
-            elif fname == "properties" and self.properties is not None:
-                c = node.add("properties", self.position + off, size, kind="list")
-                for k, v in self.properties:
-                    c.add(k, self.position + off, size, v)
-            else:
-                node.add(fname, self.position + off, size, value)
-        return node
-
-
-def parse_batch_body(data, start: int, end: int, base: int, problems: list) -> list:
-    """Split a SEND_BATCH_MESSAGE body ``data[start:end]`` into :class:`BatchEntry` objects, each
-    decoded through :data:`BATCH_MESSAGE`."""
-    out = []
-    p = start
-    while p < end:
-        at = base + p
-        if end - p < BATCH_MIN:
-            problems.append(Problem("truncated", at, f"batch entry header needs {BATCH_MIN} bytes, "
-                                    f"{end - p} remain", actual=end - p))
-            break
-        (total,) = I32.unpack_from(data, p)
-        if total < BATCH_MIN or p + total > end:
-            problems.append(Problem("bad_length", at, f"batch entry totalSize {total} does not fit the body "
-                                    f"({end - p} bytes left)", actual=total))
-            break
-        d = BATCH_MESSAGE.decode(data, p, p + total, 0)
-        v, sp = d.values, d.spans
-        fields = [(n, sp[n][0] - p, sp[n][1], v[n]) for n in ("totalSize", "magicCode", "bodyCRC", "flag", "bodyLength")]
-        probs = []
-        body = props = None
-        blen = v["bodyLength"]
-        if "propertiesLength" not in sp:
-            probs.append(Problem("bad_body_length", at + 16, f"bodyLength {blen} runs past the entry", actual=blen))
-        else:
-            body = v["body"]
-            fields.append(("body", 20, blen, None))
-            plen = v["propertiesLength"]
-            fields.append(("propertiesLength", sp["propertiesLength"][0] - p, 2, plen))
-            if "properties" not in sp or d.end != p + total:
-                probs.append(Problem("size_mismatch", at, f"propertiesLength {plen} does not end the entry at "
-                                     f"totalSize {total}", actual=plen))
-            else:
-                q = sp["properties"][0]
-                text = bytes(data[q:q + plen]).decode("utf-8", "replace")
-                fields.append(("properties", q - p, plen, text))
-                props = split_properties(text, probs, base + q)
-        out.append(BatchEntry(at, total, fields, body, props, probs))
-        problems.extend(probs)
-        p += total
-    return out
-
-
-def _batch_fields(obj: dict, ctx, where: str = "") -> bytes:
-    if not isinstance(obj, dict):
-        raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
-    values = dict(obj)
-    keep = ctx.keep_lengths and obj.get("totalSize") is not None
-    if not keep:
-        values["totalSize"] = 0
-    data = BATCH_MESSAGE.encode(values, ctx, where)
-    return data if keep else I32.pack(len(data)) + data[4:]
-
-
-def batch_message_bytes(obj: dict, ctx, where: str = "") -> bytes:
-    """One entry of a SEND_BATCH_MESSAGE body (a ``batch_message`` object) through :data:`BATCH_MESSAGE`;
-    ``totalSize``, ``bodyLength`` and ``propertiesLength`` recomputed unless ``ctx.keep_lengths``."""
-    return _batch_fields(obj, ctx, where)
 
 
 class Frame:
@@ -403,7 +225,7 @@ class Frame:
         if self.body_json is not None:
             d["bodyJson"] = self.body_json
         if self.messages is not None:
-            d["messages"] = [m.to_json(enc) for m in self.messages]
+            d["records"] = [m.to_json(enc) for m in self.messages]
         d["problems"] = [p.to_dict() for p in self.problems]
         if self.timestamp is not None or self.file_position is not None:
             capture_fields(d, self)
@@ -480,114 +302,6 @@ class Frame:
         return node
 
 
-# -- headers --------------------------------------------------------------------------------------
-
-def _json_header(f: Frame, start: int, end: int) -> None:
-    """Decode a JSON header ``f.data[start:end]``. The spans of the top-level fields and of the
-    ``extFields`` entries are the byte ranges the tokenizer read them from (key through value)."""
-    res = loads(f.data[start:end], span_depth=2)
-    _json_notes(res, f.base + start, f.problems)
-    if res.error is not None:
-        f.problems.append(Problem("bad_json_header", f.base + start + (res.error_at or 0),
-                                  f"JSON header does not parse: {res.error}"))
-        return
-    if not isinstance(res.value, dict):
-        f.problems.append(Problem("bad_json_header", f.base + start, "JSON header is not an object"))
-        return
-    f.header = res.value
-    f.unquoted_keys = res.unquoted_keys
-    for path, s0, s1, v in res.members:
-        if len(path) == 1:
-            f.spans.append((path[0], start + s0, s1 - s0, v if path[0] != "extFields" else None))
-        elif len(path) == 2 and path[0] == "extFields" and isinstance(path[1], str):
-            f.spans.append(("extFields." + path[1], start + s0, s1 - s0, v))
-    f.spans.sort(key=lambda s: s[1])
-    _check_header_types(f, start)
-
-
-def _json_notes(res, at: int, problems: list) -> None:
-    """Values :func:`loads` kept in a substitute form become problems (``at``: absolute position of
-    the JSON's first byte)."""
-    for code, off, msg in res.notes:
-        problems.append(Problem(code, at + off, msg))
-
-
-def _check_header_types(f: Frame, start: int) -> None:
-    h = f.header
-    for k in ("code", "opaque", "flag"):
-        if k not in h:
-            f.problems.append(Problem("missing_header_field", f.base + start, f"header has no {k!r}"))
-        elif _i(h[k]) is None:
-            f.problems.append(Problem("bad_header_field", f.base + start, f"header {k!r} is {h[k]!r}, not an integer"))
-    ext = h.get("extFields")
-    # Java reads extFields as HashMap<String, String>; fastjson turns scalar values (the C++ client
-    # sends some numbers unquoted) into strings, but not objects or arrays.
-    if ext is not None and not (isinstance(ext, dict) and all(not isinstance(v, (dict, list)) for v in ext.values())):
-        f.problems.append(Problem("bad_header_field", f.base + start, "extFields is not a map of scalar values"))
-
-
-def _binary_header(f: Frame, start: int, end: int) -> None:
-    """Decode a ROCKETMQ header ``f.data[start:end]`` through :data:`BINARY_HEADER` (its ext fields
-    through :data:`EXT_FIELD`, entry by entry, for their spans and problems)."""
-    data, base = f.data, f.base
-    hl = end - start
-    if hl < BINARY_FIXED:
-        f.problems.append(Problem("truncated_header", base + start, f"ROCKETMQ header needs {BINARY_FIXED} bytes, "
-                                  f"headerLength is {hl}", expected=BINARY_FIXED, actual=hl))
-        return
-    d = BINARY_HEADER.decode(data, start, end, 0)
-    v, sp = d.values, d.spans
-    h = f.header
-    h.update(code=v["code"], language=codes.language_name(v["language"]) or v["language"], version=v["version"],
-             opaque=v["opaque"], flag=v["flag"])
-    for name in ("code", "language", "version", "opaque", "flag", "remarkLength"):
-        f.spans.append((name, sp[name][0], sp[name][1], v[name]))
-    rlen = v["remarkLength"]
-    if "extFieldsLength" not in sp:
-        f.problems.append(Problem("bad_string_length", base + start + 13, f"remarkLength {rlen} runs past the header",
-                                  actual=rlen))
-        return
-    if rlen:
-        p, n = sp["remark"]
-        h["remark"] = bytes(data[p:p + n]).decode("utf-8", "replace")
-        f.spans.append(("remark", p, n, h["remark"]))
-    q, _ = sp["extFieldsLength"]
-    elen = v["extFieldsLength"]
-    f.spans.append(("extFieldsLength", q, 4, elen))
-    q += 4
-    if "extFields" not in sp:
-        f.problems.append(Problem("bad_ext_fields", base + q - 4, f"extFieldsLength {elen} runs past the header "
-                                  f"({end - q} bytes left)", actual=elen))
-        return
-    ext = {}
-    stop = q + elen
-    while q < stop:
-        e = EXT_FIELD.decode(data, q, stop, 0)
-        es = e.spans
-        if not e.complete:
-            if "keyLength" not in es:
-                f.problems.append(Problem("bad_ext_fields", base + q, "ext field key length does not fit"))
-            elif "valueLength" not in es:
-                kl = e.values["keyLength"]
-                f.problems.append(Problem("bad_ext_fields", base + q, f"ext field key length {kl} runs past the map",
-                                          actual=kl))
-            else:
-                key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")
-                vl = e.values["valueLength"]
-                f.problems.append(Problem("bad_ext_fields", base + es["valueLength"][0], f"ext field {key!r} value "
-                                          f"length {vl} runs past the map", actual=vl))
-            break
-        key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")
-        value = _ext_text(data, es["value"])
-        ext[key] = value
-        f.spans.append(("extFields." + key, q, e.end - q, value))
-        q = e.end
-    if elen:
-        h["extFields"] = ext
-    if stop < end:
-        f.problems.append(Problem("header_trailing_bytes", base + stop, f"{end - stop} bytes follow the ext fields "
-                                  "inside the header", actual=end - stop))
-
 
 # -- frames ---------------------------------------------------------------------------------------
 
@@ -645,9 +359,9 @@ def parse_frame(buf, pos: int = 0, base: int = 0, *, request_code: int | None = 
     if hend > total:
         return f  # truncated inside the header: already reported
     if f.serialize_type == 0:
-        _json_header(f, 8, hend)
+        decode_json_header(f, 8, hend)
     else:
-        _binary_header(f, 8, hend)
+        decode_binary_header(f, 8, hend)
     f.p_body, f.body_len = hend, total - hend
     if not f.body_len:
         f.p_body = None  # RemotingCommand.body is null
@@ -656,277 +370,7 @@ def parse_frame(buf, pos: int = 0, base: int = 0, *, request_code: int | None = 
     return f
 
 
-def _looks_like_records(body) -> bool:
-    return len(body) >= 91 and struct.unpack_from(">I", body, 4)[0] in (MAGIC_V1, MAGIC_V2) and \
-        0 < struct.unpack_from(">i", body, 0)[0] <= len(body)
-
-
-def decode_frame_body(f: Frame, request_code: int | None = None, limit: int = DEFAULT_LIMIT) -> None:
-    """Decode the body of ``f`` by its code (and, for a response, its request's code)."""
-    f.request_code = request_code if request_code is not None else f.request_code
-    f.messages = f.body_json = f.body_plain = None
-    keep = f.extra.setdefault("header_problems", len(f.problems))
-    del f.problems[keep:]
-    start, n = f.p_body, f.body_len
-    if start is None or not n:
-        return
-    data = f.data
-    end = start + n
-    probs = []
-    code = f.code
-    if f.is_response:
-        pull = f.request_code in codes.PULL_CODES and code == 0
-        if pull or (f.request_code is None and _looks_like_records(data[start:end])):
-            f.body_kind = "records"
-            f.messages = _pull_records(data, start, end, f.base, probs, limit)
-        else:
-            _json_body(f, start, end, probs)
-    elif code in codes.SEND_CODES:
-        ext = f.named_fields() or f.ext
-        if code == 320:
-            f.body_kind = "batch"
-            f.messages = parse_batch_body(data, start, end, f.base, probs)
-        else:
-            f.body_kind = "message"
-            try:
-                sys_flag = int(ext.get("sysFlag", 0) or 0)
-            except (TypeError, ValueError):
-                sys_flag = 0
-            if sys_flag & COMPRESSED_FLAG:
-                plain, err = decompress_body(sys_flag, data[start:end], limit)
-                f.body_plain = plain
-                if err:
-                    probs.append(Problem(err[0], f.base + start, f"message body: {err[1]}"))
-    else:
-        if code == 103 and "bodyCrc32" in f.ext:
-            try:
-                stored = int(f.ext["bodyCrc32"])
-            except (TypeError, ValueError):
-                stored = None
-            computed = masked_crc(data[start:end])
-            if stored != computed:
-                probs.append(Problem("crc_mismatch", f.base + start, f"extFields bodyCrc32 {stored}, computed "
-                                     f"{computed}", expected=stored, actual=computed))
-        if f.ext.get("compressed") == "true":
-            f.body_kind = "compressed"
-            f.body_plain, err = gunzip(data[start:end], limit)
-            if err:
-                probs.append(Problem(err[0], f.base + start, f"compressed body: {err[1]}"))
-        else:
-            _json_body(f, start, end, probs)
-    f.problems.extend(probs)
-
-
-def _json_body(f: Frame, start: int, end: int, probs: list) -> None:
-    first = bytes(f.data[start:start + 1])
-    if first not in (b"{", b"["):
-        f.body_kind = "raw"
-        return
-    res = loads(f.data[start:end])
-    _json_notes(res, f.base + start, probs)
-    if res.error is not None:
-        f.body_kind = "raw"
-        probs.append(Problem("bad_json_body", f.base + start + (res.error_at or 0),
-                             f"body looks like JSON but does not parse: {res.error}"))
-        return
-    f.body_kind = "json"
-    f.body_json = res.value
-
-
-def _pull_records(data, start: int, end: int, base: int, probs: list, limit: int) -> list:
-    """Commit-log records of a FOUND pull response (``MessageDecoder.decodesBatch`` stops at the
-    first record that does not decode; so do we, with a problem)."""
-    out = []
-    p = start
-    while p < end:
-        r = parse_record(data, p, base, limit=limit, end=end)
-        out.append(r)
-        probs.extend(r.problems)
-        if not isinstance(r, Record) or not r.valid_framing or r.length <= 0:
-            if isinstance(r, Record) and r.valid_framing is False and not r.problems:
-                probs.append(Problem("bad_record", base + p, "record in the pull body does not decode"))
-            break
-        p += r.length
-    return out
-
-
-# -- streams --------------------------------------------------------------------------------------
-
-def plausible_frame(buf, p: int):
-    """Could a frame start at ``buf[p]``? Length in range, serializeType 0/1, headerLength inside the
-    frame, a JSON header that opens with ``{`` or a binary one of at least 21 bytes. ``None``: too
-    few bytes to tell."""
-    n = len(buf) - p
-    if n < 4:
-        return None
-    (length,) = I32.unpack_from(buf, p)
-    if not 4 <= length <= FRAME_MAX:
-        return False
-    if n < 9:
-        return None if length >= 5 else n >= 8 and buf[p + 4] in (0, 1)
-    word = struct.unpack_from(">I", buf, p + 4)[0]
-    st, hl = word >> 24, word & 0xFFFFFF
-    if st not in (0, 1) or hl > length - 4:
-        return False
-    return buf[p + 8] == 0x7B if st == 0 else hl >= BINARY_FIXED
-
-
-def describe_bad_frame(buf, p: int, base: int) -> Problem:
-    f = parse_frame(buf, p, base, decode_body=False)
-    probs = [x for x in f.problems if x.code != "truncated"]
-    return probs[0] if probs else Problem("garbage", base + p, "bytes that do not start a remoting frame")
-
-
-class FrameSplitter(LengthSplitter):
-    """Split one direction of a remoting stream into :class:`Frame` objects (bodies not yet decoded:
-    a :class:`Conversation` decodes them once it knows the request a response answers) and gap
-    units. ``units(final=True)`` also yields the leftover bytes as a truncated frame."""
-
-    def __init__(self, base: int = 0, limit: int = DEFAULT_LIMIT):
-        super().__init__(plausible_frame, describe_bad_frame, base)
-        self.limit = limit
-
-    def units(self, final: bool = False):
-        for it in self.frames(final):
-            if isinstance(it, tuple):
-                yield parse_frame(it[2], 0, it[1], limit=self.limit, decode_body=False)
-            else:
-                yield it
-
-
-class Conversation:
-    """Pairs responses with requests by ``opaque``, per connection. A request sent from one side is
-    answered from the other; oneway requests get no response. ``observe(frame, direction)``
-    records requests and, for responses, sets ``request_code``/``request_position`` and decodes
-    the body (a PULL_MESSAGE response body is commit-log records)."""
-
-    def __init__(self, limit: int = DEFAULT_LIMIT):
-        self.pending = {}
-        self.limit = limit
-
-    def observe(self, f: Frame, direction: str) -> None:
-        if not f.header:
-            return
-        if not f.is_response:
-            if not f.is_oneway and f.opaque is not None:
-                self.pending.setdefault(f.opaque, []).append((direction, f))
-            decode_frame_body(f, None, self.limit)
-            return
-        req = None
-        waiting = self.pending.get(f.opaque, ())
-        for i, (d, cand) in enumerate(waiting):
-            if d != direction:
-                req = waiting.pop(i)[1]
-                break
-        if req is not None:
-            f.request_position = req.position
-            req.response_position = f.position
-            decode_frame_body(f, req.code, self.limit)
-        else:
-            decode_frame_body(f, None, self.limit)
-
-
 # -- encode ---------------------------------------------------------------------------------------
-
-_FASTJSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _fj_str(s: str) -> str:
-    out = []
-    for c in s:
-        e = _FASTJSON_ESCAPES.get(c)
-        if e is None and c < " ":
-            e = "\\u%04X" % ord(c)
-        out.append(c if e is None else e)
-    return '"' + "".join(out) + '"'
-
-
-def fastjson_dumps(value, where: str = "") -> str:
-    """``JSON.toJSONString(value, false)`` as fastjson writes it: no spaces, ``"\\u0001"``-style escapes
-    for control characters, other text as is (UTF-8); objects in the order given."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return json.dumps(value)
-    if isinstance(value, str):
-        return _fj_str(value)
-    if isinstance(value, list):
-        return "[" + ",".join(fastjson_dumps(v, f"{where}[{i}]") for i, v in enumerate(value)) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(_fj_str(str(k)) + ":" + fastjson_dumps(v, f"{where}.{k}") for k, v in value.items()) + "}"
-    raise EncodeError(f"{where}: {type(value).__name__} is not a JSON value")
-
-
-def java_hashmap_order(keys) -> list:
-    """The iteration order of a ``java.util.HashMap<String, ?>`` holding ``keys`` inserted in the order
-    given: by bucket (``hash ^ hash >>> 16`` masked by the table size: 16, doubled past a 0.75 load),
-    then by insertion (tree bins, 8+ keys in one bucket, are not modelled)."""
-    from wireinspect.formats.rocketmq.store import java_string_hash
-
-    keys = list(keys)
-    n = 16
-    while len(keys) > n * 3 // 4:
-        n *= 2
-
-    def bucket(k):
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (n - 1)
-
-    return sorted(keys, key=bucket)
-
-
-_INT_FIELD = {name: Int(name, "i") for name in ("code", "flag", "opaque", "version")}
-
-
-def json_header_bytes(obj: dict, where: str = "") -> bytes:
-    """A JSON header as ``RemotingSerializable.encode`` (fastjson) writes a ``RemotingCommand``: its
-    fields in name order (``code``, ``extFields``, ``flag``, ``language``, ``opaque``, ``remark``,
-    ``serializeTypeCurrentRPC``, ``version``, and any ``otherHeaderFields``), nulls left out, the
-    ``extFields`` HashMap in Java's iteration order. Raises EncodeError for a value of the wrong type."""
-    h = {}
-    for k in ("code", "flag", "opaque"):
-        h[k] = obj.get(k)
-        _INT_FIELD[k].pack(h[k], f"{where}.{k}")
-    if obj.get("version") is not None:
-        h["version"] = obj["version"]
-        _INT_FIELD["version"].pack(h["version"], f"{where}.version")
-    for k in ("language", "remark", "serializeTypeCurrentRPC"):
-        if obj.get(k) is not None:
-            if not isinstance(obj[k], (str, int)) or isinstance(obj[k], bool):
-                raise EncodeError(f"{where}.{k}: expected a string, got {type(obj[k]).__name__}")
-            h[k] = obj[k]
-    ext = obj.get("extFields")
-    if ext is not None:
-        if not isinstance(ext, dict):
-            raise EncodeError(f"{where}.extFields: expected an object, got {type(ext).__name__}")
-        for k, v in ext.items():
-            if isinstance(v, (dict, list)):
-                raise EncodeError(f"{where}.extFields.{k}: expected a string, got {type(v).__name__}")
-        h["extFields"] = {k: ext[k] for k in java_hashmap_order(ext)}
-    other = obj.get("otherHeaderFields")
-    if other is not None:
-        if not isinstance(other, dict):
-            raise EncodeError(f"{where}.otherHeaderFields: expected an object, got {type(other).__name__}")
-        h.update(other)
-    return fastjson_dumps({k: h[k] for k in sorted(h)}, where).encode("utf-8", "surrogateescape")
-
-
-def binary_header_bytes(obj: dict, ctx, where: str = "") -> bytes:
-    """A ROCKETMQ header through :data:`BINARY_HEADER` (``language`` by name or number; ``remark`` null
-    or empty: length 0; ``extFields`` values null: length 0)."""
-    lang = obj.get("language")
-    if isinstance(lang, str):
-        if lang not in codes.LANGUAGES:
-            raise EncodeError(f"{where}.language: unknown language {lang!r} (one of {', '.join(codes.LANGUAGES)})")
-        lang = codes.LANGUAGES.index(lang)
-    values = {"code": obj.get("code"), "language": lang, "version": obj.get("version"), "opaque": obj.get("opaque"),
-              "flag": obj.get("flag"), "remark": obj.get("remark") or "", "extFields": obj.get("extFields")}
-    return BINARY_HEADER.encode(values, ctx, where)
-
 
 def _serialize_type(obj: dict, where: str) -> int:
     st = obj.get("serializeType")
@@ -966,55 +410,6 @@ def header_bytes(obj: dict, ctx, where: str = "") -> bytes:
     if st == 1:
         return binary_header_bytes(obj, ctx, where)
     raise EncodeError(f"{where}.serializeType: {st} is neither 0 (JSON) nor 1 (ROCKETMQ)")
-
-
-def _message_bytes(m, ctx, at: str) -> bytes:
-    t = m.get("type") if isinstance(m, dict) else None
-    if t == "batch_message":
-        return batch_message_bytes(m, ctx, at)
-    if t in ("record", "blank"):
-        return record_bytes(m, ctx, at)
-    raise EncodeError(f"{at}.type: expected a record or a batch_message, got {t!r}")
-
-
-def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
-    """The body of a frame object: ``body`` (bytes) when given, else its ``messages`` encoded (commit-log
-    records of a pull response, batch entries), or ``bodyBytes`` as stored when the messages are the
-    ones they decode to; nothing when neither is there."""
-    if obj.get("body") is not None:
-        return ctx.blob(obj["body"], f"{where}.body")
-    msgs = obj.get("messages")
-    if msgs is None:
-        if obj.get("bodyBytes") is not None:
-            return ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
-        return b""
-    if not isinstance(msgs, list):
-        raise EncodeError(f"{where}.messages: expected a list, got {type(msgs).__name__}")
-    if obj.get("bodyBytes") is not None:
-        from wireinspect.formats.rocketmq.commitlog import same_data
-        from wireinspect.render.bytesfmt import bytes_encoder
-
-        data = ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
-        probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}
-        req = obj.get("request", {}).get("code") if isinstance(obj.get("request"), dict) else None
-        f = _body_frame(probe, data, req)
-        if f is not None and f.messages is not None and \
-                same_data(msgs, [m.to_json(bytes_encoder(ctx.bytes_mode)) for m in f.messages]):
-            return data
-    return b"".join(_message_bytes(m, ctx, f"{where}.messages[{i}]") for i, m in enumerate(msgs))
-
-
-def _body_frame(probe: dict, body: bytes, request_code):
-    """A frame with a JSON header made of ``probe`` and ``body``, its body decoded as the original's."""
-    try:
-        raw_header = json_header_bytes(probe)
-    except EncodeError:
-        return None
-    raw = I32.pack(4 + len(raw_header) + len(body)) + b"\x00" + len(raw_header).to_bytes(3, "big") + raw_header + body
-    f = parse_frame(raw, decode_body=False)
-    if f.header:
-        decode_frame_body(f, request_code)
-    return f
 
 
 def _frame_fields(obj: dict, ctx, where: str = "") -> bytes:
@@ -1068,7 +463,7 @@ def frame_raw_json(f: Frame, enc) -> dict:
             obj["headerBytes"] = b64(stored_header)
         if f.messages is not None:
             try:
-                again = b"".join(_message_bytes(m, ctx, "") for m in obj["messages"])
+                again = b"".join(message_bytes(m, ctx, "") for m in obj["records"])
             except EncodeError:
                 again = None
             if again != f.body():

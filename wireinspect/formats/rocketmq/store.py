@@ -31,6 +31,8 @@ import re
 import struct
 
 from wireinspect.errors import EncodeError
+from wireinspect.formats.common import NOTE_TYPES, Unparsed, encode_unparsed
+from wireinspect.formats.framing import describe_gap, first_nonzero
 from wireinspect.inputs.source import FileSource, Window
 from wireinspect.layout import Int, Layout
 from wireinspect.model import Node, Problem
@@ -250,8 +252,6 @@ def _check_unit(u: CQUnit, store: CommitLogStore, topic, queue_id) -> None:
 def iter_consumequeue(source, *, commitlog: str | None = None, check: bool = True):
     """Units of one consume-queue file, then the unused zero tail as one gap. ``commitlog``: a
     commit-log directory to check units against (default: found beside a ``consumequeue`` path)."""
-    from wireinspect.formats.rocketmq.walk import describe_gap, first_nonzero
-
     topic, queue_id, base = cq_identity(source.path or source.name)
     store = None
     directory = commitlog or find_commitlog(source.path)
@@ -386,9 +386,7 @@ def iter_index(source, *, slots: int | None = None):
     expected = INDEX_HEADER_SIZE + slot_num * 4 + index_num * 20
     win = Window(source)
     if size < INDEX_HEADER_SIZE:
-        from wireinspect.formats.rocketmq.walk import Gap
-
-        yield Gap(0, size, [Problem("truncated", 0, f"index header needs 40 bytes, the file has {size}",
+        yield Unparsed(0, size, [Problem("truncated", 0, f"index header needs 40 bytes, the file has {size}",
                                     expected=40, actual=size)])
         return
     buf, i = win.get(0, INDEX_HEADER_SIZE)
@@ -436,10 +434,8 @@ def iter_index(source, *, slots: int | None = None):
     for number in range(1, used_entries + 1):
         p = base + number * 20
         if p + 20 > size:
-            from wireinspect.formats.rocketmq.walk import Gap
-
             at = min(p, size)  # what is left of the entry (maybe nothing): never a node past the end
-            yield Gap(at, size - at, [Problem("truncated", at, f"entries {number}..{used_entries} (indexCount "
+            yield Unparsed(at, size - at, [Problem("truncated", at, f"entries {number}..{used_entries} (indexCount "
                                               f"{count}) lie past the end of the file at {p}", expected=p + 20,
                                               actual=size)],
                       note=f"index entries {number}..{used_entries} claimed; the file ends here")
@@ -465,10 +461,8 @@ def iter_index(source, *, slots: int | None = None):
 
 def _unused(win, start: int, end: int, what: str):
     """The unused part ``[start, end)`` of an index file: zeros (no problem), else ``garbage``."""
-    from wireinspect.formats.rocketmq.walk import Gap, describe_gap, first_nonzero
-
     if first_nonzero(win, start, end) >= end:
-        return Gap(start, end - start, [], note=f"{what}: {end - start} zero bytes")
+        return Unparsed(start, end - start, [], note=f"{what}: {end - start} zero bytes", zeros=True)
     return describe_gap(win, start, end, True, False, "index entry")
 
 
@@ -486,16 +480,16 @@ def _unit_type(obj):
 def encode_consumequeue(obj: dict, ctx) -> list:
     """A ``rocketmq-consumequeue`` object -> ``[(None, bytes)]``: a ``cq_unit`` through
     :data:`CQ_UNIT_LAYOUT` (``commitLogOffset``, ``size``, ``tagsCode``; ``queueOffset``, ``blank`` and
-    ``commitLogChecked`` are derived and not read), an ``unparsed`` range (its ``bytes``, or zeros).
-    Raises EncodeError (``.size: ...``)."""
-    from wireinspect.formats.rocketmq.walk import gap_bytes
+    ``commitLogChecked`` are derived and not read), an ``unparsed`` range
+    (:func:`~wireinspect.formats.common.encode_unparsed`: ``rawBytes``, ``rawZeros``, or the zeros of
+    the unused tail). Raises EncodeError (``.size: ...``)."""
 
     t = _unit_type(obj)
     if t == "cq_unit":
         return [(None, CQ_UNIT_LAYOUT.encode(obj, ctx))]
     if t == "unparsed":
-        return [(None, gap_bytes(obj, ctx))]
-    if t == "note":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
         return []
     raise EncodeError(f".type: {t!r} is not a unit of rocketmq-consumequeue (cq_unit, unparsed)")
 
@@ -528,9 +522,7 @@ def encode_index(obj: dict, ctx) -> list:
     :data:`INDEX_HEADER_LAYOUT` (``hashSlotCount`` and ``indexCount`` as given: they count the slots and
     entries of the whole file), ``index_slots`` (:func:`slots_bytes`), ``index_entry`` through
     :data:`INDEX_ENTRY_LAYOUT` (``index`` and ``slot`` are derived), ``unparsed`` ranges (entry 0, the
-    unused entries: zeros, or their ``bytes``). Raises EncodeError."""
-    from wireinspect.formats.rocketmq.walk import gap_bytes
-
+    unused entries: :func:`~wireinspect.formats.common.encode_unparsed`). Raises EncodeError."""
     t = _unit_type(obj)
     if t == "index_header":
         return [(None, INDEX_HEADER_LAYOUT.encode(obj, ctx))]
@@ -539,8 +531,8 @@ def encode_index(obj: dict, ctx) -> list:
     if t == "index_entry":
         return [(None, INDEX_ENTRY_LAYOUT.encode(obj, ctx))]
     if t == "unparsed":
-        return [(None, gap_bytes(obj, ctx))]
-    if t == "note":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
         return []
     raise EncodeError(f".type: {t!r} is not a unit of rocketmq-index (index_header, index_slots, index_entry, "
                       "unparsed)")

@@ -1,18 +1,71 @@
 """RocketMQ remoting as a capture stream protocol (see :mod:`wireinspect.inputs.capture` for the
-``STREAM_PROTOCOLS`` interface): frames split per direction, responses paired with their requests by
-``opaque`` (so a PULL_MESSAGE response body decodes as commit-log records), and raw stream dumps of
-one direction (:func:`iter_stream`, the ``rocketmq-remoting`` format).
+``STREAM_PROTOCOLS`` interface): frames split per direction (:class:`FrameSplitter`, on
+:mod:`wireinspect.formats.framing`), responses paired with their requests by ``opaque``
+(:mod:`.pairing`, so that a PULL_MESSAGE response body decodes as commit-log records), and raw
+stream dumps of one direction (:func:`iter_stream`, the ``rocketmq-remoting`` format).
 
 Positions are byte positions in that direction's stream.
 """
 
 from __future__ import annotations
 
+import struct
+
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.rocketmq.remoting import Conversation, FrameSplitter, decode_frame_body, frame_bytes, \
-    parse_frame, plausible_frame
-from wireinspect.formats.rocketmq.walk import StreamDecoder, StreamProtocol
+from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
+from wireinspect.formats.framing import LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.formats.rocketmq.binaryheader import BINARY_FIXED
+from wireinspect.formats.rocketmq.bodies import decode_frame_body
+from wireinspect.formats.rocketmq.pairing import Conversation
+from wireinspect.formats.rocketmq.remoting import FRAME_MAX, I32, frame_bytes, parse_frame
 from wireinspect.inputs.tcp import CaptureFacts, latency_ms
+from wireinspect.model import Problem
+
+
+def plausible_frame(buf, p: int):
+    """Could a frame start at ``buf[p]``? Length in range, serializeType 0/1, headerLength inside the
+    frame, a JSON header that opens with ``{`` or a binary one of at least 21 bytes. ``None``: too
+    few bytes to tell."""
+    n = len(buf) - p
+    if n < 4:
+        return None
+    (length,) = I32.unpack_from(buf, p)
+    if not 4 <= length <= FRAME_MAX:
+        return False
+    if n < 9:
+        return None if length >= 5 else n >= 8 and buf[p + 4] in (0, 1)
+    word = struct.unpack_from(">I", buf, p + 4)[0]
+    st, hl = word >> 24, word & 0xFFFFFF
+    if st not in (0, 1) or hl > length - 4:
+        return False
+    return buf[p + 8] == 0x7B if st == 0 else hl >= BINARY_FIXED
+
+
+def describe_bad_frame(buf, p: int, base: int) -> Problem:
+    f = parse_frame(buf, p, base, decode_body=False)
+    probs = [x for x in f.problems if x.code != "truncated"]
+    return probs[0] if probs else Problem("garbage", base + p, "bytes that do not start a remoting frame")
+
+
+class FrameSplitter(LengthSplitter):
+    """Split one direction of a remoting stream (:class:`~wireinspect.formats.framing.LengthSplitter`,
+    lengths 4..:data:`~.remoting.FRAME_MAX`) into :class:`~.remoting.Frame` objects (bodies not yet
+    decoded: a :class:`~.pairing.Conversation` decodes them once it knows the request a response
+    answers) and ``unparsed`` units. ``units(final=True)`` also yields the leftover bytes as a
+    truncated frame."""
+
+    def __init__(self, base: int = 0, limit: int = DEFAULT_LIMIT):
+        super().__init__(plausible_frame, describe_bad_frame, base, minimum=4, maximum=FRAME_MAX)
+        self.limit = limit
+
+    def units(self, final: bool = False):
+        for it in self.frames(final):
+            if isinstance(it, tuple):
+                yield parse_frame(it[2], 0, it[1], limit=self.limit, decode_body=False)
+            else:
+                yield it
+
+
 
 def sniff(first_bytes: bytes) -> int:
     """Confidence that a client's first bytes are RocketMQ remoting: a plausible frame header and a
@@ -66,9 +119,9 @@ class _Decoder(CaptureFacts):
 def encode(obj: dict, ctx) -> bytes:
     """One ``dump --json`` object of a RocketMQ stream -> the bytes it stands for in its direction's
     stream: a ``frame`` (:func:`~wireinspect.formats.rocketmq.remoting.frame_bytes`), an ``unparsed``
-    range (its ``bytes``); stream notes and events stand for none. Raises EncodeError."""
+    range (its ``rawBytes``/``rawZeros``: :func:`~wireinspect.formats.common.encode_unparsed`); notes
+    stand for none. Raises EncodeError."""
     from wireinspect.errors import EncodeError
-    from wireinspect.formats.rocketmq.walk import gap_bytes
 
     if not isinstance(obj, dict):
         raise EncodeError(f".: expected an object, got {type(obj).__name__}")
@@ -76,8 +129,8 @@ def encode(obj: dict, ctx) -> bytes:
     if t == "frame":
         return frame_bytes(obj, ctx)
     if t == "unparsed":
-        return gap_bytes(obj, ctx)
-    if t in ("note", "stream"):
+        return unparsed_bytes(obj, ctx)
+    if t in NOTE_TYPES:
         return b""
     raise EncodeError(f".type: {t!r} is not a unit of a RocketMQ stream (frame, unparsed, note)")
 

@@ -16,7 +16,7 @@ Modules of this package, by concern:
 
 * :mod:`.protocols`: ``STREAM_PROTOCOLS``, the explicit tuple of stream protocols;
 * :mod:`.connections`: packets to conversations, the protocol choice, :func:`capture_units`,
-  :func:`reassembled` (each stream's bytes), :class:`CaptureNote`;
+  :func:`reassembled` (each stream's bytes), :func:`CaptureNote` (a file-level finding);
 * :mod:`.filters`: ``--connection``, and ``--api``/``--correlation-id`` asked of the protocols;
 * :mod:`.summary`: :class:`CaptureSummary` and :func:`frame_name`;
 * :mod:`.follow`: ``tshark -z follow,tcp,raw`` text;
@@ -77,7 +77,7 @@ port is not a server port, else the side whose first bytes sniff best.
 
 A ``"gap"`` or ``"problem"`` event always carries its Problem (codes ``tcp_gap``,
 ``tcp_no_handshake``...). A protocol decoder must put those problems on some unit it yields
-(the frame the gap cuts, or a :class:`StreamNote`), so that ``verify`` sees them; the codes of
+(the frame the gap cuts, or a :class:`~wireinspect.formats.common.Note`), so that ``verify`` sees them; the codes of
 ``tcp.NOTE_CODES`` (``tcp_no_handshake``: the normal case for a capture taken during an incident)
 go to a unit's ``notes`` instead (``tcp.split_notes``), which ``verify`` lists without failing.
 Captured frames carry ``timestamp``, ``file_position`` and, for responses, ``latency_ms`` (their
@@ -95,8 +95,10 @@ connections, frames per API/code, requests without a response, gaps; ``summary_t
 with ``--api``/``--correlation-id``.
 
 Units yielded by a protocol follow ``registry.py``: ``type``, ``position``, ``length``,
-``problems``, ``to_json(enc)``, ``to_tree()``. :class:`StreamNote` is a ready-made unit for
-stretches that hold no frame and for conversation-level problems.
+``problems``, ``to_json(enc)``, ``to_tree()``. :mod:`wireinspect.formats.common` has the ready-made
+units for stretches that hold no frame (``Unparsed``, with ``protocol``, ``conversation`` and
+``direction`` set) and for conversation-level findings (``Note``); :mod:`wireinspect.formats.framing`
+has the length-prefixed splitter and the event-driven ``StreamDecoder`` most protocols are built on.
 
 Capture options (``Options``): ``ports`` (``--port``, repeatable); ``extra["api"]`` (set of API
 names/keys, ``--api``), ``extra["connection"]`` (``--connection``), ``extra["correlation_id"]``
@@ -112,9 +114,9 @@ from wireinspect.inputs.capture.follow import follow_raw_events
 from wireinspect.inputs.capture.pcapformat import PCAP
 from wireinspect.inputs.capture.protocols import STREAM_PROTOCOLS, stream_protocols
 from wireinspect.inputs.capture.summary import CaptureSummary, frame_name
-from wireinspect.inputs.tcp import Conversation, Event, StreamNote
+from wireinspect.inputs.tcp import Conversation, Event
 
-__all__ = ["FORMATS", "STREAM_PROTOCOLS", "Conversation", "Event", "StreamNote", "CaptureNote", "CaptureSummary",
+__all__ = ["FORMATS", "STREAM_PROTOCOLS", "Conversation", "Event", "CaptureNote", "CaptureSummary",
            "Filters", "capture_units", "follow_raw_events", "frame_name", "reassembled", "stream_units",
            "stream_protocols", "PCAP"]
 

@@ -4,37 +4,23 @@
 
 from __future__ import annotations
 
+from wireinspect.formats.common import Note
 from wireinspect.inputs.capture.filters import Filters
 from wireinspect.inputs.capture.protocols import stream_protocols
 from wireinspect.inputs.capture.summary import CaptureSummary
 from wireinspect.inputs.pcap import parse_tcp, read_packets
 from wireinspect.inputs.source import Source
 from wireinspect.inputs.tcp import ACK, RST, SYN, Conversation, Event, HalfStream
-from wireinspect.model import Node, Problem
+from wireinspect.model import Problem
 
 SNIFF_BYTES = 64
 
 
-class CaptureNote:
-    """File-level findings of a capture (a corrupt block, a truncated record, a packet shorter than
-    on the wire, an undecodable packet): ``position`` is the file position of the record/block."""
-
-    type = "capture"
-    valid = False
-    records_count = 0
-    base_offset = last_offset = None
-
-    def __init__(self, position: int, length: int, problems: list):
-        self.position, self.length, self.problems = position, length, problems
-
-    def to_json(self, enc) -> dict:
-        return {"type": "capture", "position": self.position, "length": self.length,
-                "problems": [p.to_dict() for p in self.problems]}
-
-    def to_tree(self) -> Node:
-        return Node("capture", self.position, self.length, display="capture file", problems=list(self.problems),
-                    type="capture")
-
+def CaptureNote(position: int, length: int, problems: list) -> Note:  # noqa: N802 (a unit's name)
+    """A file-level finding of a capture (a corrupt block, a truncated record, a packet shorter than
+    on the wire, an undecodable packet): a :class:`~wireinspect.formats.common.Note` of type
+    ``"capture"``, whose ``position`` is the capture *file* position of the record/block."""
+    return Note(position, length, problems, type="capture", display="capture file")
 
 
 class _Conv:

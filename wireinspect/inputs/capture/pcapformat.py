@@ -5,6 +5,7 @@ TCP stream (one output per connection and direction)."""
 from __future__ import annotations
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.common import NOTE_TYPES
 from wireinspect.inputs.capture.connections import _located, capture_units
 from wireinspect.inputs.capture.protocols import protocol_of
 from wireinspect.inputs.pcap import sniff_capture
@@ -15,7 +16,7 @@ def _encode_capture(obj: dict, ctx) -> list:
     (the capture's own summary and notes stand for no bytes). Encoded by the object's stream protocol
     (``encode(obj, ctx) -> bytes``). Bytes missing from the capture (TCP gaps) are not written: the
     stream that comes back is the reassembled stream without them."""
-    if obj.get("type") in ("capture_summary", "capture"):
+    if obj.get("type") == "capture_summary" or obj.get("type") in NOTE_TYPES:
         return []
     data = protocol_of(obj).encode(obj, ctx)
     conn = obj.get("connection")

@@ -373,27 +373,21 @@ def encode_frame(obj: dict, ctx: EncodeContext) -> bytes:
     return size + content
 
 
-def encode_note(obj: dict, ctx: EncodeContext) -> bytes:
-    """A stream note: ``"stream"`` (a finding, no bytes) -> b""; ``"unparsed"`` -> its ``bytes``
-    (dump --json --raw: the stream bytes the stretch holds; bytes missing from the capture, a TCP
-    gap, are not in it and are not written)."""
-    if obj.get("type") == "stream":
-        return b""
-    if "bytes" not in obj:
-        if obj.get("length") == 0:
-            return b""
-        raise EncodeError(".bytes: missing: the bytes of an unparsed stretch come from dump --json --raw")
-    return ctx.blob(obj["bytes"], ".bytes")
-
-
 def encode(obj: dict, ctx: EncodeContext) -> bytes:
-    """One object of a Kafka stream (``frame``, ``unparsed``, ``stream``) -> its stream bytes."""
+    """One object of a Kafka stream (``frame``, ``unparsed``, ``note``) -> its stream bytes: an
+    ``unparsed`` stretch gives its ``rawBytes``/``rawZeros`` (the stream bytes it holds; bytes missing
+    from the capture, a TCP gap, are not in them: :func:`~wireinspect.formats.common.encode_unparsed`),
+    a note none."""
+    from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
+
     t = obj.get("type")
     if t == "frame":
         return encode_frame(obj, ctx)
-    if t in ("unparsed", "stream"):
-        return encode_note(obj, ctx)
-    raise EncodeError(f".type: a Kafka stream has no {t!r} objects (frame, unparsed, stream)")
+    if t == "unparsed":
+        return unparsed_bytes(obj, ctx)
+    if t in NOTE_TYPES:
+        return b""
+    raise EncodeError(f".type: a Kafka stream has no {t!r} objects (frame, unparsed, note)")
 
 
 # -- dump --json --raw ------------------------------------------------------------------------------
@@ -485,11 +479,3 @@ def _mode_of(enc) -> str:
     if probe == "fbff":
         return "hex"
     return "text"
-
-
-def note_raw_json(note, enc) -> dict:
-    """``{"bytes": ...}``: the stream bytes an ``unparsed`` note holds (gap bytes excluded)."""
-    data = getattr(note, "data", None)
-    if note.type != "unparsed" or data is None:
-        return {}
-    return {"bytes": enc(bytes(data))}

@@ -1,6 +1,7 @@
 """Kafka conversations: splitting each direction into frames, matching responses to requests.
 
-The splitter follows h2's ``frame_buffer``: without a whole Size it keeps the bytes for the next
+The splitter follows h2's ``frame_buffer`` through the shared
+:func:`~wireinspect.formats.framing.frame_size`: without a whole Size it keeps the bytes for the next
 feed; with a Size it checks it against the limits, waits for the whole frame, then cuts it. It is
 incremental (any chunking of the stream gives the same frames). Responses are decoded with the API
 key and version of the request with the same CorrelationId on the same connection (oldest first).
@@ -9,8 +10,9 @@ Resynchronisation: after a bad Size, a TCP gap that does not end inside a known 
 start of a capture that begins mid-connection, the splitter hunts for the next position where a
 frame plausibly starts: for requests a sane Size, a known API key and version and a ClientId length
 that fits; for responses a sane Size and a CorrelationId that a request is waiting for, or else two
-consecutive sane frames. The bytes skipped become an ``unparsed`` unit with the problem that caused
-the hunt.
+consecutive sane frames. The bytes skipped become an ``unparsed`` unit
+(:class:`~wireinspect.formats.common.Unparsed`, its bytes kept up to ``STREAM_KEEP_MAX``) with the
+problem that caused the hunt; TCP findings on no frame become a :class:`~wireinspect.formats.common.Note`.
 
 :data:`KAFKA` is the stream protocol object for :mod:`wireinspect.inputs.capture`.
 """
@@ -21,9 +23,11 @@ import re
 import struct
 from collections import deque
 
+from wireinspect.formats.common import Note, Unparsed
+from wireinspect.formats.framing import frame_size, keep
 from wireinspect.formats.kafka.protocol.frames import Frame, decode_request, decode_response, plausible_request
 from wireinspect.formats.kafka.protocol.walker import F
-from wireinspect.inputs.tcp import MID_STREAM_START, Spans, StreamNote, latency_ms, split_notes
+from wireinspect.inputs.tcp import MID_STREAM_START, Spans, latency_ms, split_notes
 from wireinspect.model import Problem
 
 MAX_FRAME = 1 << 28  # 256 MiB: above Kafka's socket.request.max.bytes (100 MiB) and fetch.max.bytes (50 MiB)
@@ -31,7 +35,6 @@ MIN_REQUEST = 8  # RequestApiKey + RequestApiVersion + CorrelationId (header v0)
 MIN_RESPONSE = 4  # CorrelationId
 SASL_HANDSHAKE = 17
 HUNT_PATIENCE = 1 << 20  # bytes to wait behind a plausible but incomplete frame before trying later ones
-KEEP_MAX = 64 << 20  # bytes of one unparsed stretch kept for dump --json --raw ("bytes"); past it, none
 _I32 = struct.Struct(">i").unpack_from
 # Candidate frame starts, so that hunting does not try every byte in Python: a Size below MAX_FRAME
 # (first byte 0x00-0x0f); for requests also RequestApiKey < 128 and RequestApiVersion < 256.
@@ -57,18 +60,13 @@ class _Dir:
         self.cut_problems = []
         self.spans = Spans()  # captures: packet time and file position of the stream's bytes
         self.hunt_mid = False  # the hunt is for the first frame of a stream captured mid-connection
-        self.kept = bytearray()  # the bytes skipped by the current hunt (None past KEEP_MAX): the note's data
+        self.kept = bytearray()  # the bytes skipped by the current hunt (None past STREAM_KEEP_MAX): its data
         self.cut_from = None  # stream position of the bytes after a gap that are the rest of a cut frame
         self.cut = bytearray()  # those bytes
 
     def keep(self, data) -> None:
-        """Keep ``data`` as bytes of the current hunt's unparsed stretch (bounded by KEEP_MAX)."""
-        k = self.kept
-        if k is not None:
-            if len(k) + len(data) > KEEP_MAX:
-                self.kept = None
-            else:
-                k += data
+        """Keep ``data`` as bytes of the current hunt's unparsed stretch (:func:`~wireinspect.formats.framing.keep`)."""
+        self.kept = keep(self.kept, data)
 
     @property
     def avail(self):
@@ -123,8 +121,7 @@ class KafkaDecoder:
             if any(p.code == "tcp_no_handshake" for p in notes) and not d.avail and not d.hunting:
                 self._start_hunt(d, ev.position, [])
                 d.hunt_mid = True
-            out.append(StreamNote("kafka", self.conv, self._dname(d), ev.position, 0, probs, type="stream",
-                                  notes=notes))
+            out.append(Note(ev.position, 0, probs, notes=notes, **self._where(d)))
         elif kind == "end":
             self._end(d, out)
         return out
@@ -143,6 +140,10 @@ class KafkaDecoder:
     # -- splitting -------------------------------------------------------------------------------
     def _dname(self, d):
         return self.resolved.get(d.name, d.name if d.name != "unknown" else None)
+
+    def _where(self, d) -> dict:
+        """The stream fields of a unit of direction ``d`` (:class:`~wireinspect.formats.common.Unparsed`, Note)."""
+        return {"protocol": "kafka", "conversation": self.conv, "direction": self._dname(d)}
 
     def _data(self, d: _Dir, pos: int, data: bytes, out: list, ts=None, fpos=None) -> None:
         q = d.spans.q
@@ -176,11 +177,7 @@ class KafkaDecoder:
         if d.cut_from is None:
             d.cut_from = pos
             d.cut = bytearray()
-        if d.cut is not None:
-            if len(d.cut) + len(data) > KEEP_MAX:
-                d.cut = None
-            else:
-                d.cut += data
+        d.cut = keep(d.cut, data)
 
     def _flush_cut(self, d: _Dir, out: list) -> None:
         """The rest of a frame cut by a gap, as an ``unparsed`` note (its problem is on the frame)."""
@@ -188,8 +185,8 @@ class KafkaDecoder:
             return
         n = len(d.cut) if d.cut is not None else 0
         data = None if d.cut is None else bytes(d.cut)
-        out.append(StreamNote("kafka", self.conv, self._dname(d), d.cut_from, n, [], (data or b"")[:64],
-                              data=data))
+        out.append(Unparsed(d.cut_from, n, [], (data or b"")[:64], data=data, dropped=data is None, what="frame",
+                            **self._where(d)))
         d.cut_from, d.cut = None, bytearray()
 
     def _start_hunt(self, d: _Dir, at: int, problems: list) -> None:
@@ -210,17 +207,17 @@ class KafkaDecoder:
             data = None if d.kept is None else bytes(d.kept)
             if mid and not probs:
                 # The capture began inside a frame: its tail is expected, not damage.
-                out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, [], type="unparsed",
-                                      notes=[Problem(MID_STREAM_START, d.hunt_from, f"{n} bytes before the first frame "
-                                                     f"at position {at}: the capture starts mid-connection, inside a "
-                                                     "frame sent before it began", actual=n)], data=data))
+                out.append(Unparsed(d.hunt_from, n, [], notes=[Problem(
+                    MID_STREAM_START, d.hunt_from, f"{n} bytes before the first frame at position {at}: the capture "
+                    "starts mid-connection, inside a frame sent before it began", actual=n)], data=data,
+                    dropped=data is None, what="frame", **self._where(d)))
                 d.hunt_problems = []
                 d.kept = bytearray()
                 return
             if n > 0:
                 probs.append(Problem("unparsed_bytes", d.hunt_from, f"{n} bytes skipped before a plausible frame at "
                                      f"position {at}", actual=n))
-            out.append(StreamNote("kafka", self.conv, self._dname(d), d.hunt_from, n, probs, data=data))
+            out.append(Unparsed(d.hunt_from, n, probs, data=data, dropped=data is None, what="frame", **self._where(d)))
         d.hunt_problems = []
         d.kept = bytearray()
 
@@ -241,19 +238,19 @@ class KafkaDecoder:
             if d.avail < 4:
                 return
             buf, i = d.buf, d.i
-            size = _I32(buf, i)[0]
             direction = self._dname(d) or "unknown"
             lo = 0 if self.raw_sasl else MIN_RESPONSE if direction == "response" else MIN_REQUEST
-            if size < lo or size > MAX_FRAME:
+            total = frame_size(buf, i, lo, MAX_FRAME)
+            if total is False:
+                size = _I32(buf, i)[0]
                 prob = Problem("bad_frame_length", d.start, f"frame Size {size} (0x{size & 0xFFFFFFFF:08x}) is "
                                f"{'too small' if size < lo else f'larger than {MAX_FRAME}'}; resynchronising",
                                actual=size)
                 self._start_hunt(d, d.start, [prob])
                 d.consume(1)
                 continue
-            total = 4 + size
-            if d.avail < total:
-                return
+            if total is None:
+                return  # incomplete: wait for the rest
             frame = buf[i:i + total]
             pos = d.start
             d.consume(total)
@@ -343,8 +340,8 @@ class KafkaDecoder:
         if d.avail:
             probs.append(Problem("frame_truncated", d.start, f"{d.avail} bytes of a frame Size before a gap",
                                  expected=4, actual=d.avail))
-        out.append(StreamNote("kafka", self.conv, self._dname(d), d.start if d.avail else ev.position,
-                              d.avail + ev.length, probs, type="unparsed", data=bytes(d.buf[d.i:])))
+        out.append(Unparsed(d.start if d.avail else ev.position, d.avail + ev.length, probs,
+                            data=bytes(d.buf[d.i:]), what="frame", **self._where(d)))
         d.buf, d.i, d.start = bytearray(), 0, gap_end
         self._start_hunt(d, gap_end, [])
 
@@ -384,9 +381,10 @@ class KafkaDecoder:
             if d.avail >= 4:
                 out.append(self._decode(d, bytes(d.buf[d.i:]), d.start, []))
             else:
-                out.append(StreamNote("kafka", self.conv, self._dname(d), d.start, d.avail, [Problem(
+                out.append(Unparsed(d.start, d.avail, [Problem(
                     "frame_truncated", d.start, f"the stream ends with {d.avail} bytes, too few for a frame Size",
-                    expected=4, actual=d.avail)], bytes(d.buf[d.i:]), data=bytes(d.buf[d.i:])))
+                    expected=4, actual=d.avail)], bytes(d.buf[d.i:]), data=bytes(d.buf[d.i:]), what="frame",
+                    **self._where(d)))
             d.consume(d.avail)
         d.buf, d.i = bytearray(), 0
 

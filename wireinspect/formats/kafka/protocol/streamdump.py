@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from wireinspect.errors import InputError
 from wireinspect.formats.base import Format
+from wireinspect.formats.common import encode_unparsed
 from wireinspect.formats.kafka.protocol.frames import plausible_request
 from wireinspect.formats.kafka.protocol.stream import KAFKA, KafkaDecoder
 from wireinspect.inputs.capture.connections import _with_records
@@ -75,13 +76,17 @@ def _stream_direction(source: Source, frames: int = 8) -> str:
 def _encode_stream(obj: dict, ctx) -> list:
     """A stream dump's object -> ``[(stream, bytes)]``: ``None`` for a one-direction dump; for
     ``tshark -z follow,tcp,raw`` text (both directions: its connection names the two nodes) the
-    direction, so that each direction's bytes come back apart (the text itself is not rebuilt)."""
-    data = KAFKA.encode(obj, ctx)
-    if not data:
-        return []
+    direction, so that each direction's bytes come back apart (the text itself is not rebuilt). An
+    ``unparsed`` range comes back in chunks (:func:`~wireinspect.formats.common.encode_unparsed`: a
+    file's zeros are never one allocation)."""
+    if isinstance(obj, dict) and obj.get("type") == "unparsed":
+        chunks = encode_unparsed(obj, ctx)
+    else:
+        chunks = [KAFKA.encode(obj, ctx)]
     conn = obj.get("connection")
     both = isinstance(conn, dict) and (conn.get("client") is not None or conn.get("server") is not None)
-    return [(obj.get("direction") or "request" if both else None, data)]
+    stream = obj.get("direction") or "request" if both else None
+    return [(stream, c) for c in chunks if c]
 
 
 def _stream_sniff(head: bytes, name: str) -> int:

@@ -1,0 +1,380 @@
+"""Framing shared by every format: cutting length-prefixed frames out of a stream, walking a file of
+self-delimiting entries, and resynchronising past damage. Sans-I/O; never raises on bad bytes.
+
+Streams of ``int32 length | length bytes`` frames
+-------------------------------------------------
+Kafka's protocol, RocketMQ remoting and Kafka 0.7/Jafka requests all prefix a frame with a big-endian
+int32 that counts the bytes after it. :func:`frame_size` is the one check, after h2's
+``FrameBuffer``: fewer than 4 bytes, or a frame not yet all there, is *incomplete* (``None``: keep
+the bytes and wait for the next feed); a length outside ``minimum..maximum`` is *impossible*
+(``False``: the protocol's maximum, e.g. Netty's 16 MiB for RocketMQ, 256 MiB for Kafka, is checked
+before anything is allocated or waited for); else the frame's whole size.
+
+:class:`LengthSplitter` splits one direction with it. ``feed(bytes)`` appends; ``frames(final)``
+yields, in stream order:
+
+* ``("frame", position, bytes)``: a complete frame, its length field included;
+* :class:`~wireinspect.formats.common.Unparsed` units for bytes that cannot start a frame (the
+  protocol's ``plausible(buf, p)`` says False, or the length is impossible), one per stretch, up to
+  the next position where a frame plausibly starts (*resynchronisation*: the splitter tries the next
+  byte until one is plausible); the unit keeps the bytes (up to
+  :data:`~wireinspect.formats.common.STREAM_KEEP_MAX`) since a stream's positions are not positions
+  in the input file;
+* with ``final`` (end of the stream, or a TCP gap: bytes are never glued across one), what is left:
+  ``("partial", position, bytes)`` for the start of a frame cut short, or an ``Unparsed`` unit when
+  not even a length field is there.
+
+An incomplete frame is never cut early: without ``final`` the splitter stops at it and keeps its
+bytes for the next feed (any chunking of the stream gives the same frames). ``reset(base)`` forgets
+the buffer after a gap. Positions count from ``base``. Kafka's protocol stream
+(:mod:`wireinspect.formats.kafka.protocol.stream`) uses :func:`frame_size` and :func:`keep` with a
+resynchronisation of its own (it prefers a response whose CorrelationId a request waits for).
+
+:class:`StreamDecoder` drives one splitter per direction from a capture's events (data, TCP gaps,
+TCP problems, end) and turns complete and partial frames into units with the protocol's ``parse``;
+findings that land on no frame become a :class:`~wireinspect.formats.common.Note`.
+:class:`StreamProtocol` packages a decoder class, a sniffer and an encoder as a stream protocol of
+:mod:`wireinspect.inputs.capture`.
+
+Files of self-delimiting entries
+--------------------------------
+:func:`walk` (RocketMQ commit log, Kafka 0.7/Jafka log) asks a format's ``entry(win, pos)`` for the
+entry at ``pos``: ``(unit, None)`` when its framing holds (its length is known and inside the file;
+the unit may still be invalid, e.g. a CRC mismatch), else ``(unit or None, problem)`` (absurd length,
+unknown magic, torn entry). On broken framing the walk looks for the next position where an entry
+passes every check (``find``, usually :func:`scan` for a magic byte pattern) and reports the bytes in
+between as an ``Unparsed`` unit (:func:`describe_gap`: ``zero_fill`` or ``garbage``); after an invalid
+but well-framed entry it goes on after it, or resynchronises the same way when what follows is not
+valid either. Zeros where an entry should start are a preallocated or torn tail: ``zero_tail_ok``
+says whether zeros running to the end of the file are normal (RocketMQ maps whole files: an
+``Unparsed`` without problems) or a finding (Kafka 0.7 logs are never padded: ``zero_fill``). The
+walk is bounded by the file size, reads through a :class:`~wireinspect.inputs.source.Window`, and
+always advances.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+from wireinspect.formats.common import STREAM_KEEP_MAX, Note, Unparsed
+from wireinspect.inputs.source import Source, Window
+from wireinspect.model import Problem
+
+_NONZERO = re.compile(rb"[^\x00]")
+_I32 = struct.Struct(">i")
+INT32_MAX = (1 << 31) - 1
+
+
+def frame_size(buf, p: int, minimum: int = 0, maximum: int = INT32_MAX):
+    """The size (length field included) of the frame at ``buf[p]`` when all of it is in ``buf``;
+    ``None`` when more bytes are needed (fewer than 4, or the frame is incomplete: keep them for
+    later); ``False`` when its length is outside ``minimum..maximum`` (no such frame)."""
+    if len(buf) - p < 4:
+        return None
+    (n,) = _I32.unpack_from(buf, p)
+    if not minimum <= n <= maximum:
+        return False
+    return 4 + n if len(buf) - p >= 4 + n else None
+
+
+def keep(kept, data):
+    """``kept`` (a bytearray, or None once over the limit) with ``data`` appended: the bytes of an
+    unparsed stretch of a stream, kept up to :data:`STREAM_KEEP_MAX` (then None: not kept)."""
+    if kept is None:
+        return None
+    if len(kept) + len(data) > STREAM_KEEP_MAX:
+        return None
+    kept += data
+    return kept
+
+
+class LengthSplitter:
+    """Split one direction of a stream of ``int32 length | length bytes`` frames (see the module
+    docstring). ``plausible(buf, p)``: can a frame start at ``buf[p]`` (True, False, or ``None``
+    when it needs more bytes to tell); ``describe(buf, p, base)``: the :class:`Problem` of a position
+    that cannot start a frame; ``minimum``/``maximum``: the lengths a frame may have."""
+
+    def __init__(self, plausible, describe, base: int = 0, *, minimum: int = 0, maximum: int = INT32_MAX):
+        self.plausible, self.describe = plausible, describe
+        self.minimum, self.maximum = minimum, maximum
+        self.buf = bytearray()
+        self.base = base
+        self.gap = None  # an unframeable stretch still open: [start, problem, preview, kept bytes or None]
+
+    def feed(self, data) -> None:
+        self.buf += data
+
+    def reset(self, base: int) -> None:
+        """Forget buffered bytes; the next byte fed is at ``base`` (after a capture gap)."""
+        self.buf.clear()
+        self.base = base
+        self.gap = None
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.buf)
+
+    def _ok(self, buf, p: int):
+        if frame_size(buf, p, self.minimum, self.maximum) is False:
+            return False
+        return self.plausible(buf, p)
+
+    def _close_gap(self, end: int) -> Unparsed:
+        start, problem, preview, data = self.gap
+        self.gap = None
+        return Unparsed(start, end - start, [problem], preview, data=None if data is None else bytes(data),
+                        dropped=data is None, what="frame")
+
+    def frames(self, final: bool = False):
+        buf = self.buf
+        p = 0
+        g = 0  # where the open gap's bytes start in buf
+        while len(buf) - p >= 4:
+            ok = self._ok(buf, p)
+            if ok is None and not final:
+                break
+            if ok is False:
+                if self.gap is None:
+                    self.gap = [self.base + p, self.describe(buf, p, self.base), bytes(buf[p:p + 64]), bytearray()]
+                    g = p
+                p += 1
+                while len(buf) - p >= 4 and self._ok(buf, p) is False:
+                    p += 1
+                continue
+            if self.gap is not None:
+                self.gap[3] = keep(self.gap[3], buf[g:p])
+                yield self._close_gap(self.base + p)
+            size = frame_size(buf, p, self.minimum, self.maximum)
+            if not size:
+                break  # incomplete: left for the next feed (or the partial frame below)
+            yield "frame", self.base + p, bytes(buf[p:p + size])
+            p += size
+        if final and p < len(buf):
+            n = len(buf) - p
+            if self.gap is None and n >= 4:
+                yield "partial", self.base + p, bytes(buf[p:])
+            elif self.gap is None:  # not even a length field
+                yield Unparsed(self.base + p, n, [Problem("truncated", self.base + p, f"{n} bytes at the end are too "
+                                                          "few for a frame length", expected=4, actual=n)],
+                               bytes(buf[p:]), data=bytes(buf[p:]), what="frame")
+            p = len(buf)
+        if self.gap is not None:
+            self.gap[3] = keep(self.gap[3], buf[g:p])
+            if final:
+                yield self._close_gap(self.base + p)
+        del buf[:p]
+        self.base += p
+
+
+class StreamDecoder:
+    """The capture side of a length-prefixed protocol: one :class:`LengthSplitter` per direction, fed
+    with the capture's events (``direction`` ``"request"``/``"response"``, ``kind`` ``data``/``gap``/
+    ``problem``/``end``). ``make_splitter(direction)`` gives a direction its splitter;
+    ``parse(kind, direction, position, data, timestamp)`` turns a complete (``"frame"``) or
+    ``"partial"`` frame into a unit; gaps and TCP problems land on the frame they cut or on a
+    :class:`~wireinspect.formats.common.Note`."""
+
+    def __init__(self, conversation, make_splitter, parse, protocol: str):
+        self.conversation = conversation
+        self.make_splitter = make_splitter
+        self.split = {}
+        self.parse = parse
+        self.protocol = protocol
+        cj = getattr(conversation, "connection_json", None)
+        self.connection = cj() if cj is not None else None
+
+    def _emit(self, items, direction, timestamp, extra_problems=()):
+        out = []
+        for it in items:
+            if isinstance(it, Unparsed):
+                it_unit = it
+            else:
+                kind, pos, data = it
+                it_unit = self.parse(kind, direction, pos, data, timestamp)
+            out.append(it_unit)
+        if extra_problems:
+            if out and not isinstance(out[-1], Unparsed) and getattr(out[-1], "length", 0):
+                out[-1].problems.extend(extra_problems)
+            else:
+                p0 = extra_problems[0]
+                out.append(Note(p0.position, 0, list(extra_problems), p0.message))
+        for u in out:
+            u.direction, u.connection, u.conversation = direction, self.connection, self.conversation
+            if isinstance(u, (Unparsed, Note)):
+                u.protocol = self.protocol
+        return out
+
+    def feed(self, event):
+        d = event.direction
+        sp = self.split.get(d)
+        if sp is None:  # the first event of this direction: its stream starts here
+            sp = self.split[d] = self.make_splitter(d)
+            sp.reset(event.position)
+        if event.kind == "data":
+            out = []
+            if event.position != sp.end:  # bytes missing without a gap event: never glue across
+                out = self._emit(sp.frames(final=True), d, event.timestamp)
+                sp.reset(event.position)
+            sp.feed(event.data)
+            return out + self._emit(sp.frames(), d, event.timestamp)
+        if event.kind == "gap":
+            out = self._emit(sp.frames(final=True), d, event.timestamp, list(event.problems))
+            sp.reset(event.position + event.length)
+            return out
+        if event.kind == "problem":
+            return self._emit((), d, event.timestamp, list(event.problems))
+        if event.kind == "end":
+            return self._emit(sp.frames(final=True), d, event.timestamp, list(event.problems or ()))
+        return []
+
+    def close(self):
+        out = []
+        for d, sp in self.split.items():
+            out += self._emit(sp.frames(final=True), d, None)
+        return out
+
+
+class StreamProtocol:
+    """A stream protocol for :mod:`wireinspect.inputs.capture` (``STREAM_PROTOCOLS``): ``id``,
+    ``ports``, ``sniff(first_bytes)``, ``decoder(conversation, opts)`` (streaming) and
+    ``decode(conversation, opts)`` (a whole conversation), built from a decoder class whose
+    instances have ``feed(event)`` and ``close()``; ``encode(obj, ctx) -> bytes`` when the protocol
+    has an encoder (captures dispatch ``encode`` to it), else None."""
+
+    def __init__(self, id: str, ports: tuple, sniff, decoder_class, encode=None):  # noqa: A002 (the interface's name)
+        self.id, self.ports, self._sniff, self._cls = id, ports, sniff, decoder_class
+        self.encode = encode
+
+    def sniff(self, first_bytes: bytes) -> int:
+        try:
+            return self._sniff(first_bytes)
+        except Exception:  # noqa: BLE001 (a sniffer must not raise, whatever the bytes)
+            return 0
+
+    def decoder(self, conversation, opts):
+        return self._cls(conversation, opts)
+
+    def decode(self, conversation, opts):
+        d = self._cls(conversation, opts)
+        for ev in conversation.events:
+            yield from d.feed(ev)
+        yield from d.close()
+
+
+# -- files of self-delimiting entries ---------------------------------------------------------------
+
+def first_nonzero(win: Window, start: int, end: int) -> int:
+    """Position of the first non-zero byte in ``[start, end)``, or ``end``."""
+    p = start
+    while p < end:
+        n = min(win.chunk, end - p)
+        buf, i = win.get(p, n)
+        m = _NONZERO.search(buf, i, i + n)
+        if m is not None:
+            return p + (m.start() - i)
+        p += n
+    return end
+
+
+def describe_gap(win: Window, start: int, end: int, at_end: bool, zero_tail_ok: bool, what: str) -> Unparsed:
+    """The :class:`~wireinspect.formats.common.Unparsed` unit of ``[start, end)``: zeros to the end
+    of the file when ``zero_tail_ok`` (no problem), ``zero_fill`` (all zero), else ``garbage``."""
+    buf, i = win.get(start, min(end - start, 64))
+    preview = bytes(buf[i:i + min(end - start, 64)])
+    n = end - start
+    if first_nonzero(win, start, end) >= end:
+        if at_end and zero_tail_ok:
+            return Unparsed(start, n, [], b"", zeros=True,
+                            note=f"{n} zero bytes to the end of the file (unused preallocated space)")
+        where = "to the end of the file" if at_end else f"up to position {end}"
+        return Unparsed(start, n, [Problem("zero_fill", start, f"{n} zero bytes from position {start} {where} "
+                                           f"(a torn or preallocated tail; recovery truncates here)", actual=n)],
+                        zeros=True)
+    return Unparsed(start, n, [Problem("garbage", start, f"{n} bytes from position {start} hold no valid {what}",
+                                       actual=n)], preview, zeros=False)
+
+
+def walk(source: Source, entry, find, valid_at, *, start: int = 0, resync: bool = True,
+         zero_tail_ok: bool = False, what: str = "entry", stop_after=None):
+    """Yield units and :class:`~wireinspect.formats.common.Unparsed` ranges covering ``[start,
+    size)`` of ``source`` in order (see the module docstring).
+
+    ``entry(win, pos) -> (unit, problem)``; ``find(win, start) -> position | None`` (next valid
+    entry); ``valid_at(win, pos) -> bool``; ``stop_after(unit) -> bool``: the unit ends the file
+    (a RocketMQ BLANK marker).
+    """
+    win = Window(source)
+    size = source.size
+    pos = start
+    while pos < size:
+        nz = first_nonzero(win, pos, min(size, pos + 8))
+        if nz > pos and nz - pos >= min(8, size - pos):
+            # Zeros where an entry should start: a hole or a tail.
+            nxt = find(win, pos + 1) if resync else None
+            end = size if nxt is None else nxt
+            yield describe_gap(win, pos, end, nxt is None, zero_tail_ok, what)
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        unit, problem = entry(win, pos)
+        if problem is not None:
+            nxt = find(win, pos + 1) if resync else None
+            if unit is not None and nxt is None:
+                yield unit  # a torn final entry: show what is there
+                return
+            end = size if nxt is None else nxt
+            gap = describe_gap(win, pos, end, nxt is None, False, what)
+            gap.problems = [problem] + [p for p in gap.problems if p.code == "zero_fill"]
+            yield gap
+            if nxt is None:
+                return
+            pos = nxt
+            continue
+        yield unit
+        if stop_after is not None and stop_after(unit):
+            return
+        nxt_pos = unit.position + unit.length
+        if unit.length <= 0:
+            nxt_pos = pos + 1
+        pos = nxt_pos
+        if not unit.valid and resync and pos < size and not valid_at(win, pos):
+            nxt = find(win, unit.position + 1)
+            if nxt is not None and nxt < pos:
+                continue  # a valid entry inside the bad one's span: go on after the bad one
+            end = size if nxt is None else nxt
+            if end > pos:
+                yield describe_gap(win, pos, end, nxt is None, zero_tail_ok, what)
+            if nxt is None:
+                return
+            pos = nxt
+
+
+def scan(win: Window, start: int, size: int, pattern, lead: int, check, skip_zero_lead: bool = False):
+    """The first position ``p >= start`` where ``pattern`` matches at ``p + lead`` and
+    ``check(win, p)`` holds, or ``None``. ``skip_zero_lead``: a candidate whose ``lead`` bytes
+    before the match are all zero jumps to the next non-zero byte (a size field cannot be 0)."""
+    pos = start
+    while pos + lead < size:
+        n = min(win.chunk, size - pos)
+        buf, i = win.get(pos, n)
+        j = i + lead
+        while True:
+            m = pattern.search(buf, j, i + n)
+            if m is None:
+                break
+            p = pos + (m.start() - lead - i)
+            if skip_zero_lead and buf[m.start() - lead:m.start()] == b"\x00" * lead:
+                nz = first_nonzero(win, p, size)
+                buf, i = win.get(pos, n)
+                j = max(m.start() + 1, i + (nz - pos) + 1)
+                continue
+            if p >= start and check(win, p):
+                return p
+            buf, i = win.get(pos, n)  # check may have moved the window
+            j = i + (p - pos) + lead + 1
+        if pos + n >= size:
+            return None
+        pos += n - (lead + 4)
+    return None
