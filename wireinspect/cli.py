@@ -151,8 +151,8 @@ OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connecti
 
 def given_options(opts: Options) -> list[str]:
     """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``)."""
-    values = {"port": opts.ports, **opts.extra}
-    return [flag for flag, key in OPTION_NAMES if values.get(key)]
+    given = set(opts.given())
+    return [flag for flag, key in OPTION_NAMES if key in given]
 
 
 def unhonoured(opts: Options, fmt) -> str | None:
@@ -222,7 +222,7 @@ def common_options(fn):
         app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug,
                   (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
-            app.opts.extra["commitlog"] = commitlog
+            app.opts.commitlog = commitlog
         _run(app, fn, *args, **kw)
     return wrapper
 
@@ -272,9 +272,9 @@ def capture_options(fn):
     @functools.wraps(fn)
     def wrapper(app, *args, ports, apis, connections, correlation_ids, **kw):
         app.opts.ports = tuple(ports)
-        app.opts.extra["api"] = apis
-        app.opts.extra["connection"] = list(connections)
-        app.opts.extra["correlation_id"] = list(correlation_ids)
+        app.opts.apis = tuple(apis)
+        app.opts.connections = tuple(connections)
+        app.opts.correlation_ids = tuple(correlation_ids)
         return fn(app, *args, **kw)
     return wrapper
 

@@ -37,7 +37,7 @@ class Format:
     # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".
     recover_files: Callable | None = None
     # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
-    # so that a large log is not read from its start; units() then starts at opts.extra["start"].
+    # so that a large log is not read from its start; units() then starts at opts.start.
     seek: Callable | None = None
     # encode: (one ``dump --json`` object, EncodeContext) -> [(stream name or None, bytes)]: the bytes the
     # object stands for (a capture frame names its TCP stream, e.g. "0-request"); [] for objects that

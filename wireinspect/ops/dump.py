@@ -121,7 +121,7 @@ def _seek(app, item, sel, safe_text):
     """The options for reading ``item``: with ``--offset``/``--offsets`` and a format that can seek,
     reading starts where the format's index says (said on stderr when it falls back to a scan)."""
     opts = app.opts
-    opts.extra.pop("start", None)
+    opts.start = 0
     if sel is None or sel.offsets is None or sel.offsets[0] is None or item.format.seek is None:
         return opts
     start, fallback = item.format.seek(item.source, sel.offsets[0])
@@ -129,7 +129,7 @@ def _seek(app, item, sel, safe_text):
         import click
 
         click.echo(f"wireinspect: {safe_text(item.source.name)}: {fallback}", err=True)
-    opts.extra["start"] = start
+    opts.start = start
     return opts
 
 

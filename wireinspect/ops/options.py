@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_ENTRY, DEFAULT_MAX_RECORDS
 
 
 @dataclass
 class Options:
-    """``max_decompressed``: bytes of output per compressed unit (bomb guard). ``max_batch``: bytes
-    of one entry decoded in memory. ``max_records``: records decoded per batch or compressed wrapper
-    (a ``records_limit`` problem past it). ``deep``: verify decodes records too (decompressing).
-    ``ports``: TCP ports to treat as Kafka in captures. ``extra``: per-format settings."""
+    """What a command asks of the formats (every field typed; a format reads the ones it honours).
+
+    * ``max_decompressed``: bytes of output per compressed unit (bomb guard); ``max_batch``: bytes of
+      one entry decoded in memory; ``max_records``: records decoded per batch or compressed wrapper (a
+      ``records_limit`` problem past it); ``deep``: verify decodes records too (decompressing).
+    * ``start``: the byte position a log's units start at (``dump --offset``, from ``Format.seek``).
+    * ``records``: decode what frames hold (``False``: verify's fast pass over a capture).
+    * Captures (``Format.honours``): ``ports`` (``--port``), ``apis`` (``--api`` names or keys, as
+      given), ``connections`` (``--connection``), ``correlation_ids`` (``--correlation-id``).
+    * ``commitlog``: RocketMQ's commitlog directory for consume queues (``--commitlog``)."""
 
     max_decompressed: int = DEFAULT_LIMIT
     max_batch: int = DEFAULT_MAX_ENTRY
     max_records: int = DEFAULT_MAX_RECORDS
     deep: bool = False
+    start: int = 0
+    records: bool = True
     ports: tuple = ()
-    extra: dict = field(default_factory=dict)
+    apis: tuple = ()
+    connections: tuple = ()
+    correlation_ids: tuple = ()
+    commitlog: str | None = None
+
+    # option name (Format.honours) -> attribute: the format-specific options
+    FORMAT_OPTIONS: ClassVar[dict] = {"port": "ports", "api": "apis", "connection": "connections",
+                      "correlation_id": "correlation_ids", "commitlog": "commitlog"}
+
+    def given(self) -> list[str]:
+        """The format-specific options given, by their ``Format.honours`` names."""
+        return [name for name, attr in self.FORMAT_OPTIONS.items() if getattr(self, attr)]

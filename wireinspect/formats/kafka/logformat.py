@@ -34,7 +34,7 @@ def _kafka_log_units(source: Source, opts):
 
     return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
                     max_records=opts.max_records, base_offset=segment_base_offset(source.name),
-                    start=opts.extra.get("start", 0))
+                    start=opts.start)
 
 
 def _kafka_log_check(source: Source, opts):

@@ -118,7 +118,7 @@ def _cq_sniff(head: bytes, name: str) -> int:
 def _cq_units(source: Source, opts):
     from wireinspect.formats.rocketmq.store import iter_consumequeue
 
-    return iter_consumequeue(source, commitlog=(opts.extra or {}).get("commitlog"))
+    return iter_consumequeue(source, commitlog=opts.commitlog)
 
 
 def _index_sniff(head: bytes, name: str) -> int:

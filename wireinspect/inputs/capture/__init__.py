@@ -100,10 +100,10 @@ units for stretches that hold no frame (``Unparsed``, with ``protocol``, ``conve
 ``direction`` set) and for conversation-level findings (``Note``); :mod:`wireinspect.formats.framing`
 has the length-prefixed splitter and the event-driven ``StreamDecoder`` most protocols are built on.
 
-Capture options (``Options``): ``ports`` (``--port``, repeatable); ``extra["api"]`` (set of API
-names/keys, ``--api``), ``extra["connection"]`` (``--connection``), ``extra["correlation_id"]``
-(``--correlation-id``) filter the units yielded (:mod:`.filters`: ``connection`` for every
-protocol; ``api`` and ``correlation_id`` through each protocol's ``select``).
+Capture options (``Options``): ``ports`` (``--port``, repeatable); ``apis`` (API
+names/keys, ``--api``), ``connections`` (``--connection``), ``correlation_ids``
+(``--correlation-id``) filter the units yielded (:mod:`.filters`: ``connections`` for every
+protocol; ``apis`` and ``correlation_ids`` through each protocol's ``select``).
 """
 
 from __future__ import annotations

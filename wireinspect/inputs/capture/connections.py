@@ -276,15 +276,12 @@ def _notes(problems: list, filters):
 
 
 def _with_records(opts, records: bool):
-    from copy import copy
+    """``opts`` (or the defaults) with ``records`` set: whether frames' contents are decoded."""
+    from dataclasses import replace
 
     from wireinspect.ops.options import Options
 
-    o = copy(opts) if opts is not None else Options()
-    o.extra = dict(getattr(o, "extra", None) or {})
-    o.extra["records"] = records
-    o.fast = not records
-    return o
+    return replace(opts if opts is not None else Options(), records=records)
 
 
 

@@ -8,13 +8,12 @@ from wireinspect.inputs.capture.protocols import protocol_of_unit
 class Filters:
     """``--connection`` (any protocol), ``--api`` and ``--correlation-id`` (asked of the unit's
     protocol: ``select(unit, api, correlation_ids) -> bool``; units of a protocol without it are
-    left out while those filters are active) from ``opts.extra``."""
+    left out while those filters are active) from the Options."""
 
     def __init__(self, opts):
-        extra = getattr(opts, "extra", None) or {}
-        self.api = {str(a).lower() for a in extra.get("api") or ()}
-        self.connection = [str(c) for c in extra.get("connection") or ()]
-        self.corr = {int(c) for c in extra.get("correlation_id") or ()}
+        self.api = {str(a).lower() for a in opts.apis} if opts else set()
+        self.connection = [str(c) for c in opts.connections] if opts else []
+        self.corr = {int(c) for c in opts.correlation_ids} if opts else set()
         self.active = bool(self.api or self.connection or self.corr)
 
     def conversation_ok(self, conv) -> bool:

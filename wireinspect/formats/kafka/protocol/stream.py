@@ -507,7 +507,7 @@ class _Kafka:
 
     @staticmethod
     def decoder(conversation, opts):
-        return KafkaDecoder(conversation, opts, records=not getattr(opts, "fast", False))
+        return KafkaDecoder(conversation, opts, records=opts.records)
 
     @staticmethod
     def select(u, api: set, correlation_ids: set) -> bool:
