@@ -19,7 +19,7 @@ Contents of ``orders-0`` (offsets, leader epochs):
 * ``00000000000000000106.snapshot`` (producers 1000 and 2000), ``leader-epoch-checkpoint``,
   ``partition.metadata``.
 
-The functions are also what ``tests/test_partition.py`` uses to build (and then damage) directories.
+The functions are also what ``tests/formats/kafka/test_partition.py`` uses to build (and then damage) directories.
 Timestamps are fixed, so the output is byte-for-byte reproducible.
 """
 

@@ -241,7 +241,7 @@ Notes on the classes whose kept input no longer reproduces:
 * `MemoryPeak@kafka-sidecar:json` was real: a 3 GiB sparse `meta.properties` made `dump --json`
   escape 16 MiB of NUL bytes into one key (402 MB, 535 MB peak in the harness). Text sidecars now
   end at their first NUL (`text_nul`); the regression test is
-  `tests/test_trust.py::test_text_sidecar_with_a_zero_tail_is_decoded_up_to_its_first_nul`. Its
+  `tests/ops/test_trust.py::test_text_sidecar_with_a_zero_tail_is_decoded_up_to_its_first_nul`. Its
   kept input is the first hit (a 106-byte file of an earlier harness), which does not reproduce.
 * `Timeout@wireinspect/ops/dump.py:_dump_one` was hit once more, by a `bomb` input through
   `dump --json --tree` (it timed out twice, so it counted), but a hit keeps its input only when it

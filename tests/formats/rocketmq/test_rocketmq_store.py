@@ -14,7 +14,7 @@ from wireinspect.formats.rocketmq.store import (CQ_UNIT, INDEX_ENTRY, INDEX_HEAD
                                                 java_string_hash, tags_code)
 from wireinspect.inputs.source import BytesSource, FileSource
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402
 COMMITLOG = EXTERNAL / "rocketmq" / "commitlog-00000000000000000000"
 TEXT = lambda b: None if b is None else b.decode("utf-8", "backslashreplace")  # noqa: E731
 

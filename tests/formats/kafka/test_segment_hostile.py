@@ -13,7 +13,7 @@ from tests.conftest import SAMPLES
 from tests.hostile_bytes import (RECORD7, jafka_gzip_bomb, jafka_message, legacy_gzip_bomb, legacy_message,
                                  stored_gzip, v2_raw_batch)
 from tests.kafka_bytes import v2_batch
-from tests.test_fastscan import both
+from tests.formats.kafka.test_fastscan import both
 from wireinspect.cli import cli
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.formats.jafka.messages import parse_message as parse_jafka

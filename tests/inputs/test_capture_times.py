@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.capture_helpers import conversation_packets
-from tests.test_pcap_readers import _pcapng
-from tests.test_tcp_reassembly import _conversation, _pcap, _req, _resp
+from tests.inputs.test_pcap_readers import _pcapng
+from tests.inputs.test_tcp_reassembly import _conversation, _pcap, _req, _resp
 from wireinspect.cli import cli
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
@@ -248,8 +248,8 @@ def test_rocketmq_real_capture(external):
 
 
 def test_rocketmq_written_capture(tmp_path):
-    from tests.test_rocketmq_frames import binary_frame
-    from tests.test_rocketmq_frames import write_pcap as rmq_pcap
+    from tests.formats.rocketmq.test_rocketmq_frames import binary_frame
+    from tests.formats.rocketmq.test_rocketmq_frames import write_pcap as rmq_pcap
 
     convo = [(True, binary_frame(34, 2, body=b'{"clientID":"c"}')), (False, binary_frame(0, 2, flag=1))]
     path = tmp_path / "rmq.pcap"
@@ -263,7 +263,7 @@ def test_rocketmq_written_capture(tmp_path):
 
 
 def test_jafka_capture(tmp_path):
-    from tests.test_rocketmq_frames import write_pcap as rmq_pcap
+    from tests.formats.rocketmq.test_rocketmq_frames import write_pcap as rmq_pcap
     from tests.formats.jafka.test_jafka_encode import create_part, fetch_part, request
 
     fetch = request(1, **fetch_part("topic", 0, 0, 1000))

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.capture_helpers import conversation_packets, write_pcap
-from tests.test_protocol_frames import API_REQ, API_RESP
+from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
 from wireinspect.formats.kafka.protocol.frames import decode_request, decode_response
 from wireinspect.formats.kafka.protocol.specs_loader import specs
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder

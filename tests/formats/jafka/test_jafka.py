@@ -18,7 +18,7 @@ from wireinspect.formats.jafka.messages import iter_log, parse_message, parse_me
 from wireinspect.formats.jafka.requests import parse_request, parse_response
 from wireinspect.inputs.source import BytesSource, FileSource
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402
 K07 = EXTERNAL / "kafka07" / "00000000000000000000.kafka"
 TEXT = lambda b: None if b is None else b.decode("utf-8", "backslashreplace")  # noqa: E731
 

@@ -13,7 +13,7 @@ from tests.formats.jafka.test_jafka_encode import create_part, delete_part, fetc
 from wireinspect.cli import cli
 from wireinspect.formats.registry import choose_format
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402
 K07 = EXTERNAL / "kafka07" / "00000000000000000000.kafka"
 
 

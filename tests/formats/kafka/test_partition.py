@@ -5,7 +5,7 @@ import hashlib
 import os
 import struct
 
-from tests.test_sidecar import FILES, SAMPLE, SEG0, SEG1, jsonl, mps, run, write_dir
+from tests.formats.kafka.test_sidecar import FILES, SAMPLE, SEG0, SEG1, jsonl, mps, run, write_dir
 from wireinspect.formats.kafka.partition import check_partition
 
 

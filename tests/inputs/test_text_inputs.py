@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from tests.kafka_bytes import T0
-from tests.test_protocol_frames import API_REQ, API_RESP
+from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
 from wireinspect.cli import cli
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
 from wireinspect.inputs.capture import follow_raw_events

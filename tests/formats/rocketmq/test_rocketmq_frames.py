@@ -21,7 +21,7 @@ from wireinspect.formats.rocketmq.stream import FrameSplitter
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402
 RMQ = EXTERNAL / "rocketmq"
 TEXT = lambda b: None if b is None else b.decode("utf-8", "backslashreplace")  # noqa: E731
 

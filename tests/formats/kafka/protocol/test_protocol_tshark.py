@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from tests.capture_helpers import pcap_bytes
-from tests.test_protocol_frames import _message_set
+from tests.formats.kafka.protocol.test_protocol_frames import _message_set
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
 from wireinspect.ops.options import Options

@@ -15,7 +15,7 @@ from wireinspect.formats.registry import choose_format
 from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.store import CQ_UNIT, tags_code
 
-EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402
 RMQ = EXTERNAL / "rocketmq"
 
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.capture_helpers import pcap_bytes
-from tests.test_protocol_frames import API_REQ, API_RESP
+from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
 from wireinspect.cli import cli
 
 

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.capture_helpers import conversation_packets, link_header, write_pcap
-from tests.test_tcp_reassembly import _conversation
+from tests.inputs.test_tcp_reassembly import _conversation
 from wireinspect.cli import cli
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.pcap import parse_tcp, read_packets

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.paths import SAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_rocketmq_frames import RMQ, capture_frames
+from tests.formats.rocketmq.test_rocketmq_frames import RMQ, capture_frames
 from wireinspect.cli import cli
 from tests.formats.jafka.test_jafka_encode import fetch_part, offsets_part, request
 from wireinspect.formats.jafka import stream as jafka_stream
@@ -140,7 +141,7 @@ def test_fastjson_bad_input_never_raises():
 def test_real_captures_spans_inside_header_and_not_overlapping():
     # without ../shared/external: the bundled sample of the rocketmq wheel's client (samples/rocketmq)
     paths = ([RMQ / "producer.pcap", RMQ / "consumer.pcap"] if RMQ.is_dir()
-             else [Path(__file__).resolve().parents[1] / "samples" / "rocketmq" / "producer.pcap"])
+             else [SAMPLES / "rocketmq" / "producer.pcap"])
     checked = 0
     for name in paths:
         for f in capture_frames(name):

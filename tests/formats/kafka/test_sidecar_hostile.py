@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import SAMPLES
-from tests.test_sidecar import FILES, IDX0, SAMPLE, SEG0, SEG1, SNAP, codes, jsonl, mps, run
+from tests.formats.kafka.test_sidecar import FILES, IDX0, SAMPLE, SEG0, SEG1, SNAP, codes, jsonl, mps, run
 from wireinspect.formats.kafka import checkpoints as ck
 from wireinspect.formats.kafka import indexes as ix
 from wireinspect.formats.kafka import sidecar as sc

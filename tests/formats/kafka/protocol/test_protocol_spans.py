@@ -19,7 +19,7 @@ import pytest
 
 from tests.capture_helpers import frame
 from tests.fuzz.harness import check_spans
-from tests.test_protocol_frames import API_REQ, API_RESP
+from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
 from wireinspect.codec.varint import encode_uvarint as uv
 from wireinspect.formats.kafka.protocol.frames import (
     decode_request, decode_response, request_header_version, response_header_version)
