@@ -58,6 +58,7 @@ def encode_in_process(fid: str, data: bytes, name: str, *, keep_crc: bool = True
     for n, unit in enumerate(fmt.units(src, Options()), 1):
         d = unit.to_json(enc)
         d["format"] = fid
+        d["path"] = name  # as dump writes it (a text sidecar's fields depend on its name)
         more = getattr(unit, "raw_json", None)
         if more is not None:
             d.update(more(src.read, enc))

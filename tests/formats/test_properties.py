@@ -40,7 +40,6 @@ NAMES = {  # a name the format recognises, so name-dependent decoding (base offs
 
 # (property, format id) -> why it does not hold yet (found by the fuzz campaign; docs/fuzzing.md)
 XFAIL: dict = {
-    ("roundtrip", "kafka-offset-checkpoint"): "a non-UTF-8 topic comes back escaped",
     # ("mutated", "kafka-stream"): "why it does not hold yet",
 }
 
