@@ -140,3 +140,17 @@ def test_every_format_is_covered_by_seeds_or_bytes():
     covered = {fid for fid, s in SEEDS.items() if s}
     assert {"kafka-log", "kafka-index", "kafka-producer-snapshot", "rocketmq-commitlog", "jafka-log", "pcap",
             "kafka-stream"} <= covered, sorted(covered)
+
+
+@pytest.mark.parametrize("fid, name, data", [
+    ("kafka-producer-snapshot", "00000000000000000106.snapshot", b""),  # an empty snapshot
+    ("rocketmq-index", "index/20240101000000000",  # a slot table torn in the middle of a slot
+     bytes.fromhex("00000000000003e8004e128fb3000000000007d0000000000000000000000000000000020000000400000000"
+                   "0000000100000000000000000000b183d6f0e6b54d9800000000000200000000000000000000000000000000"
+                   "00000000000000000000000000000000000000000000000b0000002000000000000000000000000000000000"
+                   "00003039000000000000000000000000000000303900")),
+])
+def test_round_trips_found_by_fuzzing(fid, name, data):
+    from tests.roundtrip import encode_in_process
+
+    assert encode_in_process(fid, data, name).get(None, b"") == data

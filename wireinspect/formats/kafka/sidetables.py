@@ -192,7 +192,7 @@ def encode_snapshot(obj: dict, ctx: EncodeContext) -> list:
     header (no ``entriesCount``; ``dump --raw`` gives its bytes as ``tailBytes``) is written as those
     bytes alone."""
     tail = tail_chunks(obj, ctx, padding=False)
-    if "entriesCount" not in obj and tail:
+    if "entriesCount" not in obj and (tail or obj.get("length") == 0):  # torn in its header, or empty
         return [(None, b) for b in tail if b]
     if ctx.keep_crc and not ctx.keep_lengths:
         ctx = EncodeContext(keep_crc=ctx.keep_crc, keep_lengths=True, bytes_mode=ctx.bytes_mode, line=ctx.line)

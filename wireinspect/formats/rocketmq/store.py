@@ -329,6 +329,13 @@ class IndexSlots:
     def __init__(self, length, used, problems):
         self.position, self.length, self.used, self.problems = INDEX_HEADER_SIZE, length, used, problems
 
+    def raw_json(self, read, enc) -> dict:
+        """``dump --raw``: ``tailBytes``, the bytes of a slot cut short at the end of a torn table (when
+        they are not zeros)."""
+        cut = self.length % 4
+        tail = read(self.position + self.length - cut, cut) if cut else b""
+        return {"tailBytes": enc(tail)} if tail.strip(b"\0") else {}
+
     def to_json(self, enc) -> dict:
         return {"type": self.type, "position": self.position, "length": self.length, "usedSlots": len(self.used),
                 "slots": [{"slot": s, "index": n} for s, n in self.used], "problems": [p.to_dict() for p in self.problems]}
@@ -514,6 +521,12 @@ def slots_bytes(obj: dict, ctx, where: str = "") -> bytes:
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < length // 4:
             raise EncodeError(f"{at}.slot: {s!r} is not a slot of a table of {length // 4}")
         out[4 * s:4 * s + 4] = INDEX_SLOT_LAYOUT.encode(item, ctx, at)
+    cut = length % 4
+    if cut and obj.get("tailBytes") is not None:  # a slot cut short at the end of a torn table
+        tail = ctx.blob(obj["tailBytes"], f"{where}.tailBytes")
+        if len(tail) != cut:
+            raise EncodeError(f"{where}.tailBytes: {len(tail)} bytes where the table ends with {cut}")
+        out[length - cut:] = tail
     return bytes(out)
 
 
