@@ -43,11 +43,11 @@ def lines(objs) -> str:
 def encode_in_process(fid: str, data: bytes, name: str, *, keep_crc: bool = True) -> dict:
     """What ``dump --json --raw`` then ``encode`` give for ``data`` read as format ``fid``, without the
     CLI: ``{stream name or None: bytes}`` (the objects go through JSON text, as between the commands)."""
-    from wireinspect.formats.registry import get_format
+    from wireinspect.catalog import get_format
+    from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.inputs.source import BytesSource
     from wireinspect.layout import EncodeContext
     from wireinspect.ops.options import Options
-    from wireinspect.render.bytesfmt import bytes_encoder
     from wireinspect.render.jsonl import dumps
 
     fmt = get_format(fid)

@@ -17,10 +17,10 @@ import click
 from wireinspect import __version__
 from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
                                 EXIT_USAGE, InputError)
-from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.cliparams import Size
+from wireinspect.codec.bytesfmt import BYTES_MODES, bytes_encoder
+from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.ops.options import Options
-from wireinspect.render.bytesfmt import BYTES_MODES, bytes_encoder
 
 
 class App:
@@ -162,7 +162,7 @@ def unhonoured(opts: Options, fmt) -> str | None:
     bad = [g for g in given_options(opts) if keys[g] not in fmt.honours]
     if not bad:
         return None
-    from wireinspect.formats.registry import all_formats
+    from wireinspect.catalog import all_formats
 
     takers = sorted(f.id for f in all_formats() if keys[bad[0]] in f.honours)
     return (f"{', '.join(bad)} cannot apply to a {fmt.id} input ({bad[0]} applies to "
@@ -212,7 +212,7 @@ def common_options(fn):
                        "in a normal store layout).")
     @functools.wraps(fn)
     def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, **kw):
-        from wireinspect.formats.registry import all_formats, get_format
+        from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
             raise click.BadParameter(f"unknown format {fmt!r}; one of: {', '.join(f.id for f in all_formats())}",
@@ -448,7 +448,7 @@ def encode(infile, out, fmt, keep_crc, keep_lengths, bytes_mode, force):
       wireinspect dump --json --raw samples/v2-lz4/00000000000000000000.log | wireinspect encode - -o copy.log
       wireinspect dump --json --raw samples/damaged/ | wireinspect encode --keep-crc - -o same.log
     """
-    from wireinspect.formats.registry import all_formats, get_format
+    from wireinspect.catalog import all_formats, get_format
 
     if fmt and (get_format(fmt) is None or get_format(fmt).encode is None):
         raise click.BadParameter(f"unknown format {fmt!r}; one of: "
@@ -480,7 +480,7 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @cli.command()
 def formats():
     """List every format and how it is recognised."""
-    from wireinspect.formats.registry import all_formats
+    from wireinspect.catalog import all_formats
 
     fmts = all_formats()
     w = max(len(f.id) for f in fmts) + 2

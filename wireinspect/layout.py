@@ -42,6 +42,7 @@ import struct
 from dataclasses import dataclass, field as _field
 from typing import Callable
 
+from wireinspect.codec.bytesfmt import decode_bytes
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.codec.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 from wireinspect.errors import EncodeError
@@ -238,8 +239,6 @@ class EncodeContext:
 
     def blob(self, value, where: str, mode: str | None = None) -> bytes:
         """A JSON bytes value -> bytes (EncodeError naming ``where`` when it is not valid)."""
-        from wireinspect.render.bytesfmt import decode_bytes
-
         if not isinstance(value, str):
             raise EncodeError(f"{where}: expected bytes as a {mode or self.bytes_mode} string, "
                               f"got {type(value).__name__}")

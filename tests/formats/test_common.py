@@ -21,9 +21,9 @@ from tests.kafka_bytes import v2_batch
 from tests.roundtrip import dump_json, encode_in_process, encode_text, lines, objects, roundtrip
 from wireinspect.formats.common import (MAX_ZEROS, NOTE_TYPES, STREAM_KEEP_MAX, Note, Unparsed, encode_unparsed,
                                         unparsed_bytes)
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.layout import EncodeContext
 from wireinspect.model import Problem
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
@@ -267,7 +267,7 @@ def _real_files():
 
 @pytest.mark.parametrize("path", _real_files(), ids=lambda p: str(p.relative_to(ROOT.parent)))
 def test_real_files_round_trip(tmp_path, path):
-    from wireinspect.formats.registry import choose_format
+    from wireinspect.catalog import choose_format
     from wireinspect.inputs.capture import reassembled
     from wireinspect.inputs.source import FileSource
 

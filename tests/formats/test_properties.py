@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import check_spans
 from tests.fuzz.mutate import mutate
 from tests.fuzz.seeds import FAMILIES
-from wireinspect.formats.registry import all_formats, choose_format, get_format
+from wireinspect.catalog import all_formats, choose_format, get_format
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.source import BytesSource
 from wireinspect.ops.options import Options
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -42,10 +42,10 @@ def _alarm(signum, frame):
 
 def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool, max_decompressed: int) -> None:
     """One execution; raises what the code under test raises (``InputError`` is documented)."""
+    from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.inputs.open import maybe_hex, pick_format
     from wireinspect.inputs.source import BytesSource
     from wireinspect.ops.options import Options
-    from wireinspect.render.bytesfmt import bytes_encoder
 
     src = maybe_hex(BytesSource(data, name, name))
     fmt = pick_format(src, forced)

@@ -247,7 +247,7 @@ def _app(run: Run, forced):
 
 
 def _execute(case: Case, run: Run, arg: str) -> None:
-    from wireinspect.render.bytesfmt import bytes_encoder
+    from wireinspect.codec.bytesfmt import bytes_encoder
 
     app = _app(run, case.forced)
     e = run.entry

@@ -59,7 +59,7 @@ def _external_captures():
 @pytest.mark.skipif(not EXTERNAL.is_dir(), reason="../shared/external is not beside the checkout")
 @pytest.mark.parametrize("path", _external_captures(), ids=lambda p: p.name)
 def test_external_captures(path, tmp_path):
-    from wireinspect.inputs.capture.protocols import STREAM_PROTOCOLS
+    from wireinspect.catalog import STREAM_PROTOCOLS
 
     code, text = dump_json(path)
     protos = {o.get("protocol") for o in objects(text) if o.get("protocol")}

@@ -16,11 +16,11 @@ from tests.capture_helpers import conversation_packets
 from tests.inputs.test_pcap_readers import _pcapng
 from tests.inputs.test_tcp_reassembly import _conversation, _pcap, _req, _resp
 from wireinspect.cli import cli
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.inputs.tcp import iso_time
 from wireinspect.ops.options import Options
-from wireinspect.render.bytesfmt import bytes_encoder
+from wireinspect.streams import iso_time
 
 TEXT = bytes_encoder("text")
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")

@@ -8,11 +8,11 @@ import random
 import struct
 
 from tests.capture_helpers import conversation_packets, frame, write_pcap
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
 from wireinspect.inputs.tcp import ACK, FIN, SYN, HalfStream
 from wireinspect.ops.options import Options
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("text")
 

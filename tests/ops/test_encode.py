@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
-from wireinspect.formats.registry import all_formats, choose_format
+from wireinspect.catalog import all_formats, choose_format
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"

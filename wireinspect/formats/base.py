@@ -4,7 +4,7 @@ A :class:`Format` says how it is recognised and how to decode a whole input into
 top-level things ``dump`` prints one at a time (a record batch, a legacy message, an index entry
 table, a protocol frame, a RocketMQ commitlog record...). Units follow
 :class:`wireinspect.formats.unit.Unit`. The formats themselves are listed in
-:mod:`wireinspect.formats.registry`.
+:mod:`wireinspect.catalog`.
 """
 
 from __future__ import annotations

@@ -79,6 +79,7 @@ class Unparsed(_Stream):
 
     type = "unparsed"
     records_count = 0
+    entries = 0  # holds no entry: ``verify`` counts no batch for it
     valid = False
     base_offset = last_offset = None
 
@@ -143,6 +144,7 @@ class Note(_Stream):
     that are not damage."""
 
     records_count = 0
+    entries = 0  # a finding, not an entry: ``verify`` counts no batch for it
     valid = True
     base_offset = last_offset = None
 

@@ -33,8 +33,9 @@ resynchronisation of its own (it prefers a response whose CorrelationId a reques
 :class:`StreamDecoder` drives one splitter per direction from a capture's events (data, TCP gaps,
 TCP problems, end) and turns complete and partial frames into units with the protocol's ``parse``;
 findings that land on no frame become a :class:`~wireinspect.formats.common.Note`.
-:class:`StreamProtocol` packages a decoder class, a sniffer and an encoder as a stream protocol of
-:mod:`wireinspect.inputs.capture`.
+:class:`CaptureFacts` adds what a capture knows of each frame (time, file position) and turns a
+missing handshake into notes. :class:`StreamProtocol` packages a decoder class, a sniffer and an
+encoder as a stream protocol (the interface is in :mod:`wireinspect.streams`).
 
 Files of self-delimiting entries
 --------------------------------
@@ -60,6 +61,7 @@ import struct
 from wireinspect.formats.common import STREAM_KEEP_MAX, Note, Unparsed
 from wireinspect.inputs.source import Source, Window
 from wireinspect.model import Problem
+from wireinspect.streams import MID_STREAM_START, Spans, split_notes
 
 _NONZERO = re.compile(rb"[^\x00]")
 _I32 = struct.Struct(">i")
@@ -235,16 +237,92 @@ class StreamDecoder:
         return out
 
 
-class StreamProtocol:
-    """A stream protocol for :mod:`wireinspect.inputs.capture` (``STREAM_PROTOCOLS``): ``id``,
-    ``ports``, ``sniff(first_bytes)``, ``decoder(conversation, opts)`` (streaming) and
-    ``decode(conversation, opts)`` (a whole conversation), built from a decoder class whose
-    instances have ``feed(event)`` and ``close()``; ``encode(obj, ctx) -> bytes`` when the protocol
-    has an encoder (captures dispatch ``encode`` to it), else None."""
+class CaptureFacts:
+    """Mixin for stream decoders built on :class:`StreamDecoder` (``self.inner``): keeps where each
+    stream byte came from (:class:`~wireinspect.streams.Spans`), turns a missing handshake into a
+    unit's ``notes`` (a :class:`~wireinspect.formats.common.Note`; the bytes before the first frame
+    of such a stream become an ``unparsed`` unit with a ``mid_stream_start`` note), and gives
+    ``first_byte(direction, position, fallback) -> (time, file position)`` for the frame parser.
+    Subclasses set ``protocol``, ``inner`` and call ``CaptureFacts.__init__``."""
 
-    def __init__(self, id: str, ports: tuple, sniff, decoder_class, encode=None):  # noqa: A002 (the interface's name)
+    protocol = "?"
+
+    def __init__(self, conversation):
+        self.conv = conversation
+        self.spans: dict = {}
+        self.mid: dict = {}  # direction -> stream position where a mid-connection stream starts
+
+    def first_byte(self, direction, position, fallback=None):
+        sp = self.spans.get(direction)
+        if sp is None or not sp.q:
+            return fallback, None
+        ts, fpos = sp.at(position)
+        return (fallback if ts is None and fpos is None else ts), fpos
+
+    def feed(self, event):
+        d = event.direction
+        out = []
+        fpos = getattr(event, "file_position", None)
+        if event.kind == "data" and (event.timestamp is not None or fpos is not None):
+            sp = self.spans.get(d)
+            if sp is None:
+                sp = self.spans[d] = Spans()
+            sp.add(event.position, event.length, event.timestamp, fpos)
+        elif event.kind == "problem":
+            probs, notes = split_notes(event.problems)
+            if notes:
+                out.append(Note(event.position, 0, [], notes=notes, protocol=self.protocol, conversation=self.conv,
+                                direction=d))
+                if any(n.code == "tcp_no_handshake" for n in notes):
+                    self.mid[d] = event.position
+                if not probs:
+                    return out
+                event = event._replace(problems=tuple(probs))
+        out += self.inner.feed(event)
+        self._after(out)
+        split = getattr(self.inner, "split", {}).get(d)
+        sp = self.spans.get(d)
+        if split is not None and sp is not None and sp.q:
+            sp.prune(split.base)
+        return out
+
+    def close(self):
+        out = list(self.inner.close())
+        self._after(out)
+        return out
+
+    def _after(self, out: list) -> None:
+        if not self.mid:
+            return
+        for i, u in enumerate(out):
+            d = getattr(u, "direction", None)
+            if d not in self.mid or isinstance(u, Note):
+                continue
+            start = self.mid.pop(d)
+            if isinstance(u, Unparsed) and u.position == start and u.length and \
+                    all(p.code in ("garbage", "bad_length") for p in u.problems):
+                # the tail of a frame sent before the capture began: expected, not damage
+                u.problems = []
+                u.notes = [Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first frame at "
+                                   f"position {u.position + u.length}: the capture starts mid-connection, inside a "
+                                   "frame sent before it began", actual=u.length)]
+
+
+class StreamProtocol:
+    """A stream protocol (the interface is in :mod:`wireinspect.streams`; listed in
+    ``wireinspect.catalog.STREAM_PROTOCOLS``): ``id``, ``ports``, ``sniff(first_bytes)``,
+    ``decoder(conversation, opts)`` (streaming) and ``decode(conversation, opts)`` (a whole
+    conversation), built from a decoder class whose instances have ``feed(event)`` and ``close()``;
+    ``encode(obj, ctx) -> bytes`` when the protocol has an encoder (captures dispatch ``encode`` to
+    it), else None; ``frame_name(unit)`` (the capture summary's name of a frame) when given."""
+
+    dump = None  # no stream dump format of its own (see streams.StreamDump)
+
+    def __init__(self, id: str, ports: tuple, sniff, decoder_class, encode=None, frame_name=None):  # noqa: A002
         self.id, self.ports, self._sniff, self._cls = id, ports, sniff, decoder_class
         self.encode = encode
+        if frame_name is not None:
+            self.frame_name = frame_name
 
     def sniff(self, first_bytes: bytes) -> int:
         try:

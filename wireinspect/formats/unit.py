@@ -14,7 +14,11 @@ from wireinspect.model import Node
 @runtime_checkable
 class Unit(Protocol):
     """Every unit: ``type`` (the JSON ``"type"``), absolute ``position`` and ``length`` in bytes,
-    ``problems`` (list of :class:`~wireinspect.model.Problem`), and its two projections."""
+    ``problems`` (list of :class:`~wireinspect.model.Problem`), and its two projections.
+
+    Optional: ``entries`` (int, default 1: what ``verify`` counts as the unit's ``batches``; 0 for
+    units that hold no entry: notes, unparsed ranges, a capture's summary; a sidecar table: its
+    entries), ``records_count``, ``notes`` (findings that are not damage)."""
 
     type: str
     position: int

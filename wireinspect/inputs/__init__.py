@@ -1,1 +1,1 @@
-"""Where bytes come from: files, directories, stdin, hex dumps (and captures, see capture.py)."""
+"""Where bytes come from: files, directories, stdin, hex dumps, captures and stream dumps (capture/)."""

@@ -14,7 +14,7 @@ A directory is walked to the bottom. Every entry below it comes out once, as a :
 
 Inside a directory, files come in Kafka order (:func:`directory_order`), then sub-directories by
 name. ``group`` is the directory format's directory (a partition) that a file belongs to, or ``None``.
-Nothing here knows a particular format: directory formats are the registry's ``dir_sniff``.
+Nothing here knows a particular format: directory formats are the catalog's (``Format.dir_sniff``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def directory_order(names):
 
 
 def _claimed_by(names) -> str | None:
-    from wireinspect.formats.registry import all_formats
+    from wireinspect.catalog import all_formats
 
     for f in all_formats():
         if f.dir_sniff is not None and f.dir_sniff(names):

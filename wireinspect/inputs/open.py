@@ -10,8 +10,9 @@ import os
 import sys
 from dataclasses import dataclass
 
+from wireinspect.catalog import all_formats, choose_format, claims_name, get_format
 from wireinspect.errors import InputError
-from wireinspect.formats.registry import Format, choose_format, get_format
+from wireinspect.formats.base import Format
 from wireinspect.inputs.hexdump import looks_like_hexdump, looks_textual, parse_hexdump
 from wireinspect.inputs.source import BytesSource, DirectorySource, FileSource, Source
 
@@ -43,8 +44,6 @@ def maybe_hex(source: Source) -> Source:
     """``source`` itself, or the bytes of the hex dump it holds. Raises :class:`InputError` for a
     text that opens like an offset dump (xxd, ``hexdump -C``, ``od``) but does not read as one, or
     is too large to expand in memory: its ASCII must never be decoded as the bytes it describes."""
-    from wireinspect.formats.registry import claims_name
-
     if claims_name(source.path or source.name):  # a Kafka checkpoint such as "0\n1\n0 0" is not a hex dump
         return source
     head = source.read(0, SNIFF_BYTES)
@@ -96,8 +95,6 @@ def split_forced(arg: str) -> tuple[str, str | None]:
         if get_format(fid) is not None:
             return path, fid
         if path and os.path.exists(path):
-            from wireinspect.formats.registry import all_formats
-
             raise InputError(f"{arg}: unknown format {fid!r} after ':'; one of: "
                              f"{', '.join(f.id for f in all_formats())}")
     return arg, None

@@ -5,7 +5,7 @@
 (bytes that never arrived; the bytes on either side are never glued), ``problem`` (a finding with
 no missing bytes: no handshake) and ``end``. Stream position 0 is the byte after the SYN (RFC 9293
 section 3.4: the SYN takes one sequence number); without a SYN in the capture, the first byte seen,
-with a ``tcp_no_handshake`` finding (a ``"problem"`` event; decoders make it a note: ``NOTE_CODES``).
+with a ``tcp_no_handshake`` finding (a ``"problem"`` event; decoders make it a note: ``streams.NOTE_CODES``).
 Data events carry the time and capture file position of the packet their bytes came in (a
 segment held out of order keeps its own). Sequence numbers are unwrapped to 64-bit positions relative to
 the next expected byte, so streams longer than 4 GiB work.
@@ -17,66 +17,18 @@ the next expected byte, so streams longer than 4 GiB work.
   packets, or at once when the peer sends data), when more than ``max_pending`` bytes wait behind
   it, at FIN/RST of that direction, or at the end of the capture.
 
-Also defines the types shared with stream protocols (documented in :mod:`wireinspect.inputs.capture`):
-:class:`Event` and :class:`Conversation` (the units for stream bytes that hold no frame and for
-findings on no frame are :mod:`wireinspect.formats.common`'s ``Unparsed`` and ``Note``).
+The events and conversations it produces are the stream model of :mod:`wireinspect.streams`
+(shared with the stream protocols, which this module knows nothing of).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from wireinspect.formats.common import Note, Unparsed
 from wireinspect.model import Problem
+from wireinspect.streams import Event
 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
-NOTE_CODES = frozenset({"tcp_no_handshake"})  # TCP findings that are not damage: units' ``notes``
 MAX_PENDING = 32 << 20
 ACK_PATIENCE = 8  # peer packets acknowledging unseen bytes before they are declared a gap
-
-
-class Event(NamedTuple):
-    """One thing that happened in one direction of a conversation (see capture.py)."""
-
-    direction: str  # "request" (client to server) or "response"
-    kind: str  # "data", "gap", "problem" or "end"
-    position: int  # byte position in this direction's stream
-    data: bytes = b""
-    length: int = 0
-    timestamp: float | None = None
-    problems: tuple = ()
-    file_position: int | None = None  # capture file position of data[0] (data events of a pcap)
-
-
-class Conversation:
-    """One TCP connection (or one stream dump). ``client``/``server``: ``"addr:port"`` or None."""
-
-    def __init__(self, index: int, client: str | None = None, server: str | None = None, source: str = ""):
-        self.index = index
-        self.client = client
-        self.server = server
-        self.source = source
-        self.protocol = None
-        self.events: list = []
-        self._json = None
-        self.mid_connection = False  # the capture has no SYN for it: it started before the capture
-
-    def connection_json(self) -> dict:
-        if self._json is None:
-            self._json = {"index": self.index, "client": self.client, "server": self.server}
-        return self._json
-
-    def __repr__(self):
-        return f"Conversation({self.index}, {self.client} -> {self.server})"
-
-
-def split_notes(problems) -> tuple[list, list]:
-    """``(problems, notes)``: the findings of ``NOTE_CODES`` (a capture that starts mid-connection
-    is the normal case, not damage) go to ``notes``."""
-    probs, notes = [], []
-    for p in problems:
-        (notes if p.code in NOTE_CODES else probs).append(p)
-    return probs, notes
 
 
 def _signed32(x: int) -> int:
@@ -247,189 +199,3 @@ class HalfStream:
         if self.started:
             out.append(Event(self.direction, "end", self.next, b"", 0, ts))
         return out
-
-
-# -- capture facts of a frame (time, file position, latency) -----------------------------------------
-MID_STREAM_START = "mid_stream_start"  # note code: bytes before the first frame of a mid-connection stream
-_SECOND = [None, ""]  # the last whole second formatted, and its text (frames come in bursts)
-
-
-def iso_time(t: float | None) -> str | None:
-    """``t`` (float seconds since the epoch) as ISO-8601 UTC with microseconds,
-    ``"2026-11-24T05:12:03.123456Z"``; None when it is None or out of the calendar's range."""
-    if t is None:
-        return None
-    try:
-        sec, us = divmod(round(t * 1_000_000), 1_000_000)
-        if sec != _SECOND[0]:
-            import time as _time
-
-            _SECOND[1] = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(sec))
-            _SECOND[0] = sec
-        return f"{_SECOND[1]}.{us:06d}Z"
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def capture_items(unit, d: dict) -> None:
-    """Add ``time``, ``timeEpoch``, ``filePosition``, ``latencyMs`` of a captured frame to ``d`` (see
-    :func:`capture_fields`), each only when known."""
-    t = unit.timestamp
-    if t is not None:
-        iso = iso_time(t)
-        if iso is not None:
-            d["time"] = iso
-        d["timeEpoch"] = t
-    fpos = unit.file_position
-    if fpos is not None:
-        d["filePosition"] = fpos
-    lat = unit.latency_ms
-    if lat is not None:
-        d["latencyMs"] = lat
-
-
-def capture_fields(d: dict, unit) -> dict:
-    """Add a captured frame's ``time`` (ISO-8601 UTC, microseconds), ``timeEpoch`` (float seconds),
-    ``filePosition`` (capture file position of the frame's first byte) and ``latencyMs`` (a response:
-    milliseconds since its request's first packet) to its JSON ``d``; each only when known (stream
-    dumps have none). ``problems`` stays the last key."""
-    if getattr(unit, "timestamp", None) is None and getattr(unit, "file_position", None) is None:
-        return d
-    probs = d.pop("problems", None)
-    capture_items(unit, d)
-    notes = getattr(unit, "notes", None)
-    if notes and "notes" not in d:
-        d["notes"] = [p.to_dict() for p in notes]
-    if probs is not None:
-        d["problems"] = probs
-    return d
-
-
-def capture_display(unit, connection: bool = False) -> str:
-    """The capture facts of a frame for its tree line: ``"  <direction> [<connection index>] <sender>
-    -> <receiver>"`` when ``connection``, then the time and the latency: ``"  2026-11-24T05:12:03.123456Z  +1.234 ms"``;
-    ``""`` for stream dumps."""
-    out = ""
-    if connection:
-        c = getattr(unit, "conversation", None)
-        d = getattr(unit, "direction", None)
-        if c is not None and c.client is not None:
-            src, dst = (c.server, c.client) if d == "response" else (c.client, c.server)
-            out += f"  {d or ''} [{c.index}] {src} -> {dst}"
-    iso = iso_time(getattr(unit, "timestamp", None))
-    if iso is not None:
-        out += f"  {iso}"
-    lat = getattr(unit, "latency_ms", None)
-    if lat is not None:
-        out += f"  +{lat:.3f} ms"
-    return out
-
-
-def latency_ms(t_response, t_request):
-    """Milliseconds from a request's first packet to its response's (rounded to the microsecond)."""
-    if t_response is None or t_request is None:
-        return None
-    return round((t_response - t_request) * 1000.0, 3)
-
-
-class Spans:
-    """Where each stream byte of one direction came from: ``add(position, length, time, file
-    position)`` per data event, ``at(position) -> (time, file position)`` for positions asked in
-    increasing order (earlier spans are dropped), ``prune(position)`` drops spans that end before a
-    position no longer needed."""
-
-    __slots__ = ("q",)
-
-    def __init__(self):
-        from collections import deque
-
-        self.q = deque()
-
-    def add(self, position: int, length: int, ts, fpos) -> None:
-        if length and (ts is not None or fpos is not None):
-            self.q.append((position, position + length, ts, fpos))
-
-    def at(self, position: int):
-        q = self.q
-        while q and q[0][1] <= position:
-            q.popleft()
-        if q and q[0][0] <= position:
-            s = q[0]
-            return s[2], None if s[3] is None else s[3] + (position - s[0])
-        return None, None
-
-    def prune(self, position: int) -> None:
-        q = self.q
-        while q and q[0][1] <= position:
-            q.popleft()
-
-
-class CaptureFacts:
-    """Mixin for stream decoders built on :class:`wireinspect.formats.framing.StreamDecoder`
-    (``self.inner``): keeps where each stream byte came from (:class:`Spans`), turns a missing
-    handshake into a unit's ``notes`` (a :class:`~wireinspect.formats.common.Note`; the bytes before
-    the first frame of such a stream become an ``unparsed`` unit with a ``mid_stream_start`` note),
-    and gives ``first_byte(direction, position, fallback) -> (time, file position)`` for the frame
-    parser. Subclasses set ``protocol``, ``inner`` and call ``CaptureFacts.__init__``."""
-
-    protocol = "?"
-
-    def __init__(self, conversation):
-        self.conv = conversation
-        self.spans: dict = {}
-        self.mid: dict = {}  # direction -> stream position where a mid-connection stream starts
-
-    def first_byte(self, direction, position, fallback=None):
-        sp = self.spans.get(direction)
-        if sp is None or not sp.q:
-            return fallback, None
-        ts, fpos = sp.at(position)
-        return (fallback if ts is None and fpos is None else ts), fpos
-
-    def feed(self, event):
-        d = event.direction
-        out = []
-        fpos = getattr(event, "file_position", None)
-        if event.kind == "data" and (event.timestamp is not None or fpos is not None):
-            sp = self.spans.get(d)
-            if sp is None:
-                sp = self.spans[d] = Spans()
-            sp.add(event.position, event.length, event.timestamp, fpos)
-        elif event.kind == "problem":
-            probs, notes = split_notes(event.problems)
-            if notes:
-                out.append(Note(event.position, 0, [], notes=notes, protocol=self.protocol, conversation=self.conv,
-                                direction=d))
-                if any(n.code == "tcp_no_handshake" for n in notes):
-                    self.mid[d] = event.position
-                if not probs:
-                    return out
-                event = event._replace(problems=tuple(probs))
-        out += self.inner.feed(event)
-        self._after(out)
-        split = getattr(self.inner, "split", {}).get(d)
-        sp = self.spans.get(d)
-        if split is not None and sp is not None and sp.q:
-            sp.prune(split.base)
-        return out
-
-    def close(self):
-        out = list(self.inner.close())
-        self._after(out)
-        return out
-
-    def _after(self, out: list) -> None:
-        if not self.mid:
-            return
-        for i, u in enumerate(out):
-            d = getattr(u, "direction", None)
-            if d not in self.mid or isinstance(u, Note):
-                continue
-            start = self.mid.pop(d)
-            if isinstance(u, Unparsed) and u.position == start and u.length and \
-                    all(p.code in ("garbage", "bad_length") for p in u.problems):
-                # the tail of a frame sent before the capture began: expected, not damage
-                u.problems = []
-                u.notes = [Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first frame at "
-                                   f"position {u.position + u.length}: the capture starts mid-connection, inside a "
-                                   "frame sent before it began", actual=u.length)]

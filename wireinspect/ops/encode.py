@@ -34,7 +34,7 @@ def _objects(stream, name: str):
 def format_of(obj: dict, forced, line: int):
     """The Format that encodes ``obj``: ``--format``, else its ``format`` key (``dump --raw`` writes
     it), else the one format whose ``encode_types`` holds its ``type``."""
-    from wireinspect.formats.registry import all_formats, get_format
+    from wireinspect.catalog import all_formats, get_format
 
     fid = forced or obj.get("format")
     if fid is not None:

@@ -54,9 +54,8 @@ def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport
     for u in units:
         if where is not None:
             where[1] = u.position + u.length
-        if u.type != "unparsed":
-            rep.batches += getattr(u, "entries", 1)
-            rep.records += getattr(u, "records_count", 0) or 0
+        rep.batches += getattr(u, "entries", 1)  # notes, unparsed ranges, summaries: 0
+        rep.records += getattr(u, "records_count", 0) or 0
         if u.problems:
             rep.problems.extend(u.problems)
         rep.notes.extend(getattr(u, "notes", ()))

@@ -257,7 +257,7 @@ class Progress:
 def run_scan(cfg: ScanConfig) -> int:
     """Run the whole scan; returns the exit status. Prints progress (stderr) and a summary (stdout);
     never raises for bad inputs or a failed job."""
-    from wireinspect.formats.registry import get_format
+    from wireinspect.catalog import get_format
 
     if cfg.forced and get_format(cfg.forced) is None:
         click.echo(f"wireinspect: unknown format {cfg.forced!r} (see 'wireinspect formats')", err=True)

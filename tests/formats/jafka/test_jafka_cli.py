@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.formats.jafka.test_jafka_encode import create_part, delete_part, fetch_part, produce_part, request
+from wireinspect.catalog import choose_format
 from wireinspect.cli import cli
-from wireinspect.formats.registry import choose_format
 
 from tests.paths import EXTERNAL  # noqa: E402
 K07 = EXTERNAL / "kafka07" / "00000000000000000000.kafka"

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import valid_samples
 from tests.kafka_bytes import legacy_entry, v2_batch
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 

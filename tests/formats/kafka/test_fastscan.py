@@ -85,8 +85,8 @@ def test_fast_json_equals_full_json():
     """The happy-path JSON writer gives exactly the objects of the full decoder."""
     import json
 
+    from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.formats.kafka.records import parse_batch
-    from wireinspect.render.bytesfmt import bytes_encoder
     from wireinspect.render.jsonl import dumps
 
     batches = [v2_batch(i * 5, 5, i % 5, value_size=60 + i) for i in range(10)]
@@ -109,9 +109,9 @@ def test_fast_json_bails_out_or_agrees(tail, codec):
     import json
     import struct
 
+    from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.codec.crc import crc32c
     from wireinspect.formats.kafka.records import parse_batch
-    from wireinspect.render.bytesfmt import bytes_encoder
     from wireinspect.render.jsonl import dumps
 
     b = bytearray(v2_batch(0, 2, 0))

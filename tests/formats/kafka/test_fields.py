@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests.conftest import SAMPLES
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.jafka import messages as jafka
 from wireinspect.formats.kafka import legacy
 from wireinspect.formats.kafka.fields import Plan
 from wireinspect.layout import Bytes, Int, Layout, Length
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 PLANS = [(legacy.LEGACY, {"magic": 0}), (legacy.LEGACY, {"magic": 1}), (jafka.MESSAGE, {"magic": 0}),

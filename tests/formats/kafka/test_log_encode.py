@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from tests.conftest import SAMPLES, valid_samples
 from tests.kafka_bytes import T0, control_batch, kafka_python_records, legacy_entry, v2_batch
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
-from wireinspect.formats.kafka.legacy import LEGACY
-from wireinspect.formats.kafka.log_encode import compress, encode_log
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.control import CONTROL_KEY, END_TXN_MARKER
 from wireinspect.formats.kafka.fastjson import fast_records_json
+from wireinspect.formats.kafka.legacy import LEGACY
+from wireinspect.formats.kafka.log_encode import compress, encode_log
 from wireinspect.formats.kafka.records import BATCH, BATCH_NAMES, RECORD, _records_data, parse_batch, parse_record
 from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 B64 = lambda b: None if b is None else base64.b64encode(b).decode()  # noqa: E731

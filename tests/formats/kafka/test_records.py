@@ -6,10 +6,10 @@ import struct
 import pytest
 
 from tests.kafka_bytes import kafka_python_records, legacy_entry, v2_batch
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.records import parse_batch
 from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 

@@ -195,7 +195,7 @@ def test_records_cap_magic2_full_and_fast_json_agree():
     b = parse_batch(batch, max_records=100)
     assert codes(b) == ["records_limit"] and len(b.records) == 100 and b.records_count == n
     assert b.problems[0].position == 57 and b.problems[0].actual == n
-    from wireinspect.render.bytesfmt import bytes_encoder
+    from wireinspect.codec.bytesfmt import bytes_encoder
 
     enc = bytes_encoder("base64")
     full = b.to_json(enc)

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT, SAMPLES
+from wireinspect.catalog import choose_format
 from wireinspect.cli import cli
 from wireinspect.formats.kafka import checkpoints as ck
 from wireinspect.formats.kafka import sidetables as tables
-from wireinspect.formats.registry import choose_format
 
 _spec = importlib.util.spec_from_file_location("make_partition_sample", ROOT / "samples" / "make_partition_sample.py")
 mps = importlib.util.module_from_spec(_spec)
@@ -76,8 +76,8 @@ def test_sample_indexes_agree_with_our_rebuild():
     """The script writes indexes by LogSegment.append's rule; wireinspect's rebuild (used by recover)
     must produce the same bytes from the same segments."""
     from wireinspect.formats.kafka.indexes import index_entries
-    from wireinspect.formats.kafka.sidetables import OFFSET_ENTRY, TIME_ENTRY, pack_entries
     from wireinspect.formats.kafka.segment import iter_log
+    from wireinspect.formats.kafka.sidetables import OFFSET_ENTRY, TIME_ENTRY, pack_entries
     from wireinspect.inputs.source import BytesSource
 
     for base in (0, 60):

@@ -25,8 +25,8 @@ from tests.conftest import ROOT, SAMPLES
 from wireinspect.cli import cli
 from wireinspect.codec.crc import crc32c
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
+from wireinspect.catalog import choose_format, get_format
 from wireinspect.formats.kafka import sidetables as tables
-from wireinspect.formats.registry import choose_format, get_format
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
 

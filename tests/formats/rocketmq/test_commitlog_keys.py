@@ -8,8 +8,8 @@ import json
 
 from wireinspect.formats.rocketmq.commitlog import (RECORD, cal_msg_length, masked_crc, parse_record, record_bytes,
                                                     same_data)
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.layout import EncodeContext, Length
-from wireinspect.render.bytesfmt import bytes_encoder
 
 B64 = bytes_encoder("base64")
 REC = {"magicCode": 0xDAA320AB, "queueId": 1, "flag": 0, "queueOffset": 7, "physicalOffset": 0, "sysFlag": 0,

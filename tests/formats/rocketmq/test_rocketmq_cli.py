@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from wireinspect.catalog import choose_format
 from wireinspect.cli import cli
-from wireinspect.formats.registry import choose_format
 from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.store import CQ_UNIT, tags_code
 
@@ -179,7 +179,7 @@ def test_remoting_stream_dump(tmp_path):
 def test_pcap_through_the_cli():
     if not RMQ.is_dir():
         pytest.skip("../shared/external is not present")
-    from wireinspect.formats.registry import get_format
+    from wireinspect.catalog import get_format
 
     if get_format("pcap") is None:
         pytest.skip("the capture reader is not there")

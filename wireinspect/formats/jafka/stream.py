@@ -1,4 +1,4 @@
-"""Kafka 0.7 / Jafka as a capture stream protocol (see :mod:`wireinspect.inputs.capture`), and raw
+"""Kafka 0.7 / Jafka as a capture stream protocol (see :mod:`wireinspect.streams`), and raw
 dumps of the client-to-broker bytes (``jafka-requests``).
 
 Requests and responses are ``size int32``-framed (:mod:`wireinspect.formats.jafka.requests`). With
@@ -21,12 +21,12 @@ from collections import deque
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
-from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, Exchange,
-                                                 encode_exchange, parse_request, parse_response)
+from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, REQUEST_TYPES,
+                                                 Exchange, encode_exchange, parse_request, parse_response)
 from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
-from wireinspect.formats.framing import LengthSplitter, StreamDecoder, StreamProtocol
-from wireinspect.inputs.tcp import CaptureFacts, capture_display, capture_fields, latency_ms
+from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.model import Problem
+from wireinspect.streams import capture_display, capture_fields, latency_ms
 
 _HEAD = struct.Struct(">" + "".join(f.code for f in REQUEST.fields[:2]))  # size, requestType
 DIALECT = "jafka"  # Jafka reads CREATE and DELETE; Kafka 0.7 does not (a problem with dialect "kafka07")
@@ -199,8 +199,17 @@ def encode_unit(obj: dict, ctx) -> bytes:
 
 # Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port). ``encode(obj, ctx)``:
 # captures dispatch a Jafka object's encoding to it (:func:`encode_unit`).
-PROTOCOL = StreamProtocol("jafka", (6667,), sniff, _Decoder)
-PROTOCOL.encode = encode_unit
+def frame_name(u) -> str | None:
+    """The request type a request or response is counted under in the capture summary (a response:
+    its request's, ``"unmatched response"`` when it has none); None for other units."""
+    t = getattr(u, "type", None)
+    if t not in ("request", "response"):
+        return None
+    kind = u.kind if t == "request" else u.request_type
+    return REQUEST_TYPES.get(kind) or ("unmatched response" if t == "response" and kind is None else str(kind))
+
+
+PROTOCOL = StreamProtocol("jafka", (6667,), sniff, _Decoder, encode_unit, frame_name)
 
 
 def iter_requests(source, opts, chunk: int = 1 << 20):

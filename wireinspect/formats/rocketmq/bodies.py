@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
@@ -248,7 +249,6 @@ def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
         raise EncodeError(f"{where}.{key}: expected a list, got {type(msgs).__name__}")
     if obj.get("bodyBytes") is not None:
         from wireinspect.formats.rocketmq.commitlog import same_data
-        from wireinspect.render.bytesfmt import bytes_encoder
 
         data = ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
         probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}

@@ -33,6 +33,7 @@ import re
 import struct
 from dataclasses import dataclass
 
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
 from wireinspect.codec.times import ms_display
@@ -666,8 +667,6 @@ def _fresh_record(data: bytes, ctx):
 
 
 def _encoder(ctx):
-    from wireinspect.render.bytesfmt import bytes_encoder
-
     return bytes_encoder(ctx.bytes_mode)
 
 

@@ -18,6 +18,7 @@ import json
 import struct
 from dataclasses import dataclass
 
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
@@ -25,9 +26,9 @@ from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decod
 from wireinspect.formats.rocketmq.bodies import body_bytes, decode_frame_body, message_bytes
 from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, split_properties
 from wireinspect.formats.rocketmq.jsonheader import decode_json_header, json_header_bytes
-from wireinspect.inputs.tcp import capture_display, capture_fields
 from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
+from wireinspect.streams import capture_display, capture_fields
 
 FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
 HEADER_KEYS = ("code", "language", "version", "opaque", "flag", "remark", "extFields", "serializeTypeCurrentRPC")
@@ -114,7 +115,7 @@ class Frame:
         self.problems = []
         self.request_code = self.request_position = self.response_position = None
         self.direction = self.timestamp = self.connection = self.conversation = None
-        self.file_position = self.latency_ms = None  # captures: see inputs/tcp.capture_fields
+        self.file_position = self.latency_ms = None  # captures: see streams.capture_fields
         self.extra = {}
 
     def raw_bytes(self) -> bytes:
@@ -386,8 +387,6 @@ def _serialize_type(obj: dict, where: str) -> int:
 
 def _header_fresh(st: int, data: bytes, ctx) -> dict:
     """The JSON of a frame holding just the header ``data`` (for telling an edited header)."""
-    from wireinspect.render.bytesfmt import bytes_encoder
-
     raw = I32.pack(4 + len(data)) + bytes([st & 0xFF]) + len(data).to_bytes(3, "big") + data
     return parse_frame(raw, decode_body=False).to_json(bytes_encoder(ctx.bytes_mode))
 
@@ -426,8 +425,6 @@ def _frame_fields(obj: dict, ctx, where: str = "") -> bytes:
 
 
 def _frame_fresh(data: bytes, ctx):
-    from wireinspect.render.bytesfmt import bytes_encoder
-
     f = parse_frame(data, decode_body=False)
     if f.header:
         decode_frame_body(f, None)

@@ -1,5 +1,5 @@
-"""RocketMQ remoting as a capture stream protocol (see :mod:`wireinspect.inputs.capture` for the
-``STREAM_PROTOCOLS`` interface): frames split per direction (:class:`FrameSplitter`, on
+"""RocketMQ remoting as a capture stream protocol (see :mod:`wireinspect.streams` for the
+stream protocol interface): frames split per direction (:class:`FrameSplitter`, on
 :mod:`wireinspect.formats.framing`), responses paired with their requests by ``opaque``
 (:mod:`.pairing`, so that a PULL_MESSAGE response body decodes as commit-log records), and raw
 stream dumps of one direction (:func:`iter_stream`, the ``rocketmq-remoting`` format).
@@ -13,13 +13,14 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
-from wireinspect.formats.framing import LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.formats.rocketmq.binaryheader import BINARY_FIXED
 from wireinspect.formats.rocketmq.bodies import decode_frame_body
+from wireinspect.formats.rocketmq.codes import code_name
 from wireinspect.formats.rocketmq.pairing import Conversation
 from wireinspect.formats.rocketmq.remoting import FRAME_MAX, I32, frame_bytes, parse_frame
-from wireinspect.inputs.tcp import CaptureFacts, latency_ms
 from wireinspect.model import Problem
+from wireinspect.streams import latency_ms
 
 
 def plausible_frame(buf, p: int):
@@ -84,7 +85,7 @@ def _limit(opts) -> int:
 class _Decoder(CaptureFacts):
     """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units. Frames of a
     capture carry the time and file position of their first byte and responses their latency
-    (:class:`~wireinspect.inputs.tcp.CaptureFacts`)."""
+    (:class:`~wireinspect.formats.framing.CaptureFacts`)."""
 
     protocol = "rocketmq"
 
@@ -135,8 +136,20 @@ def encode(obj: dict, ctx) -> bytes:
     raise EncodeError(f".type: {t!r} is not a unit of a RocketMQ stream (frame, unparsed, note)")
 
 
+def frame_name(u) -> str | None:
+    """The request code a frame is counted under in the capture summary (a response: its request's
+    code, ``"unmatched response"`` when it has none); None for units that are not frames."""
+    if getattr(u, "type", None) != "frame":
+        return None
+    if u.is_response and u.request_code is not None:
+        return code_name(u.request_code, False) or str(u.request_code)
+    if u.is_response:
+        return "unmatched response"
+    return u.code_name() or str(u.code)
+
+
 # The RocketMQ remoting stream protocol: name server 9876, broker 10911, broker VIP channel 10909.
-PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder, encode)
+PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder, encode, frame_name)
 
 
 def iter_stream(source, opts, chunk: int = 1 << 20):

@@ -10,8 +10,9 @@ from wireinspect.inputs.capture.protocols import stream_protocols
 from wireinspect.inputs.capture.summary import CaptureSummary
 from wireinspect.inputs.pcap import parse_tcp, read_packets
 from wireinspect.inputs.source import Source
-from wireinspect.inputs.tcp import ACK, RST, SYN, Conversation, Event, HalfStream
+from wireinspect.inputs.tcp import ACK, RST, SYN, HalfStream
 from wireinspect.model import Problem
+from wireinspect.streams import Conversation, Event
 
 SNIFF_BYTES = 64
 
@@ -211,8 +212,8 @@ class _Ctx:
 def capture_units(source: Source, opts, records: bool = True, protocols=None):
     """Units of a pcap/pcapng capture: protocol units (frames, stream notes) and
     :class:`CaptureNote` objects for file-level problems, in the order they complete.
-    ``protocols``: the stream protocols to choose from (default ``STREAM_PROTOCOLS``)."""
-    opts = _with_records(opts, records)
+    ``protocols``: the stream protocols to choose from (default ``catalog.STREAM_PROTOCOLS``)."""
+    opts = with_records(opts, records)
     ctx = _Ctx(opts, protocols)
     filters = ctx.filters
     file_problems: list = []
@@ -275,7 +276,7 @@ def _notes(problems: list, filters):
         yield CaptureNote(p.position, 0, [p])
 
 
-def _with_records(opts, records: bool):
+def with_records(opts, records: bool):
     """``opts`` (or the defaults) with ``records`` set: whether frames' contents are decoded."""
     from dataclasses import replace
 
@@ -285,7 +286,7 @@ def _with_records(opts, records: bool):
 
 
 
-def _located(units):
+def located(units):
     """Say in each problem's message which connection and stream it is in (problem positions are
     stream positions, ambiguous across connections), for every command alike (dump, verify, Spark)."""
     for u in units:

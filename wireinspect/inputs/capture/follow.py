@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from wireinspect.inputs.tcp import Event
 from wireinspect.model import Problem
+from wireinspect.streams import Event
 
 FOLLOW = re.compile(rb"^\s*=+\s*\r?\nFollow: tcp,raw", re.S)
 _NODE = re.compile(r"^Node ([01]): (.+)$")

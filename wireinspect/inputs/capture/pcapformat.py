@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.common import NOTE_TYPES
-from wireinspect.inputs.capture.connections import _located, capture_units
+from wireinspect.inputs.capture.connections import capture_units, located
 from wireinspect.inputs.capture.protocols import protocol_of
 from wireinspect.inputs.pcap import sniff_capture
 
@@ -34,8 +34,8 @@ PCAP = Format(
                 "decoded frame by frame",
     recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
     sniff=_pcap_sniff,
-    units=lambda src, opts: _located(capture_units(src, opts, True)),
-    check=lambda src, opts: _located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
+    units=lambda src, opts: located(capture_units(src, opts, True)),
+    check=lambda src, opts: located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
     honours=frozenset({"port", "api", "connection", "correlation_id"}),
     encode=_encode_capture,
 )

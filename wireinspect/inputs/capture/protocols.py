@@ -1,37 +1,44 @@
-"""The stream protocols a capture's conversations are decoded with: one explicit tuple, imported
-directly (a protocol that fails to import fails loudly). The interface is in :mod:`wireinspect.inputs.capture`."""
+"""The stream protocols a capture's conversations are decoded with. This package knows no particular
+protocol: the explicit tuple is ``STREAM_PROTOCOLS`` in :mod:`wireinspect.catalog` (the interface is
+in :mod:`wireinspect.streams`), looked up on first use (the catalog lists this package's formats, so
+it cannot be imported while this package is)."""
 
 from __future__ import annotations
 
 from wireinspect.errors import EncodeError
-from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA
-from wireinspect.formats.kafka.protocol.stream import KAFKA
-from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ
 
-STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ, JAFKA)
-_BY_ID = {p.id: p for p in STREAM_PROTOCOLS}
+_BY_ID: dict = {}
 
 
 def stream_protocols() -> tuple:
+    """``wireinspect.catalog.STREAM_PROTOCOLS``: every stream protocol, in the order ties are broken."""
+    from wireinspect.catalog import STREAM_PROTOCOLS
+
     return STREAM_PROTOCOLS
+
+
+def _by_id() -> dict:
+    if not _BY_ID:
+        _BY_ID.update((p.id, p) for p in stream_protocols())
+    return _BY_ID
 
 
 def protocol_named(pid) -> object | None:
     """The protocol whose ``id`` is ``pid`` (None when there is none)."""
-    return _BY_ID.get(pid)
+    return _by_id().get(pid)
 
 
 def protocol_of_unit(u):
     """The protocol a captured unit was decoded with (its conversation's, else its own ``protocol``)."""
     conv = getattr(u, "conversation", None)
-    return _BY_ID.get(getattr(conv, "protocol", None) or getattr(u, "protocol", None))
+    return _by_id().get(getattr(conv, "protocol", None) or getattr(u, "protocol", None))
 
 
 def protocol_of(obj: dict):
-    """The protocol that encodes a ``dump --json`` object of a capture (its ``"protocol"``, Kafka by
-    default); EncodeError when it has no encoder."""
-    pid = obj.get("protocol") or "kafka"
-    p = _BY_ID.get(pid)
+    """The protocol that encodes a ``dump --json`` object of a capture (its ``"protocol"``; without
+    one, the first of ``STREAM_PROTOCOLS``, Kafka); EncodeError when it has no encoder."""
+    pid = obj.get("protocol") or stream_protocols()[0].id
+    p = _by_id().get(pid)
     if p is None or getattr(p, "encode", None) is None:
         raise EncodeError(f".protocol: no stream protocol {pid!r} with an encoder")
     return p

@@ -4,43 +4,21 @@
 from __future__ import annotations
 
 from wireinspect.inputs.capture.protocols import protocol_of_unit
-from wireinspect.inputs.tcp import iso_time
 from wireinspect.model import Node
+from wireinspect.streams import iso_time
 
 
 def frame_name(u) -> str | None:
-    """The API (Kafka), request code (RocketMQ) or request type (Kafka 0.7/Jafka) a captured frame
-    belongs to (a response: its request's), or None for units that are not frames: the protocol's
-    ``frame_name(unit)``."""
+    """The name a captured frame is counted under (an API, a request code...; a response: its
+    request's), as its protocol's ``frame_name(unit)`` gives it; None for units that are not frames
+    and for protocols without ``frame_name``."""
     if getattr(u, "type", None) not in _FRAME_TYPES:
         return None
     proto = protocol_of_unit(u)
     if proto is None:
         return None
     name = getattr(proto, "frame_name", None)
-    if name is not None:
-        return name(u)
-    return _frame_name_of(proto.id, u)
-
-
-def _frame_name_of(pid: str, u) -> str | None:
-    # Protocols whose objects do not have ``frame_name`` yet (RocketMQ, Jafka): their names here
-    # until their protocol objects declare it.
-    t = u.type
-    if t == "frame" and pid == "rocketmq":
-        from wireinspect.formats.rocketmq import codes
-
-        if u.is_response and u.request_code is not None:
-            return codes.code_name(u.request_code, False) or str(u.request_code)
-        if u.is_response:
-            return "unmatched response"
-        return u.code_name() or str(u.code)
-    if t in ("request", "response") and pid == "jafka":
-        from wireinspect.formats.jafka.requests import REQUEST_TYPES
-
-        kind = u.kind if t == "request" else u.request_type
-        return REQUEST_TYPES.get(kind) or ("unmatched response" if t == "response" and kind is None else str(kind))
-    return None
+    return name(u) if name is not None else None
 
 
 _FRAME_TYPES = frozenset({"frame", "request", "response"})

@@ -26,9 +26,9 @@ from wireinspect.formats.kafka.protocol.frames import decode_request, decode_res
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32, T_UUID,
     plan_for, specs)
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.walker import Ctx, fields_json, uuid_text, walk
 from wireinspect.layout import EncodeContext
-from wireinspect.render.bytesfmt import bytes_encoder
 
 ENC = bytes_encoder("base64")
 B64 = lambda b: base64.b64encode(b).decode()  # noqa: E731

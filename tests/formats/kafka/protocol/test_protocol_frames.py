@@ -9,15 +9,15 @@ import struct
 import pytest
 
 from tests.capture_helpers import frame
+from wireinspect.catalog import KAFKA_STREAM
 from wireinspect.codec.varint import encode_uvarint
 from wireinspect.formats.kafka.protocol.frames import (
     decode_request, decode_response, request_header_version, response_header_version)
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.specs_loader import specs
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
-from wireinspect.inputs.capture import stream_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.inputs.tcp import Conversation, Event
-from wireinspect.render.bytesfmt import bytes_encoder
+from wireinspect.streams import Conversation, Event
 
 ENC = bytes_encoder("text")
 
@@ -229,7 +229,7 @@ def _codes(units):
 
 def test_unknown_api_key_and_newer_version_and_orphan_response():
     reqs = frame(req_head(1000, 0, 1) + b"xx") + frame(req_head(3, 99, 2) + b"yy") + API_REQ
-    units = list(stream_units(BytesSource(reqs, "s"), None))
+    units = list(KAFKA_STREAM.units(BytesSource(reqs, "s"), None))
     assert [u.type for u in units] == ["frame"] * 3
     assert _codes(units[:2]) == [("unknown_api_key", 4), ("unknown_api_version", 18 + 6)]
     assert units[0].raw_body[1] == b"xx" and not units[2].problems
@@ -242,7 +242,7 @@ def test_unknown_api_key_and_newer_version_and_orphan_response():
 def test_frame_length_0x7fffffff_resyncs():
     bad = struct.pack(">i", 0x7FFFFFFF) + b"\x00" * 6
     data = API_REQ + bad + API_REQ
-    units = list(stream_units(BytesSource(data, "s"), None))
+    units = list(KAFKA_STREAM.units(BytesSource(data, "s"), None))
     assert [u.type for u in units] == ["frame", "unparsed", "frame"]
     codes = [p.code for p in units[1].problems]
     assert codes[0] == "bad_frame_length" and units[1].problems[0].position == len(API_REQ)
@@ -252,7 +252,7 @@ def test_frame_length_0x7fffffff_resyncs():
 
 def test_trailing_bytes_and_truncated_frame():
     data = frame(API_REQ[4:] + b"\x00\x01") + API_REQ[:20]
-    units = list(stream_units(BytesSource(data, "s"), None))
+    units = list(KAFKA_STREAM.units(BytesSource(data, "s"), None))
     assert units[0].problems[0].code == "frame_trailing_bytes" and units[0].problems[0].position == 34
     assert units[1].problems[0].code == "frame_truncated" and units[1].position == 36
     assert units[1].to_json(ENC)["header"]["ClientId"] == "wi"  # what was there is still decoded
@@ -279,7 +279,7 @@ def test_incremental_splitting_is_chunking_independent():
 
 def test_mid_stream_start_resynchronises():
     data = API_REQ[13:] + API_REQ + API_REQ
-    units = list(stream_units(BytesSource(data, "s"), None))
+    units = list(KAFKA_STREAM.units(BytesSource(data, "s"), None))
     assert units[0].type == "unparsed" and units[0].length == len(API_REQ) - 13
     assert [u.type for u in units[1:]] == ["frame", "frame"] and not units[1].problems
 

@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 
 from tests.capture_helpers import conversation_packets, write_pcap
 from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.frames import decode_request, decode_response
 from wireinspect.formats.kafka.protocol.specs_loader import specs
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.inputs.tcp import Conversation, Event
 from wireinspect.ops.options import Options
-from wireinspect.render.bytesfmt import bytes_encoder
+from wireinspect.streams import Conversation, Event
 
 ENC = bytes_encoder("base64")
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

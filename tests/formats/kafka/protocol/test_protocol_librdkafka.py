@@ -23,10 +23,10 @@ from tests.capture_helpers import MockCluster, pcap_bytes  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from wireinspect.cli import cli  # noqa: E402
+from wireinspect.codec.bytesfmt import bytes_encoder  # noqa: E402
 from wireinspect.inputs.capture import capture_units  # noqa: E402
 from wireinspect.inputs.source import BytesSource  # noqa: E402
 from wireinspect.ops.options import Options  # noqa: E402
-from wireinspect.render.bytesfmt import bytes_encoder  # noqa: E402
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 PER_TOPIC = 12

@@ -26,9 +26,9 @@ from wireinspect.formats.kafka.protocol.frames import (
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32, T_UUID,
     plan_for, specs)
+from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
-from wireinspect.inputs.tcp import Conversation, Event
-from wireinspect.render.bytesfmt import bytes_encoder
+from wireinspect.streams import Conversation, Event
 
 ENC = bytes_encoder("base64")
 _FIX = {T_I8: ">b", T_I16: ">h", T_U16: ">H", T_I32: ">i", T_U32: ">I", T_I64: ">q", T_F64: ">d"}

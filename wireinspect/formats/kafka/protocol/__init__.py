@@ -4,7 +4,8 @@
 * :mod:`.walker`: the generic walker (every type, compact encodings, tagged fields, records);
 * :mod:`.frames`: request/response frames, header rules, :class:`~.frames.Frame` units;
 * :mod:`.stream`: frame splitting, correlation matching, resynchronisation; the ``kafka`` stream
-  protocol used by :mod:`wireinspect.inputs.capture`.
+  protocol (interface in :mod:`wireinspect.streams`) that captures are decoded with;
+* :mod:`.streamdump`: what the ``kafka-stream`` dump format needs of Kafka (sniff, direction).
 
 The frame JSON contract is in docs/protocol.md.
 """

@@ -21,8 +21,8 @@ import struct
 from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
 from wireinspect.formats.kafka.protocol.walker import (
     K_RAW, K_RECORDS, Ctx, F, Short, fields_json, fields_tree, walk)
-from wireinspect.inputs.tcp import capture_display, capture_items
 from wireinspect.model import Node, Problem
+from wireinspect.streams import capture_display, capture_items
 
 API_VERSIONS = 18
 JOIN_GROUP, SYNC_GROUP = 11, 14

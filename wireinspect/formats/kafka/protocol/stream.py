@@ -14,7 +14,7 @@ consecutive sane frames. The bytes skipped become an ``unparsed`` unit
 (:class:`~wireinspect.formats.common.Unparsed`, its bytes kept up to ``STREAM_KEEP_MAX``) with the
 problem that caused the hunt; TCP findings on no frame become a :class:`~wireinspect.formats.common.Note`.
 
-:data:`KAFKA` is the stream protocol object for :mod:`wireinspect.inputs.capture`.
+:data:`KAFKA` is the stream protocol object (interface in :mod:`wireinspect.streams`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from collections import deque
 from wireinspect.formats.common import Note, Unparsed
 from wireinspect.formats.framing import frame_size, keep
 from wireinspect.formats.kafka.protocol.frames import Frame, decode_request, decode_response, plausible_request
+from wireinspect.formats.kafka.protocol.streamdump import DUMP
 from wireinspect.formats.kafka.protocol.walker import F
-from wireinspect.inputs.tcp import MID_STREAM_START, Spans, latency_ms, split_notes
 from wireinspect.model import Problem
+from wireinspect.streams import MID_STREAM_START, Spans, latency_ms, split_notes
 
 MAX_FRAME = 1 << 28  # 256 MiB: above Kafka's socket.request.max.bytes (100 MiB) and fetch.max.bytes (50 MiB)
 MIN_REQUEST = 8  # RequestApiKey + RequestApiVersion + CorrelationId (header v0)
@@ -496,10 +497,12 @@ def sniff(first_bytes: bytes) -> int:
 
 
 class _Kafka:
-    """The Kafka stream protocol (interface in :mod:`wireinspect.inputs.capture`)."""
+    """The Kafka stream protocol (interface in :mod:`wireinspect.streams`); ``dump``: its stream dumps
+    (the ``kafka-stream`` format, :mod:`.streamdump`)."""
 
     id = "kafka"
     ports = (9092,)
+    dump = DUMP
 
     @staticmethod
     def sniff(first_bytes: bytes) -> int:

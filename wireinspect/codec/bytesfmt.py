@@ -1,4 +1,5 @@
-"""How byte values appear in JSON: base64 (default), hex, or text (UTF-8, lossless escapes)."""
+"""How byte values appear in JSON: base64 (default), hex, or text (UTF-8, lossless escapes); the
+codec both ways (``dump`` writes with :func:`bytes_encoder`, ``encode`` reads with :func:`decode_bytes`)."""
 
 from __future__ import annotations
 

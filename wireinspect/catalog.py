@@ -1,0 +1,72 @@
+"""The catalog: every format wireinspect reads and every stream protocol, as explicit tuples, and how
+an input's format is chosen.
+
+The formats under :mod:`wireinspect.formats` declare their :class:`~wireinspect.formats.base.Format`
+descriptors and stream protocols; the input containers under :mod:`wireinspect.inputs.capture`
+(pcap/pcapng captures, stream dumps) declare theirs generically. This module imports both directly
+(a format that fails to import fails loudly) and binds them: the stream dump format of each
+protocol that has one, the protocols the captures choose from. It sits above both, so that no
+format imports an input and no input names a format.
+"""
+
+from __future__ import annotations
+
+import os
+
+from wireinspect.formats.base import Format
+from wireinspect.formats.jafka.format import FORMATS as JAFKA
+from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
+from wireinspect.formats.kafka.logformat import KAFKA_LOG
+from wireinspect.formats.kafka.protocol.stream import KAFKA
+from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
+from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
+from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
+from wireinspect.inputs.capture.pcapformat import PCAP
+from wireinspect.inputs.capture.streamdump import stream_dump_format
+
+STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
+"""The stream protocols a capture's conversations are decoded with (interface:
+:mod:`wireinspect.streams`); a tie between them goes to the first."""
+
+KAFKA_STREAM = stream_dump_format(KAFKA)
+
+FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+
+def all_formats() -> tuple[Format, ...]:
+    """Every format, in the order ``wireinspect formats`` lists them."""
+    return FORMATS
+
+
+def get_format(fid: str) -> Format | None:
+    """The format whose ``id`` is ``fid`` (``--format``), or None."""
+    for f in FORMATS:
+        if f.id == fid:
+            return f
+    return None
+
+
+def stream_protocols() -> tuple:
+    """:data:`STREAM_PROTOCOLS`."""
+    return STREAM_PROTOCOLS
+
+
+NAMED = 95  # the confidence of a format that recognises a file by its name alone (leader-epoch-checkpoint)
+
+
+def claims_name(name: str) -> bool:
+    """True when some format recognises the file ``name`` by its name alone (confidence 95 or more with
+    no bytes), so that its text must not be read as a hex dump (a checkpoint such as "0\\n1\\n0 0")."""
+    base = os.path.basename(name or "")
+    return any(f.sniff(b"", base) >= NAMED for f in FORMATS)
+
+
+def choose_format(head: bytes, name: str) -> Format | None:
+    """The format that claims ``head`` (the input's first bytes)/``name`` (its file name) most
+    confidently, or ``None``."""
+    best, score = None, 0
+    for f in FORMATS:
+        s = f.sniff(head, name)
+        if s > score:
+            best, score = f, s
+    return best
