@@ -65,6 +65,16 @@ class _Stream:
     connection = None  # the connection's JSON; default: the conversation's
 
 
+def _stream_place(unit, protocol, conversation, direction) -> None:
+    """A capture's (or stream dump's) unit says which protocol, connection and direction it is in."""
+    if protocol is not None:
+        unit.protocol = protocol
+    if conversation is not None:
+        unit.conversation = conversation
+    if direction is not None:
+        unit.direction = direction
+
+
 class Unparsed(_Stream):
     """Bytes that hold no valid entry: garbage, a zero-filled stretch, a torn tail, free space, the
     bytes a stream splitter skipped while resynchronising.
@@ -90,12 +100,7 @@ class Unparsed(_Stream):
         self.note, self.data, self.dropped, self.zeros = note, data, dropped, zeros
         self.notes = notes or []
         self.what = what
-        if protocol is not None:
-            self.protocol = protocol
-        if conversation is not None:
-            self.conversation = conversation
-        if direction is not None:
-            self.direction = direction
+        _stream_place(self, protocol, conversation, direction)
 
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: ``rawZeros`` (a number of zero bytes) or ``rawBytes`` (the bytes);
@@ -155,12 +160,7 @@ class Note(_Stream):
         self.position, self.length, self.problems, self.message = position, length, problems, message
         self.notes = notes or []
         self.display = display
-        if protocol is not None:
-            self.protocol = protocol
-        if conversation is not None:
-            self.conversation = conversation
-        if direction is not None:
-            self.direction = direction
+        _stream_place(self, protocol, conversation, direction)
 
     def to_json(self, enc) -> dict:
         d = {"type": self.type}

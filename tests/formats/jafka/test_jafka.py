@@ -4,8 +4,6 @@ responses, the capture plug-in, and damage."""
 import gzip
 import struct
 from collections import namedtuple
-import zlib
-from pathlib import Path
 
 import pytest
 
@@ -18,23 +16,10 @@ from wireinspect.formats.jafka.messages import iter_log, parse_message, parse_me
 from wireinspect.formats.jafka.requests import parse_request, parse_response
 from wireinspect.inputs.source import BytesSource, FileSource
 
+from tests.formats.jafka.jafka_bytes import m0, m1, xerial  # noqa: E402,F401 - used here and by importers
 from tests.paths import EXTERNAL  # noqa: E402
 K07 = EXTERNAL / "kafka07" / "00000000000000000000.kafka"
 TEXT = lambda b: None if b is None else b.decode("utf-8", "backslashreplace")  # noqa: E731
-
-
-def m0(payload: bytes) -> bytes:
-    return struct.pack(">ibI", 5 + len(payload), 0, zlib.crc32(payload)) + payload
-
-
-def m1(payload: bytes, codec: int = 0) -> bytes:
-    return struct.pack(">ibbI", 6 + len(payload), 1, codec, zlib.crc32(payload)) + payload
-
-
-def xerial(data: bytes) -> bytes:
-    import snappy
-    block = snappy.compress(data)
-    return b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1) + struct.pack(">i", len(block)) + block
 
 
 def walk(data, **kw):

@@ -4,7 +4,6 @@ import hashlib
 import json
 import struct
 import zlib
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

@@ -64,21 +64,7 @@ def produce_part(topic, partition, message_set: bytes) -> dict:
     return {"topic": topic, "partition": partition, "records": [{"rawBytes": B64(message_set)}]}
 
 
-def m0(payload: bytes) -> bytes:
-    """An independent magic-0 message (struct, zlib): size, magic, CRC-32 of the payload, payload."""
-    return struct.pack(">ibI", 5 + len(payload), 0, zlib.crc32(payload)) + payload
-
-
-def m1(payload: bytes, codec: int = 0) -> bytes:
-    return struct.pack(">ibbI", 6 + len(payload), 1, codec, zlib.crc32(payload)) + payload
-
-
-def xerial(data: bytes) -> bytes:
-    """snappy-java's stream framing, written here by hand (one block)."""
-    import snappy
-
-    block = snappy.compress(data)
-    return b"\x82SNAPPY\x00" + struct.pack(">iii", 1, 1, len(block)) + block
+from tests.formats.jafka.jafka_bytes import m0, m1, xerial  # noqa: E402 - independent writers
 
 
 def json_of(unit) -> dict:

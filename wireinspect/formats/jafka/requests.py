@@ -28,7 +28,7 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
-from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _raw, _raw_key, check_lengths, encode_checked,
+from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _int, _raw, _raw_key, check_lengths, encode_checked,
                                                 encode_message_set, parse_message_set)
 from wireinspect.layout import Array, Bytes, Count, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
@@ -457,15 +457,6 @@ def parse_response(buf, pos: int = 0, base: int = 0, *, request: Exchange | None
 
 
 # -- encode ----------------------------------------------------------------------------------------
-
-def _int(obj: dict, key: str, where: str) -> int:
-    v = obj.get(key)
-    if v is None:
-        raise EncodeError(f"{where}.{key}: missing")
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise EncodeError(f"{where}.{key}: {v!r} is not an integer")
-    return v
-
 
 def _obj(v, where: str) -> dict:
     if not isinstance(v, dict):
