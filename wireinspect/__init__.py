@@ -1,3 +1,3 @@
 """wireinspect: a forensic inspector for message-queue bytes (Kafka, Kafka 0.7/Jafka, RocketMQ)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -7,7 +7,10 @@ checks and the renderers. One execution is what a command does with one input on
 * ``units``: ``Format.units`` (dump) with every unit's JSON (``to_json``) and, on a share of the
   executions, its tree with the span invariant;
 * ``check``: ``Format.check`` (verify, and ``verify --deep`` on a share);
-* ``entries``: ``Format.entries`` or ``check`` (recover's plan).
+* ``entries``: ``Format.entries`` or ``check`` (recover's plan);
+* ``roundtrip``: ``dump --json --raw`` then ``encode --keep-crc`` (through JSON text, in memory) must
+  give the input back byte for byte (a capture's streams and tshark follow text excepted: they come
+  back per TCP stream).
 
 Executions here are about ten times cheaper than the full lane's (no files written, no /proc
 reads), so most of the campaign's count comes from here; the full lane (``tests.fuzz.run``) keeps
@@ -31,8 +34,12 @@ from tests.fuzz.mutate import mutate
 from tests.fuzz.run import FAMILY_WEIGHTS, Stats
 from tests.fuzz.seeds import all_seeds
 
-ENTRIES = ("sniff", "units", "check", "check-deep", "entries")
-ENTRY_WEIGHTS = (1, 5, 4, 2, 2)
+ENTRIES = ("sniff", "units", "check", "check-deep", "entries", "roundtrip")
+ENTRY_WEIGHTS = (1, 5, 4, 2, 2, 3)
+
+
+class RoundTripMismatch(AssertionError):
+    """``encode`` did not give the input back."""
 TIME_LIMIT = 2.0  # seconds of CPU for an input under 64 KiB (more only when it decompresses)
 
 
@@ -51,6 +58,9 @@ def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool,
     fmt = pick_format(src, forced)
     if fmt is None or entry == "sniff" or fmt.dir_sniff is not None:
         return
+    if entry == "roundtrip":
+        _roundtrip(src, fmt, data, name)
+        return
     opts = Options(max_decompressed=max_decompressed, deep=entry == "check-deep")
     fn = {"units": fmt.units, "check": fmt.check or fmt.units, "check-deep": fmt.check or fmt.units,
           "entries": fmt.entries or fmt.check or fmt.units}[entry]
@@ -64,6 +74,37 @@ def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool,
             if spans:
                 check_spans(u.to_tree(), 0 if bounded else None, src.size if bounded else None, fmt.id)
         _ = u.problems
+
+
+def _roundtrip(src, fmt, data: bytes, name: str) -> None:
+    """``dump --json --raw`` then ``encode --keep-crc`` of one input; raises RoundTripMismatch."""
+    import json
+
+    from wireinspect.codec.bytesfmt import bytes_encoder
+    from wireinspect.layout import EncodeContext
+    from wireinspect.ops.options import Options
+    from wireinspect.render.jsonl import dumps
+
+    if fmt.id == "pcap" or fmt.encode is None or src.name.endswith("(hex dump)") or \
+            (fmt.id == "kafka-stream" and data.lstrip()[:1] == b"="):
+        return  # streams per TCP connection; a hex dump's text is not its bytes
+    enc = bytes_encoder("base64")
+    ctx = EncodeContext(keep_crc=True)
+    out = {}
+    for n, u in enumerate(fmt.units(src, Options()), 1):
+        d = u.to_json(enc)
+        d["format"], d["path"] = fmt.id, name
+        more = getattr(u, "raw_json", None)  # (tests may probe: the fuzzer runs against any revision)
+        if more is not None:
+            d.update(more(src.read, enc))
+        ctx.line = n
+        for stream, chunk in fmt.encode(json.loads(dumps(d)), ctx):
+            out[stream] = out.get(stream, b"") + chunk
+    if set(out) - {None} or out.get(None, b"") != data:
+        got = out.get(None, b"")
+        at = next((i for i in range(min(len(got), len(data))) if got[i] != data[i]), min(len(got), len(data)))
+        raise RoundTripMismatch(f"{fmt.id}: encode gave {len(got)} bytes for {len(data)}, first difference at {at}"
+                                + (f"; streams {sorted(map(str, out))}" if set(out) - {None} else ""))
 
 
 def main(argv=None) -> int:
@@ -113,7 +154,7 @@ def main(argv=None) -> int:
             stats.count(fam, f"fast-{entry}")
             if err is not None:
                 run = Run({"units": "json-tree" if spans else "json", "check": "verify", "check-deep": "verify-deep",
-                           "entries": "recover-dry", "sniff": "verify"}[entry], md, spans=spans)
+                           "entries": "recover-dry", "sniff": "verify", "roundtrip": "json"}[entry], md, spans=spans)
                 stats.record(*classify(err), case, run, f"fast-{entry}")
             stats.tick()
     finally:
