@@ -196,7 +196,8 @@ def main(argv=None) -> int:
                f"wall times; {rate:.0f} executions/s on average, at `nice -n 10` on a shared 2-core machine); peak "
                f"RSS of a harness process {peak:.0f} MB. Rounds named `r...` are the full lane (`tests.fuzz.run`), "
                f"`f...` the in-memory lane (`tests.fuzz.fast`: single-file inputs straight through the formats' "
-               f"`units`/`check`/`entries`, entry points `fast-*`).\n")
+               f"`units`/`check`/`entries`, and `fast-roundtrip`: `dump --json --raw` then `encode --keep-crc` must give "
+               "the input back byte for byte; entry points `fast-*`).\n")
     out.append("| family | executions |\n| --- | ---: |")
     for k, v in sorted(fam.items(), key=lambda kv: -kv[1]):
         out.append(f"| {k} | {v:,} |")
