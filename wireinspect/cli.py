@@ -30,6 +30,8 @@ class App:
     entries that could not be read. ``where``: ``[input name, byte position]`` of the work under
     way, for the one-line message of an internal error. ``on_listing``: a command's reporter for
     skipped and unreadable entries (``(kind, path, reason)``), besides the line on stderr.
+    ``selection`` (an ``ops.select.Selection`` or None), ``iso_times`` and ``raw`` are ``dump``'s
+    (``--offset``/``--time``/..., ``--iso-times``, ``--raw``); other commands leave them unset.
     """
 
     def __init__(self, opts: Options, forced: str | None, debug: bool = False, color: str = "auto"):
@@ -42,6 +44,9 @@ class App:
         self.counts = {"files": 0, "directories": 0, "skipped": 0, "unreadable": 0}
         self.where = ["", 0]
         self.on_listing = None
+        self.selection = None  # dump: the units kept (ops.select.Selection)
+        self.iso_times = False  # dump --iso-times
+        self.raw = False  # dump --raw
         self.pipe_closed = False
         self.exit_on_closed_pipe = True  # dump stops (141); verify and recover finish their check
         self._out = None

@@ -210,11 +210,11 @@ def capture_fields(d: dict, unit) -> dict:
     ``filePosition`` (capture file position of the frame's first byte) and ``latencyMs`` (a response:
     milliseconds since its request's first packet) to its JSON ``d``; each only when known (stream
     dumps have none). ``problems`` stays the last key."""
-    if getattr(unit, "timestamp", None) is None and getattr(unit, "file_position", None) is None:
+    if unit.timestamp is None and unit.file_position is None:
         return d
     probs = d.pop("problems", None)
     capture_items(unit, d)
-    notes = getattr(unit, "notes", None)
+    notes = unit.notes
     if notes and "notes" not in d:
         d["notes"] = [p.to_dict() for p in notes]
     if probs is not None:
@@ -228,15 +228,15 @@ def capture_display(unit, connection: bool = False) -> str:
     ``""`` for stream dumps."""
     out = ""
     if connection:
-        c = getattr(unit, "conversation", None)
-        d = getattr(unit, "direction", None)
+        c = unit.conversation
+        d = unit.direction
         if c is not None and c.client is not None:
             src, dst = (c.server, c.client) if d == "response" else (c.client, c.server)
             out += f"  {d or ''} [{c.index}] {src} -> {dst}"
-    iso = iso_time(getattr(unit, "timestamp", None))
+    iso = iso_time(unit.timestamp)
     if iso is not None:
         out += f"  {iso}"
-    lat = getattr(unit, "latency_ms", None)
+    lat = unit.latency_ms
     if lat is not None:
         out += f"  +{lat:.3f} ms"
     return out

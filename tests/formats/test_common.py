@@ -138,7 +138,7 @@ def test_note_table(name, make, fields):
     assert _subset(fields, d), d
     if n.protocol is None:
         assert not {"protocol", "connection", "direction"} & set(d)
-    assert not hasattr(n, "raw_json") and n.type in NOTE_TYPES
+    assert n.raw_json is None and n.type in NOTE_TYPES
     node = n.to_tree()
     assert node.type == n.type and node.length == n.length
 

@@ -12,6 +12,7 @@ from tests.capture_helpers import conversation_packets
 from tests.inputs.test_tcp_reassembly import _conversation, _pcap
 from wireinspect.cli import cli
 from wireinspect.formats.common import Note, Unparsed
+from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.capture import CaptureNote
 from wireinspect.inputs.open import Item
 from wireinspect.inputs.source import BytesSource
@@ -20,7 +21,7 @@ from wireinspect.ops.options import Options
 from wireinspect.ops.verify import verify_item
 
 
-class _Entry:
+class _Entry(UnitBase):
     type = "batch"
     records_count = 3
     valid = True

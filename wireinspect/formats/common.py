@@ -29,6 +29,7 @@ when the object's ``problems`` say zero fill (``zero_fill`` only, or none), else
 
 from __future__ import annotations
 
+from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node
 
 MAX_ZEROS = 1 << 31
@@ -55,13 +56,10 @@ def stream_fields(d: dict, unit) -> dict:
     return d
 
 
-class _Stream:
-    """Where a unit sits in a capture: set by the stream decoders (``protocol``: the stream protocol's
-    id; None for a file's units)."""
+class _Stream(UnitBase):
+    """Where a unit sits in a capture: ``protocol``, ``conversation``, ``direction`` (UnitBase: None
+    for a file's units), set by the stream decoders, and ``connection``."""
 
-    protocol = None
-    conversation = None
-    direction = None
     connection = None  # the connection's JSON; default: the conversation's
 
 
@@ -88,10 +86,8 @@ class Unparsed(_Stream):
     not damage; ``what``: what the bytes hold no valid one of (tree text)."""
 
     type = "unparsed"
-    records_count = 0
     entries = 0  # holds no entry: ``verify`` counts no batch for it
-    valid = False
-    base_offset = last_offset = None
+    valid = False  # never an entry the broker keeps (even RocketMQ's unused space, with no problem)
 
     def __init__(self, position: int, length: int, problems: list, preview: bytes = b"", *, note: str = "",
                  data=None, dropped: bool = False, zeros: bool | None = None, notes: list | None = None,
@@ -148,10 +144,8 @@ class Note(_Stream):
     ``message``: its text (JSON ``message`` when given); ``problems``: damage; ``notes``: findings
     that are not damage."""
 
-    records_count = 0
     entries = 0  # a finding, not an entry: ``verify`` counts no batch for it
-    valid = True
-    base_offset = last_offset = None
+    valid = True  # a finding, not an entry the broker judges
 
     def __init__(self, position: int, length: int, problems: list, message: str = "", *,
                  type: str = "note", notes: list | None = None, display: str | None = None,  # noqa: A002

@@ -196,7 +196,7 @@ class StreamDecoder:
                 it_unit = self.parse(kind, direction, pos, data, timestamp)
             out.append(it_unit)
         if extra_problems:
-            if out and not isinstance(out[-1], Unparsed) and getattr(out[-1], "length", 0):
+            if out and not isinstance(out[-1], Unparsed) and out[-1].length:
                 out[-1].problems.extend(extra_problems)
             else:
                 p0 = extra_problems[0]
@@ -295,7 +295,7 @@ class CaptureFacts:
         if not self.mid:
             return
         for i, u in enumerate(out):
-            d = getattr(u, "direction", None)
+            d = u.direction
             if d not in self.mid or isinstance(u, Note):
                 continue
             start = self.mid.pop(d)

@@ -27,8 +27,10 @@ def progress(app, item):
 
 
 def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> int:
-    """Print every unit; returns the number of problems found. ``enc`` encodes bytes for JSON,
-    ``enc_mode`` names it (``--bytes``; in the tree, ``None`` shows bytes as escaped text)."""
+    """Print every unit (:class:`~wireinspect.formats.unit.Unit`) of every item; returns the number of
+    problems found. ``app``: the ``cli.App`` (``selection``, ``iso_times``, ``raw``, ``opts``...).
+    ``enc`` encodes bytes for JSON, ``enc_mode`` names it (``--bytes``; in the tree, ``None`` shows
+    bytes as escaped text)."""
     from wireinspect.errors import InputError
     from wireinspect.render.safe import safe_text
 
@@ -52,16 +54,16 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     found = 0
     src = item.source
     extra = {"path": src.name}
-    sel = getattr(app, "selection", None)
-    iso = getattr(app, "iso_times", False)
-    raw = getattr(app, "raw", False)
+    sel = app.selection
+    iso = app.iso_times
+    raw = app.raw
     units = item.format.units(src, _seek(app, item, sel, safe_text))
     if sel is not None and sel.active:
         units = sel.select(units)
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
-            fast = None if iso or raw else getattr(unit, "json_line", None)
+            fast = None if iso or raw else unit.json_line
             if fast is not None:
                 write(fast(enc, enc_mode, dumps, extra))
             else:
@@ -69,7 +71,7 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
                 d.update(extra)
                 if raw:
                     d["format"] = item.format.id
-                    more = getattr(unit, "raw_json", None)
+                    more = unit.raw_json
                     if more is not None:
                         d.update(more(src.read, enc))
                 if iso:
@@ -93,7 +95,7 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
             print_tree(app.out, unit.to_tree(), enc if enc_mode else None)
         found += len(unit.problems)  # after rendering: lazily parsed records add theirs
         if n % 256 == 0:  # file bytes done: a capture's frames carry their file position
-            fp = getattr(unit, "file_position", None)
+            fp = unit.file_position
             update(fp if fp is not None else unit.position + unit.length)
     return found
 
@@ -144,7 +146,7 @@ def hexdump_unit(app, item, unit) -> None:
     src = item.source
     name = safe_text(src.name)
     node = unit.to_tree()
-    raw = getattr(unit, "raw_bytes", None)  # units whose positions are not the file's (streams)
+    raw = unit.raw_bytes  # units whose positions are not the file's (streams)
     if raw is not None:
         data = bytes(raw())[:HEXDUMP_MAX]
     elif item.format.id == "pcap":  # stream positions: the file's bytes are not these

@@ -34,8 +34,9 @@ class KeptEntry:
 
     @classmethod
     def of(cls, u) -> "KeptEntry":
-        return cls(u.position, u.length, u.base_offset, u.last_offset, getattr(u, "max_timestamp", -1),
-                   getattr(u, "file_size", None))
+        """The entry of a :class:`~wireinspect.formats.unit.LogUnit` (``max_timestamp`` -1 when it has none)."""
+        ts = u.max_timestamp
+        return cls(u.position, u.length, u.base_offset, u.last_offset, -1 if ts is None else ts, u.file_size)
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 A unit is kept when it overlaps every range given: its logical offsets ``base_offset..last_offset``
 the offset range, its timestamps (``base_timestamp``, or ``max_timestamp``, ..``max_timestamp``, in
-ms since the epoch) the time range, its bytes the position; ``producer_id`` equal. Units that do
-not carry the attribute a range needs (an index file, an unparsed stretch) are left out when that
-range is given. Selection is by unit: the batch that holds offset N is printed whole, as
-kafka-dump-log prints batches.
+ms since the epoch) the time range, its bytes the position; ``producer_id`` equal (the members of
+:class:`~wireinspect.formats.unit.Unit`). Units whose member a range needs is None (an index file,
+an unparsed stretch) are left out when that range is given. Selection is by unit: the batch that
+holds offset N is printed whole, as kafka-dump-log prints batches.
 """
 
 from __future__ import annotations
@@ -39,23 +39,25 @@ class Selection:
     def keeps(self, u) -> bool:
         """Does unit ``u`` overlap every range given?"""
         if self.offsets is not None:
-            first, last = getattr(u, "base_offset", None), getattr(u, "last_offset", None)
+            first, last = u.base_offset, u.last_offset
             if first is None or last is None:
                 return False
             lo, hi = self.offsets
             if (lo is not None and last < lo) or (hi is not None and first > hi):
                 return False
         if self.times is not None:
-            top = getattr(u, "max_timestamp", None)
+            top = u.max_timestamp
             if top is None or top < 0:
                 return False
-            bottom = getattr(u, "base_timestamp", top)
+            bottom = u.base_timestamp
+            if bottom is None:  # a legacy message: one timestamp
+                bottom = top
             lo, hi = self.times
             if (lo is not None and top < lo) or (hi is not None and bottom > hi):
                 return False
         if self.position is not None and not u.position <= self.position < u.position + max(u.length, 1):
             return False
-        if self.producer_id is not None and getattr(u, "producer_id", None) != self.producer_id:
+        if self.producer_id is not None and u.producer_id != self.producer_id:
             return False
         return True
 
@@ -69,7 +71,7 @@ class Selection:
             if self.max_records is not None and records >= self.max_records:
                 return
             if self.keeps(u):
-                records += getattr(u, "records_count", 0) or 0
+                records += u.records_count
                 yield u
 
 

@@ -42,9 +42,9 @@ class FileReport:
 
 
 def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport:
-    """Check one input; ``units`` (an iterable) overrides the format's fast path. ``where`` (a list
-    ``[name, position]``) is kept at the end of the last unit checked (for error messages).
-    Raises :class:`InputError` when the input cannot be read part way."""
+    """Check one input; ``units`` (an iterable of :class:`~wireinspect.formats.unit.Unit`) overrides
+    the format's fast path. ``where`` (a list ``[name, position]``) is kept at the end of the last
+    unit checked (for error messages). Raises :class:`InputError` when the input cannot be read part way."""
     fmt = item.format
     src = item.source
     rep = FileReport(src.name, fmt.id, src.size)
@@ -54,16 +54,17 @@ def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport
     for u in units:
         if where is not None:
             where[1] = u.position + u.length
-        rep.batches += getattr(u, "entries", 1)  # notes, unparsed ranges, summaries: 0
-        rep.records += getattr(u, "records_count", 0) or 0
+        rep.batches += u.entries  # notes, unparsed ranges, summaries: 0
+        rep.records += u.records_count
         if u.problems:
             rep.problems.extend(u.problems)
-        rep.notes.extend(getattr(u, "notes", ()))
-        if hasattr(u, "report_table"):
+        if u.notes:
+            rep.notes.extend(u.notes)
+        if u.report_table is not None:
             rep.table = u.report_table()
-        if getattr(u, "summary_text", None):
+        if u.summary_text:
             rep.summary_text = u.summary_text
-        ok = getattr(u, "valid", not u.problems) if fmt.recoverable else not u.problems
+        ok = u.valid if fmt.recoverable else not u.problems
         if prefix_open:
             if ok:
                 rep.validBytes = u.position + u.length

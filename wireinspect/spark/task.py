@@ -138,7 +138,7 @@ class RecordRows:
         recs = d.get("records")
         if not recs and S.message_kind(d) is None:
             return
-        valid = bool(getattr(unit, "valid", not unit.problems))
+        valid = bool(unit.valid)
         nprobs = len(unit.problems)
         tail = (self.topic, self.partition)
         names = self.record_names

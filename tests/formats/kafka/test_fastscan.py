@@ -19,7 +19,7 @@ def summary(units):
     open_ = True
     for u in units:
         if u.type != "unparsed":
-            entries += getattr(u, "entries", 1)
+            entries += u.entries
             records += u.records_count
         problems += [(p.code, p.position) for p in u.problems]
         if open_ and u.valid:

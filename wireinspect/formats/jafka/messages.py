@@ -34,6 +34,7 @@ from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, elided
 from wireinspect.formats.common import unparsed_bytes
 from wireinspect.formats.framing import scan, walk
 from wireinspect.formats.kafka.fields import Plan
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
@@ -83,7 +84,7 @@ _AT = {magic: (p.index("attributes") if "attributes" in p.names else None, p.ind
 OLD_KEYS = {"records": "messages", "rawPayload": "compressedPayload", "rawBytes": "bytes"}
 
 
-class Message:
+class Message(UnitBase):
     """One message-set entry. ``data``/``start``: the bytes holding it; ``base``: absolute position
     of ``data[0]`` (``None`` inside decompressed data). ``inner``: messages of a compressed wrapper."""
 

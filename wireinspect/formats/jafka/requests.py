@@ -30,6 +30,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
 from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _int, _raw, _raw_key, check_lengths, encode_checked,
                                                 encode_message_set, parse_message_set)
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import Array, Bytes, Count, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
@@ -178,16 +179,14 @@ class Part:
         return n
 
 
-class Exchange:
+class Exchange(UnitBase):
     """A request (``type == "request"``) or a response (``"response"``) frame."""
 
     __slots__ = ("type", "position", "length", "size", "kind", "parts", "multi", "problems", "request_type",
                  "request_position", "response_position", "direction", "timestamp", "connection", "conversation",
                  "dialect", "data")
 
-    records_count = 0
-    valid = True
-    base_offset = last_offset = None
+    valid = True  # a frame the stream splitter could delimit; its damage is in ``problems``
 
     def __init__(self, type_, position):
         self.type, self.position = type_, position

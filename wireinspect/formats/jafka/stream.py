@@ -202,7 +202,7 @@ def encode_unit(obj: dict, ctx) -> bytes:
 def frame_name(u) -> str | None:
     """The request type a request or response is counted under in the capture summary (a response:
     its request's, ``"unmatched response"`` when it has none); None for other units."""
-    t = getattr(u, "type", None)
+    t = u.type
     if t not in ("request", "response"):
         return None
     kind = u.kind if t == "request" else u.request_type

@@ -24,7 +24,9 @@ import struct
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.records import BATCH_HEADER, CRC_START, RECORD_BATCH_OVERHEAD
 from wireinspect.formats.kafka.segment import iter_log, next_valid
+from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import Source, Window
+from wireinspect.model import Node
 
 WINDOW = 32 << 20
 SPLIT_MIN = 64 << 20  # files at least this big are checked by two processes
@@ -33,8 +35,11 @@ _HDR = BATCH_HEADER.unpack_from
 _LEN = struct.Struct(">i").unpack
 
 
-class Run:
-    """Many consecutive valid batches, counted but not kept."""
+class Run(UnitBase):
+    """Many consecutive valid magic-2 batches, counted but not kept (``verify``'s and ``recover``'s
+    fast path; ``dump`` never prints one). ``position``/``length``: the bytes they span; ``entries``:
+    how many batches; ``records_count``: their recordsCount sum; ``base_offset``/``last_offset``: the
+    first batch's baseOffset and the last one's last offset."""
 
     type = "run"
     problems = ()
@@ -43,6 +48,16 @@ class Run:
     def __init__(self, position, length, tally):
         self.position, self.length = position, length
         self.entries, self.records_count, self.base_offset, self.last_offset = tally
+
+    def to_json(self, enc) -> dict:
+        return {"type": "run", "position": self.position, "length": self.length, "batches": self.entries,
+                "recordsCount": self.records_count, "baseOffset": self.base_offset, "lastOffset": self.last_offset,
+                "problems": []}
+
+    def to_tree(self) -> Node:
+        return Node("run", self.position, self.length, type="run",
+                    display=f"{self.entries} valid batches, offsets {self.base_offset}..{self.last_offset}, "
+                            f"{self.records_count} records")
 
 
 def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None):

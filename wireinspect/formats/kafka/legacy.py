@@ -19,6 +19,7 @@ from __future__ import annotations
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import CRCS, Bytes, Crc, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
@@ -49,7 +50,7 @@ _CRC_FIELD = LEGACY.field("crc")
 _CRC = CRCS[_CRC_FIELD.algo]
 
 
-class Message:
+class Message(UnitBase):
     """A parsed legacy message entry. Spans index into ``data`` (absolute via ``data_base``).
 
     ``inner``: list of :class:`Message` inside a compressed wrapper (their ``data`` is the

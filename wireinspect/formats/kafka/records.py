@@ -19,6 +19,7 @@ from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fastjson import fast_records_json
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
@@ -221,7 +222,7 @@ def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
     return r
 
 
-class Batch:
+class Batch(UnitBase):
     """A parsed magic-2 record batch.
 
     ``position``/``length``: absolute span in the input (bytes). ``header``: the 13 header values

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 
+from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node, Problem
 
 MAX_PROBLEMS = 10_000
@@ -25,7 +26,7 @@ def _count(counts: dict, code: str, position: int, n: int = 1) -> None:
     c[1] = min(c[1], position)
 
 
-class SideFile:
+class SideFile(UnitBase):
     """One sidecar file as one unit.
 
     ``type``: the JSON ``"type"``; ``position`` 0 and ``length`` the file size (bytes); ``info``:
@@ -42,9 +43,7 @@ class SideFile:
     only counted by code.
     """
 
-    valid = True
-    base_offset = last_offset = None
-    records_count = 0
+    valid = True  # not a log entry: verify judges it by its problems
 
     def __init__(self, type_: str, length: int, title: str):
         self.type = type_

@@ -38,6 +38,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
 from wireinspect.codec.times import ms_display
 from wireinspect.errors import EncodeError
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import Bytes, Crc, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
 
@@ -259,14 +260,11 @@ for _first, _last, _what in _GROUPS:
         _GROUP_OF[_n] = (_first, _what)
 
 
-class Blank:
+class Blank(UnitBase):
     """The BLANK end-of-file marker: ``maxBlank`` (int32) and the BLANK magic. ``length`` spans to
     the end of the file (the bytes after the 8-byte marker are unused)."""
 
     type = "blank"
-    records_count = 0
-    base_offset = last_offset = None
-    file_size = None
 
     def __init__(self, position, length, max_blank, problems):
         self.position, self.length, self.maxBlank, self.problems = position, length, max_blank, problems
@@ -294,7 +292,7 @@ class Blank:
         return n
 
 
-class Record:
+class Record(UnitBase):
     """One commit-log record. ``fields``: ``[(name, offset in record, size, value), ...]`` in byte
     order (hosts as text); ``data``/``start``: the bytes holding it; ``base``: absolute position of
     ``data[0]`` (``None`` inside decompressed or unplaced data)."""

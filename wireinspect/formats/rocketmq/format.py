@@ -55,7 +55,7 @@ def pad_to_input_size(placed, out_path, opts, source_path=None) -> list:
     """RocketMQ maps whole files (``MappedFileQueue.load`` refuses a file whose length is not the
     configured size): extend the recovered copy with zeros to the input's length. Nothing else is
     written, so no extra paths are returned."""
-    size = next((getattr(u, "file_size", None) for u, _ in placed if getattr(u, "file_size", None)), None)
+    size = next((k.file_size for k, _ in placed if k.file_size), None)  # kept entries (ops.recover.KeptEntry)
     if size and os.path.getsize(out_path) < size:
         with open(out_path, "r+b") as f:
             f.truncate(size)

@@ -26,6 +26,7 @@ from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decod
 from wireinspect.formats.rocketmq.bodies import body_bytes, decode_frame_body, message_bytes
 from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, split_properties
 from wireinspect.formats.rocketmq.jsonheader import decode_json_header, json_header_bytes
+from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 from wireinspect.streams import capture_display, capture_fields
@@ -86,7 +87,7 @@ def _i(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-class Frame:
+class Frame(UnitBase):
     """One remoting frame. ``data`` holds the frame's bytes from its length field; ``base`` is the
     absolute position of ``data[0]``. ``header``: decoded header values keyed as in RocketMQ;
     ``spans``: ``[(name, offset in data, size, value)]`` of the binary header fields and ext fields
@@ -181,8 +182,7 @@ class Frame:
             return len(self.messages)
         return 1 if self.body_kind == "message" else 0
 
-    valid = True
-    base_offset = last_offset = None
+    valid = True  # a frame the splitter could delimit; its damage is in ``problems``
 
     def to_json(self, enc) -> dict:
         d = {"type": "frame", "position": self.position, "length": self.length}

@@ -33,6 +33,7 @@ import struct
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, Unparsed, encode_unparsed
 from wireinspect.formats.framing import describe_gap, first_nonzero
+from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource, Window
 from wireinspect.layout import Int, Layout
 from wireinspect.model import Node, Problem
@@ -106,7 +107,7 @@ def tags_code(tags: str | None) -> int:
 
 # -- consume queue -----------------------------------------------------------------------------------
 
-class CQUnit:
+class CQUnit(UnitBase):
     """One consume-queue unit. ``queueOffset``: its logical index (file base / 20 + i) when the file
     name gives the base. ``check``: what the commit-log record at ``commitLogOffset`` says, when the
     commit log was available (``None`` otherwise)."""
@@ -293,11 +294,9 @@ def iter_consumequeue(source, *, commitlog: str | None = None, check: bool = Tru
 
 # -- index files --------------------------------------------------------------------------------------
 
-class IndexHeader:
+class IndexHeader(UnitBase):
     type = "index_header"
-    records_count = 0
     valid = True
-    base_offset = last_offset = None
     NAMES = INDEX_HEADER_LAYOUT.names
 
     def __init__(self, values, slots, max_index, problems):
@@ -318,13 +317,11 @@ class IndexHeader:
         return n
 
 
-class IndexSlots:
+class IndexSlots(UnitBase):
     """The used hash slots: ``used`` ``[(slot, indexNumber)]``."""
 
     type = "index_slots"
-    records_count = 0
     valid = True
-    base_offset = last_offset = None
 
     def __init__(self, length, used, problems):
         self.position, self.length, self.used, self.problems = INDEX_HEADER_SIZE, length, used, problems
@@ -348,11 +345,10 @@ class IndexSlots:
         return n
 
 
-class IndexEntry:
+class IndexEntry(UnitBase):
     type = "index_entry"
     records_count = 1
     valid = True
-    base_offset = last_offset = None
 
     def __init__(self, position, number, values, slot, problems):
         self.position, self.length, self.number = position, 20, number

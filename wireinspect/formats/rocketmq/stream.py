@@ -139,7 +139,7 @@ def encode(obj: dict, ctx) -> bytes:
 def frame_name(u) -> str | None:
     """The request code a frame is counted under in the capture summary (a response: its request's
     code, ``"unmatched response"`` when it has none); None for units that are not frames."""
-    if getattr(u, "type", None) != "frame":
+    if u.type != "frame":
         return None
     if u.is_response and u.request_code is not None:
         return code_name(u.request_code, False) or str(u.request_code)

@@ -290,13 +290,13 @@ def located(units):
     """Say in each problem's message which connection and stream it is in (problem positions are
     stream positions, ambiguous across connections), for every command alike (dump, verify, Spark)."""
     for u in units:
-        conv = getattr(u, "conversation", None)
-        notes = getattr(u, "notes", None)
+        conv = u.conversation
+        notes = u.notes
         if conv is not None and (u.problems or notes):
-            where = f"connection {conv.index}" + (f" {u.direction}" if getattr(u, "direction", None) else "")
+            where = f"connection {conv.index}" + (f" {u.direction}" if u.direction else "")
             if conv.client:
                 where += f" ({conv.client} -> {conv.server})"
-            for p in (*u.problems, *(notes or ())):
+            for p in (*u.problems, *notes):
                 if not p.message.startswith("connection "):
                     p.message = f"{where} stream: {p.message}"
         yield u

@@ -31,11 +31,11 @@ class Filters:
 
     def unit_ok(self, u) -> bool:
         if self.connection:
-            conv = getattr(u, "conversation", None)
+            conv = u.conversation
             if conv is None or not self.conversation_ok(conv):
                 return False
         if self.api or self.corr:
-            if getattr(u, "type", None) != "frame":
+            if u.type != "frame":
                 return False
             proto = protocol_of_unit(u)
             select = getattr(proto, "select", None)

@@ -30,8 +30,8 @@ def protocol_named(pid) -> object | None:
 
 def protocol_of_unit(u):
     """The protocol a captured unit was decoded with (its conversation's, else its own ``protocol``)."""
-    conv = getattr(u, "conversation", None)
-    return _by_id().get(getattr(conv, "protocol", None) or getattr(u, "protocol", None))
+    conv = u.conversation
+    return _by_id().get((conv.protocol if conv is not None else None) or u.protocol)
 
 
 def protocol_of(obj: dict):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.capture.protocols import protocol_of_unit
 from wireinspect.model import Node
 from wireinspect.streams import iso_time
@@ -12,7 +13,7 @@ def frame_name(u) -> str | None:
     """The name a captured frame is counted under (an API, a request code...; a response: its
     request's), as its protocol's ``frame_name(unit)`` gives it; None for units that are not frames
     and for protocols without ``frame_name``."""
-    if getattr(u, "type", None) not in _FRAME_TYPES:
+    if u.type not in _FRAME_TYPES:
         return None
     proto = protocol_of_unit(u)
     if proto is None:
@@ -24,7 +25,7 @@ def frame_name(u) -> str | None:
 _FRAME_TYPES = frozenset({"frame", "request", "response"})
 
 
-class CaptureSummary:
+class CaptureSummary(UnitBase):
     """The last unit of a capture (``type`` ``"capture_summary"``): its connections (client, server,
     protocol, frames, requests without a response, gaps), frames per API/code, requests without a
     response and gaps, in capture terms. Counts the units shown (after ``--api``, ``--connection``,
@@ -34,10 +35,7 @@ class CaptureSummary:
 
     type = "capture_summary"
     valid = True
-    records_count = 0
     entries = 0
-    base_offset = last_offset = None
-    direction = conversation = None
 
     def __init__(self):
         self.position = self.length = 0
@@ -59,11 +57,11 @@ class CaptureSummary:
     def add(self, u) -> None:
         if u.type not in _FRAME_TYPES:
             return
-        c = getattr(u, "conversation", None)
+        c = u.conversation
         name = frame_name(u) if c is not None else None
         if name is None:
             return
-        k = (c.index, c.protocol or getattr(u, "protocol", None), name)
+        k = (c.index, c.protocol or u.protocol, name)
         by = self.counts
         by[k] = by.get(k, 0) + 1
 

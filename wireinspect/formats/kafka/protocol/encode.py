@@ -400,7 +400,7 @@ def _records_raw(entries, d: dict, read, enc) -> bool:
         v = d.get(f.name) if isinstance(d, dict) else None
         if f.kind == K_RECORDS and isinstance(f.value, list) and isinstance(v, list):
             for u, ud in zip(f.value, v):
-                more = getattr(u, "raw_json", None)
+                more = u.raw_json  # log units (formats.unit.UnitBase): None when they have no raw keys
                 keys = more(read, enc) if more is not None else None
                 if keys:
                     ud.update(keys)
@@ -460,7 +460,7 @@ def frame_raw_json(frame, enc) -> dict:
         out.pop("bodyVersion", None)
         out["headerBytes"] = enc(data[4:])
         return out
-    bend = getattr(frame, "body_end", None)
+    bend = frame.body_end
     bend = len(data) if bend is None else bend - base
     if body is None or body != data[hend:bend]:
         out.pop("body", None)

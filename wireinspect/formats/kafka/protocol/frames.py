@@ -21,6 +21,7 @@ import struct
 from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
 from wireinspect.formats.kafka.protocol.walker import (
     K_RAW, K_RECORDS, Ctx, F, Short, fields_json, fields_tree, walk)
+from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node, Problem
 from wireinspect.streams import capture_display, capture_items
 
@@ -46,7 +47,7 @@ def response_header_version(api_key: int, version: int) -> int:
     return 1 if specs().is_flexible(api_key, version) else 0
 
 
-class Frame:
+class Frame(UnitBase):
     """A decoded frame. ``position``: absolute position of its Size field in the direction's stream;
     ``length``: bytes including the 4-byte Size. ``header``/``body``: lists of walker entries (``body``
     None when it could not be decoded: unknown API or version, or no matching request), ``raw_body``
@@ -87,14 +88,9 @@ class Frame:
         return None if self.api_key is None else specs().api_name(self.api_key)
 
     @property
-    def valid(self) -> bool:
-        return not self.problems
-
-    @property
     def records_count(self) -> int:
-        return sum(getattr(u, "records_count", 0) or 0 for u in self.record_units())
-
-    base_offset = last_offset = None
+        """Records of every log unit in the body's ``records`` fields."""
+        return sum(u.records_count for u in self.record_units())
 
     def raw_bytes(self) -> bytes:
         """The frame's bytes as they were in its stream (``position`` is ``data[0]``): a capture

@@ -515,7 +515,7 @@ class _Kafka:
     @staticmethod
     def select(u, api: set, correlation_ids: set) -> bool:
         """``--api`` (names or keys, lower-case text) and ``--correlation-id`` for Kafka frames."""
-        if getattr(u, "type", None) != "frame":
+        if u.type != "frame":
             return False
         if api:
             name = (u.api_name or "").lower()
@@ -526,7 +526,7 @@ class _Kafka:
     @staticmethod
     def frame_name(u) -> str | None:
         """The API a frame is counted under in the capture summary (a response: its request's)."""
-        if getattr(u, "type", None) != "frame":
+        if u.type != "frame":
             return None
         if u.api_key is None:
             return "SASL token" if u.header_version is None and u.body else "unknown"
