@@ -472,10 +472,10 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
     app.where[:] = [infile, 0]
     try:
         if infile == "-":
-            encode_stream(sys.stdin, "-", out, forced=app.forced, ctx=ctx, force=force)
+            encode_stream(sys.stdin, out, forced=app.forced, ctx=ctx, force=force)
         else:
             with open(infile, encoding="utf-8", errors="surrogateescape") as f:
-                encode_stream(f, infile, out, forced=app.forced, ctx=ctx, force=force)
+                encode_stream(f, out, forced=app.forced, ctx=ctx, force=force)
     except OSError as e:
         app.error(f"{e.filename or infile}: {e.strerror or e}")
     except (EncodeError, InputError) as e:

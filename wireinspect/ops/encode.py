@@ -17,17 +17,18 @@ from wireinspect.errors import EncodeError, InputError
 from wireinspect.layout import EncodeContext
 
 
-def _objects(stream, name: str):
-    """``(line number, object)`` for every non-blank line; a line that is not a JSON object is an EncodeError."""
+def _objects(stream):
+    """``(line number, object)`` for every non-blank line; a line that is not a JSON object is an EncodeError
+    (the caller names the input)."""
     for n, line in enumerate(stream, 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError as e:
-            raise EncodeError(f"{name}: line {n}: not JSON: {e}") from None
+            raise EncodeError(f"line {n}: not JSON: {e}") from None
         if not isinstance(obj, dict):
-            raise EncodeError(f"{name}: line {n}: expected a JSON object, got {type(obj).__name__}")
+            raise EncodeError(f"line {n}: expected a JSON object, got {type(obj).__name__}")
         yield n, obj
 
 
@@ -124,15 +125,15 @@ class Outputs:
         self.files.clear()
 
 
-def encode_stream(stream, name: str, out: str, *, forced=None, ctx: EncodeContext, force: bool = False) -> list[str]:
-    """Encode every object of the JSON Lines ``stream`` (named ``name`` in messages) into ``out``.
+def encode_stream(stream, out: str, *, forced=None, ctx: EncodeContext, force: bool = False) -> list[str]:
+    """Encode every object of the JSON Lines ``stream`` into ``out``.
 
     Returns the files written. Raises EncodeError (``line N: .path.in.object: why``) or InputError;
     then nothing is written."""
     outputs = Outputs(out, force)
     protected = set()
     try:
-        for line, obj in _objects(stream, name):
+        for line, obj in _objects(stream):
             fmt = format_of(obj, forced, line)
             ctx.line = line
             path = obj.get("path")
