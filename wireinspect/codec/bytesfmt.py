@@ -19,6 +19,13 @@ def bytes_encoder(mode: str):
     raise ValueError(f"unknown bytes mode {mode!r}")
 
 
+def mode_of(enc) -> str:
+    """The ``--bytes`` mode of an encoder :func:`bytes_encoder` made (a unit's ``raw_json`` is given the
+    encoder, not its name), told by what it makes of a probe."""
+    probe = enc(b"\xfb\xff")
+    return "base64" if probe == "+/8=" else "hex" if probe == "fbff" else "text"
+
+
 def decode_bytes(value: str, mode: str) -> bytes:
     """The inverse of :func:`bytes_encoder` for ``encode``: a JSON string -> bytes. Raises ValueError
     when ``value`` is not valid ``mode`` text. ``text`` is UTF-8 as written (``--bytes text`` output is

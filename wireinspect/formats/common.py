@@ -238,3 +238,25 @@ def unparsed_bytes(obj: dict, ctx, max_zeros: int = STREAM_KEEP_MAX) -> bytes:
 NOTE_TYPES = frozenset({"note", "stream", "capture"})
 """Object types that stand for no bytes (``"stream"``: the Kafka stream notes of JSON written before
 they became ``"note"``)."""
+
+
+def stream_encoder(frames: dict, what: str):
+    """A stream protocol's ``encode(obj, ctx) -> bytes``: ``frames`` maps the object types that are its
+    frames to their encoders ``(obj, ctx) -> bytes``; an ``unparsed`` range gives its bytes
+    (:func:`unparsed_bytes`) and a note none, the same in every protocol. Raises EncodeError (``what``
+    names the stream in the message for an unknown type)."""
+    from wireinspect.errors import EncodeError
+
+    def encode(obj: dict, ctx) -> bytes:
+        if not isinstance(obj, dict):
+            raise EncodeError(f".: expected an object, got {type(obj).__name__}")
+        t = obj.get("type")
+        fn = frames.get(t)
+        if fn is not None:
+            return fn(obj, ctx)
+        if t == "unparsed":
+            return unparsed_bytes(obj, ctx)
+        if t in NOTE_TYPES:
+            return b""
+        raise EncodeError(f".type: {t!r} is not a unit of {what} ({', '.join(frames)}, unparsed, note)")
+    return encode

@@ -20,10 +20,9 @@ import struct
 from collections import deque
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.errors import EncodeError
 from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, REQUEST_TYPES,
                                                  Exchange, encode_exchange, parse_request, parse_response)
-from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
+from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.model import Problem
 from wireinspect.streams import capture_display, capture_fields, latency_ms
@@ -182,19 +181,10 @@ class _Decoder(CaptureFacts):
         return len(self.waiting)
 
 
-def encode_unit(obj: dict, ctx) -> bytes:
-    """The bytes one object of a Jafka stream stands for: a ``request``/``response`` frame, an
-    ``unparsed`` stretch (:func:`~wireinspect.formats.common.unparsed_bytes`), a ``note`` (none).
-    Raises EncodeError."""
-    kind = obj.get("type")
-    if kind in ("request", "response"):
-        return encode_exchange(obj, ctx)
-    if kind == "unparsed":
-        return unparsed_bytes(obj, ctx)
-    if kind in NOTE_TYPES:
-        return b""
-    raise EncodeError(f".type: {kind!r} is not a unit of a Kafka 0.7 / Jafka stream (request, response, "
-                      "unparsed, note)")
+# The bytes one object of a Jafka stream stands for: a ``request``/``response`` frame through
+# :func:`~wireinspect.formats.jafka.requests.encode_exchange`; unparsed ranges and notes as every stream's.
+encode_unit = stream_encoder({"request": encode_exchange, "response": encode_exchange},
+                             "a Kafka 0.7 / Jafka stream")
 
 
 # Kafka 0.7's default port; Jafka's 9092 is left to modern Kafka (use --port). ``encode(obj, ctx)``:

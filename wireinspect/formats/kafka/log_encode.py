@@ -41,6 +41,7 @@ import hashlib
 import json
 from dataclasses import fields as _dc_fields
 
+from wireinspect.codec.bytesfmt import mode_of
 from wireinspect.errors import EncodeError
 from wireinspect.formats import common
 from wireinspect.layout import EncodeContext
@@ -484,18 +485,12 @@ ENCODE_TYPES = frozenset({"batch", "message", "unparsed"})
 
 
 # -- dump --json --raw ----------------------------------------------------------------------------------
-def _mode_of(enc) -> str:
-    """The ``--bytes`` mode of a bytes encoder (``raw_json`` is given the encoder, not its name)."""
-    probe = enc(b"\xfb\xff")
-    return "base64" if probe == "+/8=" else "hex" if probe == "fbff" else "text"
-
-
 def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, attrs_fn) -> dict:
     """The raw keys of one unit, the fewest that give its stored bytes back with ``--keep-crc``: none
     when its fields do (an uncompressed, canonically written unit); else its stored payload (from
     ``payload_at``, bytes into the unit) under ``payload_key`` with its digest; else ``rawBytes``."""
     d = unit.to_json(enc)
-    ctx = _Ctx(keep_crc=True, bytes_mode=_mode_of(enc))
+    ctx = _Ctx(keep_crc=True, bytes_mode=mode_of(enc))
     stored = bytes(read(unit.position, unit.length))
 
     def gives(extra) -> bool:

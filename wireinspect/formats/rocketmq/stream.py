@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
+from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.formats.rocketmq.binaryheader import BINARY_FIXED
 from wireinspect.formats.rocketmq.bodies import decode_frame_body
@@ -117,23 +117,9 @@ class _Decoder(CaptureFacts):
         return sum(len(v) for v in self.pairs.pending.values())
 
 
-def encode(obj: dict, ctx) -> bytes:
-    """One ``dump --json`` object of a RocketMQ stream -> the bytes it stands for in its direction's
-    stream: a ``frame`` (:func:`~wireinspect.formats.rocketmq.remoting.frame_bytes`), an ``unparsed``
-    range (its ``rawBytes``/``rawZeros``: :func:`~wireinspect.formats.common.encode_unparsed`); notes
-    stand for none. Raises EncodeError."""
-    from wireinspect.errors import EncodeError
-
-    if not isinstance(obj, dict):
-        raise EncodeError(f".: expected an object, got {type(obj).__name__}")
-    t = obj.get("type")
-    if t == "frame":
-        return frame_bytes(obj, ctx)
-    if t == "unparsed":
-        return unparsed_bytes(obj, ctx)
-    if t in NOTE_TYPES:
-        return b""
-    raise EncodeError(f".type: {t!r} is not a unit of a RocketMQ stream (frame, unparsed, note)")
+# One object of a RocketMQ stream -> its bytes: a ``frame`` through
+# :func:`~wireinspect.formats.rocketmq.remoting.frame_bytes`; unparsed ranges and notes as every stream's.
+encode = stream_encoder({"frame": frame_bytes}, "a RocketMQ stream")
 
 
 def frame_name(u) -> str | None:

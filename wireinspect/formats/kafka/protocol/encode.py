@@ -40,8 +40,10 @@ import binascii
 import math
 import struct
 
+from wireinspect.codec.bytesfmt import mode_of
 from wireinspect.codec.varint import encode_uvarint
 from wireinspect.errors import EncodeError
+from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32,
     T_UUID, Plan, plan_for, specs)
@@ -373,21 +375,10 @@ def encode_frame(obj: dict, ctx: EncodeContext) -> bytes:
     return size + content
 
 
-def encode(obj: dict, ctx: EncodeContext) -> bytes:
-    """One object of a Kafka stream (``frame``, ``unparsed``, ``note``) -> its stream bytes: an
-    ``unparsed`` stretch gives its ``rawBytes``/``rawZeros`` (the stream bytes it holds; bytes missing
-    from the capture, a TCP gap, are not in them: :func:`~wireinspect.formats.common.encode_unparsed`),
-    a note none."""
-    from wireinspect.formats.common import NOTE_TYPES, unparsed_bytes
-
-    t = obj.get("type")
-    if t == "frame":
-        return encode_frame(obj, ctx)
-    if t == "unparsed":
-        return unparsed_bytes(obj, ctx)
-    if t in NOTE_TYPES:
-        return b""
-    raise EncodeError(f".type: a Kafka stream has no {t!r} objects (frame, unparsed, note)")
+# One object of a Kafka stream (``frame``, ``unparsed``, ``note``) -> its stream bytes: a frame through
+# :func:`encode_frame`; unparsed ranges (their ``rawBytes``/``rawZeros``: a TCP gap's bytes are not in
+# them) and notes as every stream's (:func:`~wireinspect.formats.common.stream_encoder`).
+encode = stream_encoder({"frame": encode_frame}, "a Kafka stream")
 
 
 # -- dump --json --raw ------------------------------------------------------------------------------
@@ -437,7 +428,7 @@ def frame_raw_json(frame, enc) -> dict:
         if _records_raw(frame.body, obj["body"], read, enc):
             out["body"] = obj["body"]
     obj.update(out)
-    ctx = EncodeContext(keep_crc=True, bytes_mode=_mode_of(enc))
+    ctx = EncodeContext(keep_crc=True, bytes_mode=mode_of(enc))
     try:
         if encode_frame(obj, ctx) == data:
             return out
@@ -469,13 +460,3 @@ def frame_raw_json(frame, enc) -> dict:
     if bend < len(data):
         out["trailingBytes"] = enc(data[bend:])
     return out
-
-
-def _mode_of(enc) -> str:
-    """The bytes mode of ``enc`` (base64, hex or text), by what it makes of a probe."""
-    probe = enc(b"\xfb\xff")
-    if probe == "+/8=":
-        return "base64"
-    if probe == "fbff":
-        return "hex"
-    return "text"
