@@ -123,7 +123,7 @@ def test_bad_inputs_exit_codes(tmp_path):
     r = run("verify", tmp_path)
     assert r.exit_code == 2 and "no file" in r.stderr
     jpeg = tmp_path / "photo.jpg"
-    jpeg.write_bytes(b"\xff\xd8\xff\xe0" + os.urandom(200))
+    jpeg.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + os.urandom(200))
     r = run("verify", jpeg)
     assert r.exit_code == 2 and "not a format" in r.stderr
     r = run("verify", "--format", "nope", TXN)

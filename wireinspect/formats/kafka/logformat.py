@@ -20,7 +20,9 @@ def _kafka_log_sniff(head: bytes, name: str) -> int:
     base = os.path.basename(name)
     if base.endswith(".log") or base.endswith(".checkpoint") and "-" in base:
         return 90
-    if len(head) >= 17:
+    # by content: the first entry's offset is not negative, its length counts at least a header, and
+    # magic and codec are known (a JPEG's 0xffd8... is a negative offset, not a legacy message)
+    if len(head) >= 17 and head[0] < 0x80 and 14 <= int.from_bytes(head[8:12], "big", signed=True):
         magic = head[16]
         if magic == 2 and len(head) >= 61 and head[22] & 7 <= 4:
             return 60

@@ -294,7 +294,7 @@ _PRIM = {
     T_BOOL: st.booleans(), T_I8: st.integers(-128, 127), T_I16: st.integers(-(1 << 15), (1 << 15) - 1),
     T_U16: st.integers(0, (1 << 16) - 1), T_I32: st.integers(-(1 << 31), (1 << 31) - 1),
     T_U32: st.integers(0, (1 << 32) - 1), T_I64: st.integers(-(1 << 63), (1 << 63) - 1),
-    T_F64: st.floats(allow_nan=False), T_UUID: st.binary(min_size=16, max_size=16).map(uuid_text),
+    T_F64: st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["inf", "-inf", "nan"]), T_UUID: st.binary(min_size=16, max_size=16).map(uuid_text),
     T_STR: _TEXT, T_BYTES: st.binary(max_size=6).map(ENC),
 }
 
