@@ -303,6 +303,22 @@ def cli(debug, color):
     """
 
 
+def _selection(offset, offsets, times, position, producer_id, max_bytes, max_records):
+    """The units ``dump`` and ``view`` keep (``--offset``/``--offsets``/``--time``/...): an
+    ``ops.select.Selection``; a malformed range is a usage error."""
+    from wireinspect.ops.select import Selection, parse_offsets, parse_times
+
+    if offset is not None and offsets is not None:
+        raise click.UsageError("--offset and --offsets: give one")
+    try:
+        return Selection(parse_offsets(offset if offset is not None else offsets)
+                         if (offset or offsets) is not None else None,
+                         parse_times(times) if times is not None else None, position, producer_id,
+                         max_bytes, max_records)
+    except click.BadParameter as e:
+        raise click.UsageError(e.format_message()) from None
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
@@ -340,17 +356,8 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
     """
     from wireinspect.ops.dump import dump_items
-    from wireinspect.ops.select import Selection, parse_offsets, parse_times
 
-    if offset is not None and offsets is not None:
-        raise click.UsageError("--offset and --offsets: give one")
-    try:
-        app.selection = Selection(parse_offsets(offset if offset is not None else offsets)
-                                  if (offset or offsets) is not None else None,
-                                  parse_times(times) if times is not None else None, position, producer_id,
-                                  max_bytes, max_records_shown)
-    except click.BadParameter as e:
-        raise click.UsageError(e.format_message()) from None
+    app.selection = _selection(offset, offsets, times, position, producer_id, max_bytes, max_records_shown)
 
     if sum((as_json, hexdump, summary)) > 1:
         raise click.UsageError("--json, --hexdump and --summary are different outputs: give one")
@@ -480,6 +487,50 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
         app.error(f"{e.filename or infile}: {e.strerror or e}")
     except (EncodeError, InputError) as e:
         app.error(f"{infile}: {e}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-o", "--output", "out", required=True, metavar="OUT.html",
+              help="The HTML file to write ('-': stdout); never beside an input.")
+@click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N.")
+@click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
+@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms or ISO-8601).")
+@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
+@click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
+@click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
+              help="Stop once the units shown hold N records (whole units).")
+@click.option("--problems", "problems_only", is_flag=True, help="Only units with problems.")
+@click.option("--max-units", type=click.IntRange(1), default=2000, show_default=True, metavar="N",
+              help="Most units in the page (the page says where it stopped).")
+@click.option("--force", is_flag=True, help="Replace OUT if it exists.")
+@common_options
+@capture_options
+def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
+         problems_only, max_units, force):
+    """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
+    bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
+
+    \b
+    Example:
+      wireinspect view samples/damaged/00000000000000000000.log -o /tmp/damaged.html
+    """
+    from wireinspect.ops.view import check_view_output, view_items
+
+    app.selection = _selection(offset, offsets, times, position, producer_id, max_bytes, max_records_shown)
+    try:
+        check_view_output(paths, out, force)
+    except InputError as e:
+        raise click.UsageError(str(e)) from None
+    given = [f"--{k.replace('_', '-')} {v}" for k, v in (("offset", offset), ("offsets", offsets), ("time", times),
+             ("position", position), ("producer_id", producer_id), ("max_bytes", max_bytes),
+             ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else [])
+    try:
+        app.found(view_items(app, app.items(paths), out, max_units=max_units, problems_only=problems_only,
+                             given=given))
+    except OSError as e:
+        app.error(f"{out}: cannot write: {e.strerror or e}")
 
 
 @cli.command()

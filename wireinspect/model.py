@@ -44,7 +44,8 @@ class Node:
     or ``"pair"`` (an array of its children's values, e.g. a record header ``[key, value]``).
     ``derived`` marks values computed from other fields (``lastOffset``, a record's absolute
     ``offset``) rather than stored at ``position``. ``space="decompressed"`` on a container says
-    that its descendants' positions count from the start of its decompressed bytes, not the input.
+    that its descendants' positions count from the start of its decompressed bytes, not the input;
+    ``data`` holds those decompressed bytes when the decoder kept them (``view``'s decompressed pane).
     """
 
     name: str
@@ -58,6 +59,7 @@ class Node:
     derived: bool = False
     type: str | None = None
     space: str | None = None
+    data: bytes | None = None
 
     # -- building -------------------------------------------------------------------------
     def add(self, name: str, position: int, length: int, value: object = None, display: str | None = None,
@@ -73,10 +75,12 @@ class Node:
         self.problems.append(p)
         return p
 
-    def decompressed(self, codec: str, compressed: int, decompressed: int, children=()) -> "Node":
+    def decompressed(self, codec: str, compressed: int, decompressed: int, children=(), data=None) -> "Node":
         """Make this node the container of what its compressed bytes decompress to: a list whose
-        ``children`` count positions from the start of the decompressed bytes. Returns self."""
+        ``children`` count positions from the start of the decompressed bytes (``data``: those bytes,
+        when at hand). Returns self."""
         self.value = None
+        self.data = data
         self.kind = "list"
         self.space = "decompressed"
         self.display = f"{codec}: {compressed} bytes -> {decompressed} bytes"

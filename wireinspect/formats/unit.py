@@ -86,6 +86,8 @@ class UnitBase:
     * ``conversation`` (:class:`~wireinspect.streams.Conversation` or None): its TCP connection.
     * ``direction`` (``"request"``, ``"response"`` or None): the stream it is in.
     * ``latency_ms`` (float or None, ms): a captured response's time since its request's first packet.
+    * ``timestamp`` (float or None, seconds since the epoch): a captured frame's time (the packet that
+      carried its first byte).
 
     ``__slots__`` is empty, so a slotted subclass stays without a ``__dict__``.
     """
@@ -112,6 +114,7 @@ class UnitBase:
     conversation: object | None = None
     direction: str | None = None
     latency_ms: float | None = None
+    timestamp: float | None = None
 
 
 @runtime_checkable
@@ -143,6 +146,7 @@ class Unit(Protocol):
     conversation: object | None
     direction: str | None
     latency_ms: float | None
+    timestamp: float | None
 
     def to_json(self, enc: Callable) -> dict:
         """The documented ``dump --json`` object (docs/json.md); ``enc`` turns bytes into JSON text."""

@@ -159,22 +159,23 @@ def _inside(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def check_output_place(inputs: list[str], out_dir: str) -> None:
+def check_output_place(inputs: list[str], out_dir: str, command: str = "recover") -> None:
     """Refuse (:class:`InputError`) an output directory where files would land beside an input: a
     directory input itself or anything below it; the directory of an input file, or a directory
-    below it that would have to be created (creating it writes into the input's directory)."""
+    below it that would have to be created (creating it writes into the input's directory).
+    ``command`` names who refuses (``recover``, ``view``)."""
     for src in inputs:
         if os.path.isdir(src):
             if _inside(out_dir, src):
-                raise InputError(f"{out_dir}: is inside the input directory {src}; recover never writes beside "
+                raise InputError(f"{out_dir}: is inside the input directory {src}; {command} never writes beside "
                                  "its input (choose an output elsewhere)")
             continue
         top = os.path.dirname(os.path.abspath(src))
         if _real(out_dir) == _real(top):
-            raise InputError(f"{out_dir}: is the directory of the input {src}; recover never writes beside its "
+            raise InputError(f"{out_dir}: is the directory of the input {src}; {command} never writes beside its "
                              "input (choose an output elsewhere)")
         if _inside(out_dir, top) and not os.path.isdir(out_dir):
-            raise InputError(f"{out_dir}: would be created inside the directory of the input {src}; recover never "
+            raise InputError(f"{out_dir}: would be created inside the directory of the input {src}; {command} never "
                              "writes beside its input (choose an output elsewhere)")
 
 

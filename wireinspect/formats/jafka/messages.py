@@ -189,7 +189,8 @@ class Message(UnitBase):
         if self.inner is not None:
             pn.decompressed(CODECS.get(self.codec), self.compressed_length,
                             len(self.inner[0].data) if self.inner else 0,
-                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])))
+                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])),
+                            data=self.inner[0].data if self.inner else None)
             elided(pn, len(self.inner), "messages")
         return node
 

@@ -177,7 +177,8 @@ class Message(UnitBase):
             value = node.children[-1]
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
                                len(self.inner[0].data) if self.inner else 0,
-                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])))
+                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])),
+                               data=self.inner[0].data if self.inner else None)
             elided(value, len(self.inner), "messages")
         return node
 

@@ -429,7 +429,7 @@ class Batch(UnitBase):
         start = self.position + RECORD_BATCH_OVERHEAD
         recs = Node("records", start, self.position + self.length - start, kind="list")
         if self.data_base is None:
-            recs.decompressed(codec_name(codec), self.compressed_length, len(self.data))
+            recs.decompressed(codec_name(codec), self.compressed_length, len(self.data), data=self.data)
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)

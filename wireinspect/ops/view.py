@@ -1,0 +1,197 @@
+"""``view``: the units of every input as one self-contained HTML page (``render/html.py``).
+
+Bounded: the page holds only the units the selection keeps (``--offset(s)``, ``--time``,
+``--position``, ``--producer-id``, ``--max-bytes``, ``--max-records``, ``--problems``), at most
+``max_units`` of them, and of each at most :data:`MAX_UNIT_BYTES` bytes; it says what it left out.
+The overview strip of a file covers the whole input, from the format's fast path (``verify``'s),
+merged into at most :data:`STRIP_BANDS` bands; a capture's strip is a timeline of the frames shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+from wireinspect.errors import InputError
+from wireinspect.ops.dump import HEXDUMP_MAX, _seek
+from wireinspect.render import html
+
+DEFAULT_MAX_UNITS = 2000
+MAX_UNIT_BYTES = HEXDUMP_MAX  # bytes of one unit embedded in the page (as dump --hexdump shows)
+STRIP_BANDS = 2000
+# Band states, worst first: what a band of merged units shows.
+STATES = ("problem", "gap", "zero", "salvage", "valid")
+
+
+def unit_state(u, cut: bool) -> str:
+    """How the strip colours unit ``u``: ``problem``; ``gap`` (bytes that hold no entry: garbage,
+    a torn entry); ``zero`` (a zero-filled tail, free space); ``salvage`` (valid, but past the point
+    where the broker's recovery cuts: kept by ``recover --salvage`` only, ``cut`` True); ``valid``."""
+    if u.type == "unparsed":
+        codes = {p.code for p in u.problems}
+        return "zero" if codes <= {"zero_fill"} else "gap"
+    if u.problems:
+        return "problem"
+    return "salvage" if cut else "valid"
+
+
+class Strip:
+    """The overview of one input by byte position: bands ``[start, end, state]`` (adjacent units of
+    one state merged), the recovery cut (where the valid prefix ends), offset and time ranges."""
+
+    def __init__(self, size: int, recoverable: bool):
+        self.size, self.recoverable = size, recoverable
+        self.bands: list = []
+        self.cut = None
+        self.units = 0
+        self.offsets = [None, None]
+        self.times = [None, None]
+
+    def add(self, u) -> None:
+        if u.length <= 0:
+            return
+        self.units += u.entries
+        if self.cut is None and self.recoverable and not u.valid:
+            self.cut = u.position
+        state = unit_state(u, self.cut is not None and self.recoverable)
+        start, end = u.position, u.position + u.length
+        b = self.bands
+        if b and b[-1][2] == state and b[-1][1] == start:
+            b[-1][1] = end
+        else:
+            b.append([start, end, state])
+        for lo_hi, lo, hi in ((self.offsets, u.base_offset, u.last_offset),
+                              (self.times, u.base_timestamp if u.base_timestamp is not None else u.max_timestamp,
+                               u.max_timestamp)):
+            if lo is not None and (lo_hi[0] is None or lo < lo_hi[0]):
+                lo_hi[0] = lo
+            if hi is not None and hi >= 0 and (lo_hi[1] is None or hi > lo_hi[1]):
+                lo_hi[1] = hi
+
+    def to_json(self) -> dict:
+        bands = self.bands
+        if len(bands) > STRIP_BANDS:  # to scale: fixed bins, each showing the worst state it holds
+            width = max(1, -(-self.size // STRIP_BANDS))
+            rank = {s: i for i, s in enumerate(STATES)}
+            bins: dict = {}
+            for start, end, state in bands:
+                for k in range(start // width, (end - 1) // width + 1):
+                    if k not in bins or rank[state] < rank[bins[k]]:
+                        bins[k] = state
+            bands = [[k * width, min((k + 1) * width, self.size), s] for k, s in sorted(bins.items())]
+        return {"kind": "bytes", "size": self.size, "bands": bands, "cut": self.cut, "units": self.units,
+                "offsets": self.offsets, "times": self.times}
+
+
+def unit_bytes(item, unit, node):
+    """``(bytes, first position)`` of a unit as embedded in the page (at most
+    :data:`MAX_UNIT_BYTES`), or ``(None, why)`` when its bytes are not at hand (a capture's unit
+    whose stream bytes were not kept)."""
+    raw = unit.raw_bytes  # a stream's frame: its bytes are not the input's at its position
+    if raw is not None:
+        return bytes(raw())[:MAX_UNIT_BYTES], node.position
+    if unit.conversation is not None or item.format.dir_sniff is not None:
+        return None, "its bytes are a TCP stream's, not the capture file's"
+    if node.length <= 0:
+        return b"", node.position
+    return bytes(item.source.read(node.position, min(node.length, MAX_UNIT_BYTES))), node.position
+
+
+def view_items(app, items, out: str, *, max_units: int, problems_only: bool, given: list) -> int:
+    """Write the page of every unit kept from ``items`` to ``out`` (``-``: stdout); returns the
+    number of problems in the units shown. ``given``: the selection options as typed (said on the
+    page). Raises :class:`InputError` for an output that cannot be written."""
+    page = html.Page(given=given, max_units=max_units)
+    found = 0
+    for item in items:
+        src = item.source
+        try:
+            with src:
+                found_here, cut = _one(app, item, page, max_units - page.unit_count, problems_only)
+                found += found_here
+        except InputError as e:
+            app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
+            continue
+        if cut:
+            break
+    text = page.render()
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        from wireinspect.outputs import write_atomically
+
+        write_atomically(out, [text.encode("utf-8")])
+    return found
+
+
+def _one(app, item, page, room: int, problems_only: bool):
+    """Add one input's units (at most ``room``) and strip to ``page``; returns (problems, units
+    whether ``--max-units`` stopped the page)."""
+    from wireinspect.render.safe import safe_text
+
+    src, fmt = item.source, item.format
+    sel = app.selection
+    opts = _seek(app, item, sel, safe_text)
+    start = opts.start
+    index = page.add_input(src.name, fmt.id, src.size)
+    units = fmt.units(src, opts)
+    if sel is not None and sel.active:
+        units = sel.select(units)
+    found = 0
+    stopped_at = None
+    timeline = False
+    for unit in units:
+        app.where[1] = unit.position
+        node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
+        if problems_only and not unit.problems and not node.all_problems():
+            continue
+        if room <= 0:
+            stopped_at = unit.position if unit.file_position is None else unit.file_position
+            break
+        room -= 1
+        data, first = unit_bytes(item, unit, node)
+        conv = unit.conversation
+        timeline = timeline or conv is not None
+        why = first if data is None else ""
+        page.add_unit(index, unit, node, data, node.position if data is None else first,
+                      unit_state(unit, False), lane=_lane(conv), why=why, limit=MAX_UNIT_BYTES)
+        found += len(unit.problems)
+    if timeline or fmt.dir_sniff is not None:
+        page.set_strip(index, {"kind": "timeline"} if timeline else None)
+    else:
+        strip = Strip(src.size, fmt.recoverable)
+        for u in (fmt.check or fmt.units)(src, dataclasses.replace(opts, start=0)):
+            strip.add(u)
+        page.set_strip(index, strip.to_json())
+    if start:
+        page.left_out(index, f"read from byte {start} (where the index puts the offset asked for)")
+    if stopped_at is not None:
+        page.left_out(index, f"stopped at --max-units {page.max_units}: nothing from byte {stopped_at} on is shown")
+    return found, stopped_at is not None
+
+
+def _lane(conv):
+    """A capture unit's connection as ``(index, "client -> server")``, or None."""
+    if conv is None:
+        return None
+    name = f"{conv.client} <-> {conv.server}" if conv.client is not None else f"connection {conv.index}"
+    return conv.index, name
+
+
+def check_view_output(paths, out: str, force: bool) -> None:
+    """``view -o OUT``: never beside an input (the rule ``recover`` applies), never an existing
+    file unless ``force``. Raises :class:`InputError`."""
+    if out == "-":
+        return
+    from wireinspect.ops.recover import check_output_place
+
+    if os.path.isdir(out):
+        raise InputError(f"{out}: is a directory; give the HTML file to write")
+    check_output_place([p for p in paths if p != "-"], os.path.dirname(os.path.abspath(out)), "view")
+    if os.path.exists(out) and not force:
+        raise InputError(f"{out}: exists; give --force to replace it")
+    d = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(d):
+        raise InputError(f"{d}: no such directory")

@@ -1,0 +1,491 @@
+/* wireinspect view: draws the page from the JSON in #wi-data (see render/html.py).
+   Every piece of data reaches the DOM through textContent or a property, never as markup. */
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("wi-data").textContent);
+  var units = D.units, inputs = D.inputs;
+  var S = {u: -1, n: -1, expanded: {}, problem: -1, match: null};
+  var problems = [];
+  units.forEach(function (u, ui) {
+    u.pr.forEach(function (p) { problems.push({u: ui, n: p[0], code: p[1], pos: p[2], msg: p[3]}); });
+    var kids = u.nodes.map(function () { return []; });
+    var depth = [];
+    u.nodes.forEach(function (r, i) {
+      if (r.u >= 0) kids[r.u].push(i);
+      depth.push(r.u >= 0 ? depth[r.u] + 1 : 0);
+    });
+    u.kids = kids; u.depth = depth;
+  });
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function hex(n, w) { var s = n.toString(16); while (s.length < (w || 8)) s = "0" + s; return s; }
+  function iso(ms) { try { return new Date(ms).toISOString(); } catch (e) { return String(ms); } }
+  function bytesOf(sp) {
+    if (sp.bytes) return sp.bytes;
+    if (sp.b === null || sp.b === undefined) return null;
+    var s = atob(sp.b), a = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) a[i] = s.charCodeAt(i);
+    sp.bytes = a;
+    return a;
+  }
+
+  /* ---------- layout ---------- */
+  var body = document.body;
+  var head = el("header", "top");
+  var title = el("h1", null, "wireinspect view");
+  head.appendChild(title);
+  var summary = el("div", "summary");
+  var nprob = problems.length;
+  summary.textContent = units.length + " unit(s) shown from " + inputs.length + " input(s); " +
+    nprob + " problem(s)" + (D.given.length ? "; selected by " + D.given.join(" ") : "");
+  head.appendChild(summary);
+  var search = el("input", "search");
+  search.id = "search"; search.type = "search";
+  search.placeholder = "search: offset N, pos 0x1f, cid 7, or text (Enter: next)";
+  head.appendChild(search);
+  var searchStatus = el("span", "search-status"); searchStatus.id = "search-status";
+  head.appendChild(searchStatus);
+  head.appendChild(el("div", "keys", "keys: \u2191\u2193 field  \u2190\u2192 fold  j/k unit  n/p problem  / search"));
+  body.appendChild(head);
+
+  var strips = el("section", "strips"); strips.id = "strips";
+  body.appendChild(strips);
+  var main = el("main", "panes");
+  var unitList = el("nav", "units"); unitList.id = "units";
+  var treeBox = el("section", "tree"); treeBox.id = "tree"; treeBox.tabIndex = 0;
+  var hexBox = el("section", "hex"); hexBox.id = "hex";
+  main.appendChild(unitList); main.appendChild(treeBox); main.appendChild(hexBox);
+  body.appendChild(main);
+  var probBox = el("section", "problems"); probBox.id = "problems";
+  body.appendChild(probBox);
+
+  /* ---------- overview strips ---------- */
+  function unitAt(ii, pos) {
+    var best = -1;
+    units.forEach(function (u, k) {
+      if (u.i !== ii) return;
+      if (best < 0 && u.p + Math.max(u.l, 1) > pos) best = k;
+    });
+    if (best < 0) units.forEach(function (u, k) { if (u.i === ii) best = k; });
+    return best;
+  }
+  inputs.forEach(function (inp, ii) {
+    var box = el("div", "input");
+    box.appendChild(el("div", "input-name", inp.name + "  (" + inp.format + ", " + inp.size + " bytes)"));
+    inp.leftOut.forEach(function (t) { box.appendChild(el("div", "left-out", "left out: " + t)); });
+    var st = inp.strip;
+    if (st && st.kind === "bytes" && st.size > 0) {
+      var strip = el("div", "strip"); strip.dataset.input = ii;
+      st.bands.forEach(function (b) {
+        var band = el("div", "band st-" + b[2]);
+        band.style.left = (100 * b[0] / st.size) + "%";
+        band.style.width = (100 * (b[1] - b[0]) / st.size) + "%";
+        band.title = b[2] + ": bytes " + b[0] + ".." + b[1];
+        band.addEventListener("click", function () { var k = unitAt(ii, b[0]); if (k >= 0) selectUnit(k); });
+        strip.appendChild(band);
+      });
+      units.forEach(function (u, k) {
+        if (u.i !== ii) return;
+        var m = el("div", "shown"); m.style.left = (100 * u.p / st.size) + "%";
+        m.title = "shown: unit at byte " + u.p;
+        m.addEventListener("click", function () { selectUnit(k); });
+        strip.appendChild(m);
+      });
+      if (st.cut !== null) {
+        var cut = el("div", "cut"); cut.style.left = (100 * st.cut / st.size) + "%";
+        cut.title = "recover cuts here (byte " + st.cut + ")";
+        strip.appendChild(cut);
+      }
+      box.appendChild(strip);
+      var axis = el("div", "axis");
+      var lost = st.cut !== null ? "; recover keeps bytes 0.." + st.cut + " (" +
+        (100 * st.cut / st.size).toFixed(1) + "%)" : "";
+      axis.textContent = "bytes 0.." + st.size + ", " + st.units + " entries" +
+        (st.offsets[0] !== null ? "; offsets " + st.offsets[0] + ".." + st.offsets[1] : "") +
+        (st.times[0] !== null ? "; times " + iso(st.times[0]) + " .. " + iso(st.times[1]) : "") + lost;
+      box.appendChild(axis);
+      var legend = el("div", "legend");
+      ["valid", "problem", "gap", "zero", "salvage"].forEach(function (s) {
+        var k = el("span", "key st-" + s, {valid: "valid", problem: "problem", gap: "skipped / unparsed",
+          zero: "zero tail", salvage: "kept by --salvage only"}[s]);
+        legend.appendChild(k);
+      });
+      box.appendChild(legend);
+    } else if (st && st.kind === "timeline") {
+      box.appendChild(timeline(ii));
+    }
+    strips.appendChild(box);
+  });
+
+  function timeline(ii) {
+    var wrap = el("div", "timeline");
+    var mine = [], lanes = {}, order = [], t0 = Infinity, t1 = -Infinity;
+    units.forEach(function (u, k) {
+      if (u.i !== ii || u.ts === undefined || !u.lane) return;
+      mine.push(k);
+      var start = u.lat !== undefined ? u.ts - u.lat / 1000 : u.ts;
+      t0 = Math.min(t0, start); t1 = Math.max(t1, u.ts);
+      if (!(u.lane[0] in lanes)) { lanes[u.lane[0]] = u.lane[1]; order.push(u.lane[0]); }
+    });
+    if (!mine.length) return el("div", "axis", "no captured frames with times");
+    var span = Math.max(t1 - t0, 1e-6);
+    order.forEach(function (li) {
+      var lane = el("div", "lane");
+      lane.appendChild(el("div", "lane-name", "[" + li + "] " + lanes[li]));
+      var track = el("div", "track");
+      mine.forEach(function (k) {
+        var u = units[k];
+        if (u.lane[0] !== li) return;
+        if (u.dir === "response" && u.lat !== undefined) {
+          var j = el("div", "join" + (u.st === "problem" ? " st-problem" : ""));
+          j.style.left = (100 * (u.ts - u.lat / 1000 - t0) / span) + "%";
+          j.style.width = (100 * (u.lat / 1000) / span) + "%";
+          j.title = "request -> response: " + u.lat + " ms";
+          track.appendChild(j);
+        }
+        var f = el("div", "frame " + (u.dir === "response" ? "resp" : "req") + " st-" + u.st);
+        f.style.left = (100 * (u.ts - t0) / span) + "%";
+        f.title = u.label;
+        f.dataset.unit = k;
+        f.addEventListener("click", function () { selectUnit(k); });
+        track.appendChild(f);
+      });
+      lane.appendChild(track);
+      wrap.appendChild(lane);
+    });
+    wrap.appendChild(el("div", "axis", "time " + new Date(t0 * 1000).toISOString() + " .. " +
+      new Date(t1 * 1000).toISOString() + " (" + (span * 1000).toFixed(3) + " ms); requests above, responses " +
+      "below, a bar joins a response to its request"));
+    return wrap;
+  }
+
+  /* ---------- unit list ---------- */
+  var unitRows = units.map(function (u, k) {
+    var row = el("div", "unit st-" + u.st); row.dataset.u = k;
+    var pos = el("span", "pos", (u.fp !== undefined ? "stream " : "") + "0x" + hex(u.p) + " +" + u.l);
+    row.appendChild(pos);
+    if (u.bo !== undefined) row.appendChild(el("span", "offs", "offsets " + u.bo + ".." + u.lo));
+    row.appendChild(el("span", "label", u.label));
+    if (u.pr.length) row.appendChild(el("span", "pcount", "\u2717 " + u.pr.length));
+    row.addEventListener("click", function () { selectUnit(k); });
+    unitList.appendChild(row);
+    return row;
+  });
+
+  /* ---------- problems ---------- */
+  probBox.appendChild(el("h2", null, nprob ? "Problems (" + nprob + ")" : "No problems in the units shown"));
+  var probRows = problems.map(function (p, k) {
+    var row = el("div", "prob-item"); row.dataset.k = k;
+    row.appendChild(el("span", "pcode", p.code));
+    row.appendChild(el("span", "pos", "unit " + k2unit(p.u) + " byte 0x" + hex(p.pos) + " (" + p.pos + ")"));
+    row.appendChild(el("span", "msg", p.msg));
+    row.addEventListener("click", function () { gotoProblem(k); });
+    probBox.appendChild(row);
+    return row;
+  });
+  function k2unit(k) { return "#" + k + " @" + units[k].p; }
+
+  /* ---------- tree ---------- */
+  function ensureVisible(u, i) {
+    var e = S.expanded[S.u] || (S.expanded[S.u] = {});
+    for (var p = units[u].nodes[i].u; p >= 0; p = units[u].nodes[p].u) e[p] = true;
+  }
+  function defaultExpanded(u) {
+    var e = {}, nodes = units[u].nodes, all = nodes.length <= 3000;
+    nodes.forEach(function (r, i) { if (all || units[u].depth[i] < 1) e[i] = true; });
+    return e;
+  }
+  var rowEls = {}, visible = [];
+  function renderTree() {
+    treeBox.textContent = "";
+    rowEls = {}; visible = [];
+    var u = units[S.u]; if (!u) return;
+    var e = S.expanded[S.u];
+    var stack = [0];
+    while (stack.length) {
+      var i = stack.pop(), r = u.nodes[i];
+      visible.push(i);
+      var row = el("div", "node" + (r.x ? " derived" : "") + (r.pr ? " has-problem" : "") + (i === S.n ? " sel" : ""));
+      row.dataset.i = i;
+      row.style.paddingLeft = (u.depth[i] * 1.1 + 0.3) + "em";
+      var kids = u.kids[i];
+      row.appendChild(el("span", "tog", kids.length ? (e[i] ? "\u25be" : "\u25b8") : " "));
+      row.appendChild(el("span", "pos", (r.s ? "~" : "") + hex(r.p) + " +" + r.l));
+      row.appendChild(el("span", "name", r.n));
+      if (r.v !== undefined) row.appendChild(el("span", "val", "= " + r.v));
+      if (r.d !== undefined && r.d !== r.v) row.appendChild(el("span", "disp", r.d));
+      if (r.x) row.appendChild(el("span", "tag", "derived"));
+      if (r.o !== undefined) row.appendChild(el("span", "tag dec", "decompressed"));
+      (r.pr || []).forEach(function (p) {
+        row.appendChild(el("span", "pcode", "\u2717 " + p[0]));
+        row.appendChild(el("span", "pmsg", p[2]));
+      });
+      treeBox.appendChild(row);
+      rowEls[i] = row;
+      if (kids.length && e[i]) for (var k = kids.length - 1; k >= 0; k--) stack.push(kids[k]);
+    }
+  }
+  treeBox.addEventListener("click", function (ev) {
+    var row = ev.target.closest ? ev.target.closest(".node") : null;
+    if (!row) return;
+    var i = +row.dataset.i;
+    if (ev.target.classList.contains("tog")) { toggle(i); return; }
+    selectNode(i);
+  });
+  function toggle(i, open) {
+    var e = S.expanded[S.u];
+    e[i] = open === undefined ? !e[i] : open;
+    renderTree(); scrollRow();
+  }
+  function scrollRow() { var r = rowEls[S.n]; if (r && r.scrollIntoView) r.scrollIntoView({block: "nearest"}); }
+
+  /* ---------- hex panes ---------- */
+  var panes = [];
+  function paneSpaces(u) {
+    var out = [0], r = u.nodes[S.n] || u.nodes[0], ds = -1;
+    if (r.s) ds = r.s; else if (r.o !== undefined) ds = r.o;
+    else for (var k = 1; k < u.spaces.length; k++) if (u.spaces[k].b) { ds = k; break; }
+    if (ds > 0) {
+      var chain = [];
+      for (var s = ds; s > 0; s = u.spaces[s].parent) chain.unshift(s);
+      out = out.concat(chain);
+    }
+    return out;
+  }
+  function renderPanes() {
+    var u = units[S.u];
+    var want = paneSpaces(u);
+    var same = panes.length === want.length && panes.every(function (p, k) { return p.u === S.u && p.s === want[k]; });
+    if (!same) {
+      hexBox.textContent = ""; panes = [];
+      want.forEach(function (s) { panes.push(drawPane(u, s)); });
+    }
+    highlight();
+  }
+  function drawPane(u, s) {
+    var sp = u.spaces[s], data = bytesOf(sp);
+    var box = el("div", "pane"); box.id = "pane-" + s; box.dataset.space = s;
+    var h = el("div", "pane-title");
+    if (s === 0) {
+      h.textContent = "bytes of the unit at " + sp.start + " (" + u.l + " bytes)";
+    } else {
+      var c = u.nodes[sp.node];
+      h.textContent = "decompressed: " + sp.name + "; positions count from its first byte (~); from the compressed " +
+        "bytes 0x" + hex(c.p) + " +" + c.l + " ";
+      var link = el("button", "link", "select the compressed bytes");
+      link.addEventListener("click", function () { selectNode(sp.node); });
+      h.appendChild(link);
+    }
+    box.appendChild(h);
+    var cells = {hex: [], asc: [], start: sp.start, s: s, u: S.u, box: box};
+    if (!data) {
+      box.appendChild(el("div", "none", s === 0 ? "no bytes: " + (u.why || "not at hand") :
+        "the decompressed bytes were not kept"));
+      return cells;
+    }
+    var grid = el("div", "grid");
+    var probAt = {};
+    u.nodes.forEach(function (r) { if (r.s === s && r.pr) r.pr.forEach(function (p) { probAt[p[1]] = 1; }); });
+    if (s === 0) u.pr.forEach(function (p) { if (!u.nodes[p[0]].s) probAt[p[2]] = 1; });
+    var base = sp.start, first = base - (base % 16);
+    for (var line = first; line < base + data.length; line += 16) {
+      var row = el("div", "hrow");
+      row.appendChild(el("span", "off", (s ? "~" : "") + hex(line)));
+      var hx = el("span", "hexs"), as = el("span", "ascs");
+      for (var p = line; p < line + 16; p++) {
+        var i = p - base;
+        if (i < 0 || i >= data.length) {
+          hx.appendChild(el("span", "hx pad", "  ")); as.appendChild(el("span", "as pad", " "));
+          continue;
+        }
+        var b = data[i];
+        var c1 = el("span", "hx" + (probAt[p] ? " pb" : ""), hex(b, 2)); c1.dataset.p = p;
+        var c2 = el("span", "as" + (probAt[p] ? " pb" : ""), b >= 32 && b < 127 ? String.fromCharCode(b) : ".");
+        c2.dataset.p = p;
+        hx.appendChild(c1); as.appendChild(c2);
+        cells.hex[i] = c1; cells.asc[i] = c2;
+      }
+      row.appendChild(hx); row.appendChild(as);
+      grid.appendChild(row);
+    }
+    grid.addEventListener("click", function (ev) {
+      var t = ev.target;
+      if (!t.dataset || t.dataset.p === undefined) return;
+      selectByte(s, +t.dataset.p);
+    });
+    box.appendChild(grid);
+    var more = s === 0 ? (u.more || 0) : sp.length - data.length;
+    if (more > 0) box.appendChild(el("div", "none", "\u2026 " + more + " more bytes not in the page"));
+    hexBox.appendChild(box);
+    return cells;
+  }
+  var lit = [];
+  function mark(pane, lo, hi, cls) {
+    for (var p = Math.max(lo, pane.start); p < hi && p - pane.start < pane.hex.length; p++) {
+      var i = p - pane.start;
+      if (!pane.hex[i]) continue;
+      pane.hex[i].classList.add(cls); pane.asc[i].classList.add(cls);
+      lit.push([pane.hex[i], cls], [pane.asc[i], cls]);
+    }
+  }
+  function highlight() {
+    lit.forEach(function (x) { x[0].classList.remove(x[1]); }); lit = [];
+    var u = units[S.u], r = u.nodes[S.n];
+    if (!r) return;
+    var firstCell = null;
+    panes.forEach(function (pane) {
+      if (pane.s === r.s) {
+        mark(pane, r.p, r.p + r.l, "hl");
+        firstCell = pane.hex[r.p - pane.start] || firstCell;
+      }
+    });
+    // the bytes a decompressed space came from, in each pane above it
+    for (var s = r.s; s > 0; s = u.spaces[s].parent) {
+      var c = u.nodes[u.spaces[s].node];
+      panes.forEach(function (pane) { if (pane.s === c.s) mark(pane, c.p, c.p + c.l, "link"); });
+    }
+    if (S.problem >= 0 && problems[S.problem].u === S.u) {
+      var pb = problems[S.problem], ps = u.nodes[pb.n].s;
+      panes.forEach(function (pane) {
+        if (pane.s === ps) { mark(pane, pb.pos, pb.pos + 1, "pcur"); firstCell = pane.hex[pb.pos - pane.start] || firstCell; }
+      });
+    }
+    if (firstCell && firstCell.scrollIntoView) firstCell.scrollIntoView({block: "nearest"});
+    var where = [];
+    for (var k = S.n; k >= 0; k = u.nodes[k].u) where.unshift(u.nodes[k].n);
+    searchStatus.title = where.join(" > ");
+  }
+
+  /* ---------- selection ---------- */
+  function selectUnit(k, n) {
+    if (k < 0 || k >= units.length) return;
+    if (S.u >= 0) unitRows[S.u].classList.remove("sel");
+    S.u = k;
+    unitRows[k].classList.add("sel");
+    if (unitRows[k].scrollIntoView) unitRows[k].scrollIntoView({block: "nearest"});
+    if (!S.expanded[k]) S.expanded[k] = defaultExpanded(k);
+    S.n = n === undefined ? 0 : n;
+    ensureVisible(k, S.n);
+    panes = [];
+    renderTree(); renderPanes(); scrollRow();
+  }
+  function selectNode(i) {
+    ensureVisible(S.u, i);
+    S.n = i;
+    if (!rowEls[i]) renderTree();
+    Object.keys(rowEls).forEach(function (k) { rowEls[k].classList.toggle("sel", +k === i); });
+    renderPanes(); scrollRow();
+  }
+  function innermost(u, s, pos) {
+    var best = -1, bd = -1, bderived = true;
+    u.nodes.forEach(function (r, i) {
+      if (r.s !== s || r.l <= 0 || pos < r.p || pos >= r.p + r.l) return;
+      var d = u.depth[i], der = !!r.x;
+      if (best < 0 || (bderived && !der) || (der === bderived && d >= bd)) { best = i; bd = d; bderived = der; }
+    });
+    return best;
+  }
+  function selectByte(s, pos) {
+    var i = innermost(units[S.u], s, pos);
+    if (i >= 0) { S.problem = -1; selectNode(i); }
+  }
+  function gotoProblem(k) {
+    if (k < 0 || k >= problems.length) return;
+    if (S.problem >= 0) probRows[S.problem].classList.remove("sel");
+    S.problem = k;
+    probRows[k].classList.add("sel");
+    var p = problems[k], u = units[p.u], n = innermost(u, u.nodes[p.n].s, p.pos);
+    for (var a = n; a >= 0 && a !== p.n; a = u.nodes[a].u) {}
+    if (n < 0 || a !== p.n) n = p.n;  // the innermost field at the problem's byte, inside the node holding it
+    if (S.u !== p.u) selectUnit(p.u, n); else selectNode(n);
+    if (probRows[k].scrollIntoView) probRows[k].scrollIntoView({block: "nearest"});
+  }
+
+  /* ---------- search ---------- */
+  function matchesFor(q) {
+    var m, out = [];
+    var num = function (t) { return /^0x/i.test(t) ? parseInt(t, 16) : parseInt(t, 10); };
+    if ((m = /^(?:offset|off|o)\s*[:=]?\s*(\d+)$/i.exec(q)) || /^\d+$/.test(q)) {
+      var n = num(m ? m[1] : q);
+      units.forEach(function (u, k) {
+        if (u.bo === undefined || n < u.bo || n > u.lo) return;
+        var hit = 0;
+        u.nodes.forEach(function (r, i) { if (r.n === "offset" && r.x && r.v === String(n)) hit = hit || i; });
+        out.push([k, hit]);
+      });
+      if (out.length || m) return out;
+    }
+    if ((m = /^(?:pos|position|p|@|byte)?\s*[:=]?\s*(0x[0-9a-f]+|\d+)$/i.exec(q))) {
+      var pos = num(m[1]);
+      units.forEach(function (u, k) {
+        if (pos >= u.p && pos < u.p + Math.max(u.l, 1)) { var i = innermost(u, 0, pos); out.push([k, i < 0 ? 0 : i]); }
+      });
+      return out;
+    }
+    if ((m = /^(?:cid|corr|correlation\s*id|correlationid|opaque)\s*[:=]?\s*(\d+)$/i.exec(q))) {
+      units.forEach(function (u, k) {
+        u.nodes.forEach(function (r, i) {
+          if (/^(correlation_?id|opaque)$/i.test(r.n) && r.v === m[1]) out.push([k, i]);
+        });
+      });
+      return out;
+    }
+    var low = q.toLowerCase();
+    units.forEach(function (u, k) {
+      u.nodes.forEach(function (r, i) {
+        if ((r.v && r.v.toLowerCase().indexOf(low) >= 0) || (r.d && r.d.toLowerCase().indexOf(low) >= 0) ||
+            r.n.toLowerCase() === low) out.push([k, i]);
+      });
+    });
+    return out;
+  }
+  function runSearch() {
+    var q = search.value.trim();
+    if (!q) { searchStatus.textContent = ""; return; }
+    if (!S.match || S.match.q !== q) S.match = {q: q, hits: matchesFor(q), at: -1};
+    var M = S.match;
+    if (!M.hits.length) { searchStatus.textContent = "no match"; return; }
+    M.at = (M.at + 1) % M.hits.length;
+    var h = M.hits[M.at];
+    S.problem = -1;
+    if (S.u !== h[0]) selectUnit(h[0], h[1]); else selectNode(h[1]);
+    searchStatus.textContent = (M.at + 1) + " of " + M.hits.length + " (Enter: next)";
+  }
+  search.addEventListener("keydown", function (ev) {
+    if (ev.key === "Enter") { ev.preventDefault(); runSearch(); }
+    if (ev.key === "Escape") { search.blur(); }
+  });
+
+  /* ---------- keyboard ---------- */
+  document.addEventListener("keydown", function (ev) {
+    if (ev.target === search || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    var u = units[S.u]; if (!u) return;
+    var at = visible.indexOf(S.n);
+    switch (ev.key) {
+      case "ArrowDown": if (at < visible.length - 1) selectNode(visible[at + 1]); break;
+      case "ArrowUp": if (at > 0) selectNode(visible[at - 1]); break;
+      case "ArrowRight": if (u.kids[S.n].length) toggle(S.n, true); break;
+      case "ArrowLeft":
+        if (u.kids[S.n].length && S.expanded[S.u][S.n]) toggle(S.n, false);
+        else if (u.nodes[S.n].u >= 0) selectNode(u.nodes[S.n].u);
+        break;
+      case "j": selectUnit(S.u + 1); break;
+      case "k": selectUnit(S.u - 1); break;
+      case "n": gotoProblem(S.problem + 1); break;
+      case "p": case "N": gotoProblem(S.problem > 0 ? S.problem - 1 : problems.length - 1); break;
+      case "/": search.focus(); break;
+      default: return;
+    }
+    ev.preventDefault();
+  });
+
+  /* ---------- open ---------- */
+  if (problems.length) gotoProblem(0); else if (units.length) selectUnit(0);
+  else treeBox.appendChild(el("div", "none", "no unit was selected"));
+  document.body.dataset.ready = "1";
+})();
