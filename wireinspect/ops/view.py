@@ -91,7 +91,9 @@ def unit_bytes(item, unit, node):
     raw = unit.raw_bytes  # a stream's frame: its bytes are not the input's at its position
     if raw is not None:
         return bytes(raw())[:MAX_UNIT_BYTES], node.position
-    if unit.conversation is not None or item.format.dir_sniff is not None:
+    if item.format.dir_sniff is not None:
+        return None, "a directory's report: its fields are in the files listed"
+    if unit.conversation is not None:
         return None, "its bytes are a TCP stream's, not the capture file's"
     if node.length <= 0:
         return b"", node.position

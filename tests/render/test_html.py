@@ -1,0 +1,198 @@
+"""``view``'s page (render/html.py, ops/view.py): the projection of the field tree, escaping,
+bounds, and the command on every format family."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+import pytest
+
+from tests.conftest import SAMPLES
+from tests.kafka_bytes import v2_batch
+from tests.view_helpers import HOSTILE, hostile_segment, page_data, view
+from wireinspect.catalog import choose_format  # noqa: F401 - the catalog loads every format
+from wireinspect.model import Node, Problem
+from wireinspect.render.html import project, script_json
+
+DAMAGED = SAMPLES / "damaged" / "00000000000000000000.log"
+FAMILIES = [
+    ("kafka segment", SAMPLES / "v2-gzip" / "00000000000000000000.log", 0),
+    ("legacy wrappers", SAMPLES / "v1-snappy.log", 0),
+    ("damaged segment", DAMAGED, 1),
+    ("sidecar", SAMPLES / "partition" / "orders-0" / "00000000000000000000.index", 0),
+    ("partition directory", SAMPLES / "partition" / "orders-0", 0),
+    ("capture", SAMPLES / "capture" / "librdkafka.pcap", 1),
+    ("jafka", SAMPLES / "jafka", 0),
+    ("rocketmq capture", SAMPLES / "rocketmq" / "producer.pcap", 0),
+]
+
+
+# -- the projection -------------------------------------------------------------------------------
+
+def test_script_json_cannot_end_its_element():
+    hostile = ['</script><script>alert(1)</script>', "<!-- -->", '"\'&<>', "\x00\x07\x1b[31m",
+               "\u2028\u2029", "\udcff"]
+    text = script_json({"v": hostile, "<k>": 1})
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in text
+    assert text.isascii()
+    assert json.loads(text) == {"v": hostile, "<k>": 1}
+
+
+def test_project_flattens_in_preorder_with_spaces():
+    root = Node("batch", 100, 20)
+    root.add("crc", 100, 4, 7, display="0x7 (valid)")
+    recs = root.add("records", 104, 16, kind="list")
+    recs.decompressed("gzip", 16, 5, data=b"hello")
+    inner = recs.add("records[0]", 0, 5)
+    inner.add("value", 1, 4, b"ello")
+    inner.add("offset", 0, 1, 3, derived=True)
+    inner.problems.append(Problem("bad_thing", 2, "<b>bad</b>"))
+    d = project(root, bytes(range(20)), 100)
+    names = [r["n"] for r in d["nodes"]]
+    assert names == ["batch", "crc", "records", "records[0]", "value", "offset"]
+    assert [r["u"] for r in d["nodes"]] == [-1, 0, 0, 2, 3, 3]
+    assert [r["s"] for r in d["nodes"]] == [0, 0, 0, 1, 1, 1]
+    assert d["nodes"][2]["o"] == 1 and d["nodes"][5]["x"] == 1
+    assert d["nodes"][1]["d"] == "0x7 (valid)" and d["nodes"][4]["v"] == '"ello"'
+    assert d["nodes"][3]["pr"] == [["bad_thing", 2, "<b>bad</b>"]]
+    assert base64.b64decode(d["spaces"][0]["b"]) == bytes(range(20)) and d["spaces"][0]["start"] == 100
+    assert d["spaces"][1] == {"node": 2, "parent": 0, "start": 0, "length": 5,
+                              "b": base64.b64encode(b"hello").decode(), "name": "gzip: 16 bytes -> 5 bytes"}
+
+
+@pytest.mark.parametrize("name,path,status", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_every_node_lies_inside_its_units_bytes(tmp_path, name, path, status):
+    """Every field of every unit shown spans bytes the page holds: the unit's (from its position),
+    or its decompressed container's; a decompressed container's compressed bytes lie in its parent."""
+    r = view(path, "-o", tmp_path / "v.html")
+    assert r.exit_code == status, r.output
+    d = page_data((tmp_path / "v.html").read_text())
+    assert d["units"]
+    for u in d["units"]:
+        spaces = u["spaces"]
+        if spaces[0]["b"] is None:  # a directory's report: its fields are in its files, not in bytes of its own
+            assert name == "partition directory" and u["why"]
+            continue
+        for k, r in enumerate(u["nodes"]):
+            sp = spaces[r["s"]]
+            lo, hi = sp["start"], sp["start"] + (sp["length"] if r["s"] else u["l"])
+            assert lo <= r["p"] and r["p"] + r["l"] <= hi, (name, u["label"], r)
+            if r["u"] >= 0:
+                assert u["nodes"][r["u"]]["s"] == r["s"] or u["nodes"][r["u"]].get("o") == r["s"]
+        if spaces[0]["b"] is not None:
+            assert len(base64.b64decode(spaces[0]["b"])) == min(u["l"], 64 << 10) or u["t"] == "unparsed"
+        for sp in spaces[1:]:
+            if sp["b"] is not None:
+                assert len(base64.b64decode(sp["b"])) == min(sp["length"], 64 << 10)
+
+
+# -- escaping -------------------------------------------------------------------------------------
+
+def test_markup_in_data_stays_data(tmp_path):
+    seg = tmp_path / "in" / "00000000000000000000.log"
+    seg.parent.mkdir()
+    seg.write_bytes(hostile_segment())
+    out = tmp_path / "out" / "page.html"
+    out.parent.mkdir()
+    r = view(seg, "-o", out)
+    assert r.exit_code == 1, r.output  # the broken CRC
+    text = out.read_text(encoding="utf-8")
+    assert text.count("<script") == 2 and text.count("</script>") == 2  # the data element and the page's script
+    assert "<img" not in text and "\x1b" not in text and "\x00" not in text and "\u2028" not in text
+    d = page_data(text)
+    texts = [v for u in d["units"] for n in u["nodes"] for v in (n.get("v"), n.get("d"), n["n"]) if v]
+    assert any("<script>window.pwned=1</script>" in t for t in texts)
+    assert any(HOSTILE in t for t in texts)
+    assert any("<img src=x onerror=window.pwned=1>" in t for t in texts)
+    assert not any("\x1b" in t or "\x00" in t or "\x07" in t for t in texts)  # control characters escaped
+    csp = text[text.index("Content-Security-Policy"):].split(">", 1)[0]
+    assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
+
+
+# -- the command ----------------------------------------------------------------------------------
+
+def test_opens_on_problems_and_says_what_is_shown(tmp_path):
+    r = view(DAMAGED, "-o", tmp_path / "d.html")
+    assert r.exit_code == 1
+    d = page_data((tmp_path / "d.html").read_text())
+    codes = [p[1] for u in d["units"] for p in u["pr"]]
+    assert codes == ["crc_mismatch", "bad_length", "zero_fill"]
+    strip = d["inputs"][0]["strip"]
+    assert strip["kind"] == "bytes" and strip["size"] == os.path.getsize(DAMAGED)
+    assert strip["cut"] == 888  # where Kafka's recovery stops (recover --dry-run says the same)
+    states = [b[2] for b in strip["bands"]]
+    assert states == ["valid", "problem", "salvage", "gap", "salvage", "zero"]
+    assert strip["bands"][0][0] == 0 and strip["bands"][-1][1] == strip["size"]
+    assert strip["offsets"] == [0, 31]
+
+
+def test_selection_and_max_units_bound_the_page(tmp_path):
+    seg = tmp_path / "in" / "00000000000000000000.log"
+    seg.parent.mkdir()
+    data = b"".join(v2_batch(base_offset=10 * i, n=10, value_size=200) for i in range(300))
+    seg.write_bytes(data)
+    out = tmp_path / "p.html"
+    r = view(seg, "--max-units", "5", "-o", out)
+    assert r.exit_code == 0, r.output
+    d = page_data(out.read_text())
+    assert len(d["units"]) == 5
+    assert any("--max-units 5" in t for t in d["inputs"][0]["leftOut"])
+    embedded = sum(len(base64.b64decode(sp["b"])) for u in d["units"] for sp in u["spaces"] if sp["b"])
+    assert embedded == sum(u["l"] for u in d["units"]) < len(data) // 50
+    assert d["inputs"][0]["strip"]["units"] == 300  # the strip still covers the whole input
+    assert out.stat().st_size < len(data) // 4
+    r = view(seg, "--offsets", "100..119", "-o", out, "--force")
+    assert r.exit_code == 0, r.output
+    d = page_data(out.read_text())
+    assert [(u["bo"], u["lo"]) for u in d["units"]] == [(100, 109), (110, 119)]
+    assert d["given"] == ["--offsets 100..119"]
+
+
+def test_problems_only(tmp_path):
+    r = view(DAMAGED, "--problems", "-o", tmp_path / "p.html")
+    assert r.exit_code == 1
+    d = page_data((tmp_path / "p.html").read_text())
+    assert [u["st"] for u in d["units"]] == ["problem", "gap", "zero"]
+
+
+def test_capture_strip_is_a_timeline_of_connections(tmp_path):
+    r = view(SAMPLES / "capture" / "librdkafka.pcap", "-o", tmp_path / "c.html")
+    assert r.exit_code == 1
+    d = page_data((tmp_path / "c.html").read_text())
+    assert d["inputs"][0]["strip"] == {"kind": "timeline"}
+    frames = [u for u in d["units"] if u["t"] == "frame"]
+    assert frames and all("ts" in u and "lane" in u for u in frames)
+    responses = [u for u in frames if u.get("dir") == "response"]
+    assert responses and all("lat" in u for u in responses)
+    assert all(u["spaces"][0]["b"] for u in frames)  # a frame's bytes are its stream's
+
+
+def test_stdout_and_refusals(tmp_path):
+    r = view(SAMPLES / "v2-none" / "00000000000000000000.log", "-o", "-")
+    assert r.exit_code == 0 and r.stdout.startswith("<!DOCTYPE html>")
+    beside = SAMPLES / "v2-none" / "view.html"
+    r = view(SAMPLES / "v2-none" / "00000000000000000000.log", "-o", beside)
+    assert r.exit_code == 2 and "never writes beside" in r.stderr and not beside.exists()
+    r = view(SAMPLES / "v2-none", "-o", SAMPLES / "v2-none" / "sub" / "x.html")
+    assert r.exit_code == 2 and not (SAMPLES / "v2-none" / "sub").exists()
+    out = tmp_path / "x.html"
+    out.write_text("keep")
+    r = view(DAMAGED, "-o", out)
+    assert r.exit_code == 2 and "--force" in r.stderr and out.read_text() == "keep"
+    r = view(DAMAGED, "-o", tmp_path)
+    assert r.exit_code == 2
+    r = view(DAMAGED, "--offset", "1", "--offsets", "1..2", "-o", tmp_path / "y.html")
+    assert r.exit_code == 2 and not (tmp_path / "y.html").exists()
+    r = view(DAMAGED, "--port", "9092", "-o", tmp_path / "y.html")
+    assert r.exit_code == 2
+    r = view(tmp_path / "missing.log", "-o", tmp_path / "y.html")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    garbage = tmp_path / "g" / "x.bin"
+    garbage.parent.mkdir()
+    garbage.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(256)))
+    r = view(garbage, "-o", tmp_path / "z.html")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".wireinspect-")] == []

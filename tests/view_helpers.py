@@ -1,0 +1,47 @@
+"""Running ``wireinspect view`` in tests and reading back the data its page holds."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+
+from click.testing import CliRunner
+
+from wireinspect.cli import cli
+
+DATA = re.compile(r'<script type="application/json" id="wi-data">(.*?)</script>', re.S)
+HOSTILE = '</script><script>window.pwned=1</script>'
+
+
+def view(*args):
+    """``wireinspect view ARGS...``: the click result (exit_code, stdout, stderr)."""
+    return CliRunner().invoke(cli, ["view", *map(str, args)])
+
+
+def page_data(text: str) -> dict:
+    """The JSON the page embeds."""
+    m = DATA.search(text)
+    assert m, "no data element in the page"
+    return json.loads(m.group(1))
+
+
+def hostile_segment() -> bytes:
+    """A magic-2 segment written by kafka-python whose keys, values and headers hold markup, quotes
+    and control characters, then a batch with a broken CRC (so the page has a problem)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    b.append(0, timestamp=1_700_000_000_000, key=b'<script>window.pwned=1</script>',
+             value=b"<script>window.pwned=1</script>", headers=[("<img src=x onerror=window.pwned=1>", b'"\'&')])
+    b.append(1, timestamp=1_700_000_000_001, key=b'k"\x00\x1b[31m\xe2\x80\xa8',
+             value=HOSTILE.encode() + b"\x07<!--", headers=[])
+    first = bytes(b.build())
+    b2 = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                   producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    b2.append(0, timestamp=1_700_000_000_002, key=None, value=b"after", headers=[])
+    second = bytearray(b2.build())
+    struct.pack_into(">q", second, 0, 2)
+    second[-1] ^= 0xFF  # the CRC no longer matches
+    return first + bytes(second)
