@@ -129,8 +129,8 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
 
 
 def _one(app, item, page, room: int, problems_only: bool):
-    """Add one input's units (at most ``room``) and strip to ``page``; returns (problems, units
-    whether ``--max-units`` stopped the page)."""
+    """Add one input's units (at most ``room``) and strip to ``page``; returns (problems, whether
+    ``--max-units`` or the page's size stopped the page)."""
     from wireinspect.render.safe import safe_text
 
     src, fmt = item.source, item.format
@@ -149,8 +149,9 @@ def _one(app, item, page, room: int, problems_only: bool):
         node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
         if problems_only and not unit.problems and not node.all_problems():
             continue
-        if room <= 0:
+        if room <= 0 or page.full:
             stopped_at = unit.position if unit.file_position is None else unit.file_position
+            stop = f"--max-units {page.max_units}" if room <= 0 else f"the page's limit ({page.budget >> 20} MiB of data)"
             break
         room -= 1
         data, first = unit_bytes(item, unit, node)
@@ -167,10 +168,12 @@ def _one(app, item, page, room: int, problems_only: bool):
         for u in (fmt.check or fmt.units)(src, dataclasses.replace(opts, start=0)):
             strip.add(u)
         page.set_strip(index, strip.to_json())
+    if (sel is not None and sel.active) or problems_only:
+        page.left_out(index, f"units not kept by {' '.join(page.given)}")
     if start:
         page.left_out(index, f"read from byte {start} (where the index puts the offset asked for)")
     if stopped_at is not None:
-        page.left_out(index, f"stopped at --max-units {page.max_units}: nothing from byte {stopped_at} on is shown")
+        page.left_out(index, f"stopped at {stop}: nothing from byte {stopped_at} on is shown")
     return found, stopped_at is not None
 
 

@@ -24,6 +24,7 @@ from wireinspect.model import Node
 from wireinspect.render.safe import safe_text, show_node_value, show_text_or_bytes
 
 VALUE_CHARS = 200  # characters of a bytes value's text in the page (search reads them too)
+MAX_PAGE_DATA = 48 << 20  # characters of unit data in one page: past it, no unit more is added
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
@@ -91,16 +92,22 @@ def unit_label(node: Node) -> str:
 
 
 class Page:
-    """The page being built: inputs, units, strips, what was left out."""
+    """The page being built: inputs, units (kept as their JSON text), strips, what was left out.
+    ``full``: the units hold :data:`MAX_PAGE_DATA` characters (``budget``) or more."""
 
-    def __init__(self, given: list, max_units: int):
-        self.given, self.max_units = given, max_units
+    def __init__(self, given: list, max_units: int, budget: int = MAX_PAGE_DATA):
+        self.given, self.max_units, self.budget = given, max_units, budget
         self.inputs: list = []
         self.units: list = []
+        self.size = 0
 
     @property
     def unit_count(self) -> int:
         return len(self.units)
+
+    @property
+    def full(self) -> bool:
+        return self.size >= self.budget
 
     def add_input(self, name: str, fmt: str, size: int) -> int:
         self.inputs.append({"name": safe_text(name), "format": fmt, "size": size, "strip": None, "leftOut": []})
@@ -138,14 +145,17 @@ class Page:
                 u[key] = v
         if lane is not None:
             u["lane"] = list(lane)
-        self.units.append(u)
+        text = script_json(u)
+        self.size += len(text)
+        self.units.append(text)
 
     def render(self) -> str:
         """The whole page (text)."""
         js = _asset("view.js")
         css = _asset("view.css")
         digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
-        data = {"inputs": self.inputs, "units": self.units, "given": self.given, "maxUnits": self.max_units}
+        head = script_json({"inputs": self.inputs, "given": self.given, "maxUnits": self.max_units})
+        data = head[:-1] + ',"units":[' + ",".join(self.units) + "]}"
         names = ", ".join(i["name"] for i in self.inputs) or "no input"
         csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
                "connect-src 'none'; form-action 'none'; base-uri 'none'")
@@ -154,7 +164,7 @@ class Page:
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
                 f"<title>wireinspect view: {_html.escape(names)}</title>\n<style>{css}</style>\n</head>\n"
                 f'<body>\n<noscript>This page needs JavaScript (inline only, no network).</noscript>\n'
-                f'<script type="application/json" id="wi-data">{script_json(data)}</script>\n'
+                f'<script type="application/json" id="wi-data">{data}</script>\n'
                 f"<script>{js}</script>\n</body></html>\n")
 
 
