@@ -196,3 +196,22 @@ def test_stdout_and_refusals(tmp_path):
     r = view(garbage, "-o", tmp_path / "z.html")
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".wireinspect-")] == []
+
+
+def test_a_streams_unparsed_bytes_are_shown(tmp_path):
+    """Bytes of a capture's stream that hold no frame are shown as the stream kept them."""
+    import struct
+
+    from tests.capture_helpers import frame, pcap_bytes
+
+    req = frame(struct.pack(">hhih", 18, 0, 1, 4) + b"test")
+    junk = b"<script>GARBAGE\xff\xff\xff\xff"
+    cap = tmp_path / "in" / "g.pcap"
+    cap.parent.mkdir()
+    cap.write_bytes(pcap_bytes([("10.0.0.1:40000", "10.0.0.2:9092", [("request", req), ("request", junk + req)])]))
+    r = view(cap, "-o", tmp_path / "g.html")
+    assert r.exit_code == 1, r.output
+    d = page_data((tmp_path / "g.html").read_text())
+    unparsed = [u for u in d["units"] if u["t"] == "unparsed"]
+    assert unparsed and base64.b64decode(unparsed[0]["spaces"][0]["b"]).startswith(junk)
+    assert unparsed[0]["p"] == len(req)

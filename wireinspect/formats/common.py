@@ -98,6 +98,13 @@ class Unparsed(_Stream):
         self.what = what
         _stream_place(self, protocol, conversation, direction)
 
+    @property
+    def raw_bytes(self):
+        """A stream's stretch: a method giving the bytes it kept (``dump --hexdump``, ``view``); None
+        for a file's (its bytes are the input's at ``position``) and for a stream's it did not keep."""
+        data = self.data
+        return None if data is None else (lambda: bytes(data))
+
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: ``rawZeros`` (a number of zero bytes) or ``rawBytes`` (the bytes);
         nothing when the range is empty or a stream did not keep its bytes. ``read(position, n)``
