@@ -127,6 +127,7 @@ def test_opens_on_problems_and_says_what_is_shown(tmp_path):
     assert states == ["valid", "problem", "salvage", "gap", "salvage", "zero"]
     assert strip["bands"][0][0] == 0 and strip["bands"][-1][1] == strip["size"]
     assert strip["offsets"] == [0, 31]
+    assert [b[3:] for b in strip["bands"]] == [[0, 7], [8, 11], [12, 23], [None, None], [24, 31], [None, None]]
 
 
 def test_selection_and_max_units_bound_the_page(tmp_path):
@@ -215,3 +216,39 @@ def test_a_streams_unparsed_bytes_are_shown(tmp_path):
     unparsed = [u for u in d["units"] if u["t"] == "unparsed"]
     assert unparsed and base64.b64decode(unparsed[0]["spaces"][0]["b"]).startswith(junk)
     assert unparsed[0]["p"] == len(req)
+
+
+def test_rocketmq_store_file(tmp_path):
+    from tests.formats.rocketmq.test_rocketmq_store import log, placed
+
+    f = tmp_path / "store" / "commitlog" / "00000000000000000000"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(log(placed(3, body=b"<b>body</b>"), size=4096))
+    r = view(f, "-o", tmp_path / "r.html")
+    assert r.exit_code == 0, r.output
+    d = page_data((tmp_path / "r.html").read_text())
+    assert [u["t"] for u in d["units"]][:3] == ["record"] * 3
+    assert d["inputs"][0]["format"] == "rocketmq-commitlog"
+    assert d["inputs"][0]["strip"]["bands"][-1][2] == "zero"
+
+
+def test_strip_bins_to_scale_keeping_the_worst_state():
+    from wireinspect.formats.unit import UnitBase
+    from wireinspect.ops.view import STRIP_BANDS, Strip
+
+    class U(UnitBase):
+        type = "batch"
+
+        def __init__(self, i, bad):
+            self.position, self.length, self.base_offset, self.last_offset = i * 10, 10, i, i
+            self.problems = [Problem("crc_mismatch", i * 10, "x")] if bad else []
+
+    s = Strip(10 * 10_000, recoverable=True)
+    for i in range(10_000):
+        s.add(U(i, bad=i < 6000 and i % 2))  # 6,000 alternating bands, then one run
+    d = s.to_json()
+    assert len(d["bands"]) == STRIP_BANDS and d["units"] == 10_000 and d["cut"] == 10
+    assert d["bands"][0] == [0, 50, "problem", 0, 4] and d["bands"][-1][1] == 100_000
+    states = [b[2] for b in d["bands"]]
+    assert states[:1200] == ["problem"] * 1200 and set(states[1200:]) == {"salvage"}
+    assert d["bands"][1200][3:] == [6000, 6004]

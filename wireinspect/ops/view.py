@@ -22,6 +22,7 @@ MAX_UNIT_BYTES = HEXDUMP_MAX  # bytes of one unit embedded in the page (as dump 
 STRIP_BANDS = 2000
 # Band states, worst first: what a band of merged units shows.
 STATES = ("problem", "gap", "zero", "salvage", "valid")
+RANK = {s: i for i, s in enumerate(STATES)}
 
 
 def unit_state(u, cut: bool) -> str:
@@ -37,12 +38,19 @@ def unit_state(u, cut: bool) -> str:
 
 
 class Strip:
-    """The overview of one input by byte position: bands ``[start, end, state]`` (adjacent units of
-    one state merged), the recovery cut (where the valid prefix ends), offset and time ranges."""
+    """The overview of one input by byte position: bands ``[start, end, state, first offset, last
+    offset]`` (offsets None when the band holds none), the recovery cut (where the valid prefix
+    ends), the offset and time ranges of the whole input.
+
+    Adjacent units of one state merge into one band; past :data:`STRIP_BANDS` bands, the input is
+    drawn as that many bins of equal size instead, each with the worst state of the units it
+    overlaps and their offsets (kept as the units come, so a bin's offsets are exact)."""
 
     def __init__(self, size: int, recoverable: bool):
         self.size, self.recoverable = size, recoverable
+        self.width = max(1, -(-size // STRIP_BANDS))
         self.bands: list = []
+        self.bins: dict = {}
         self.cut = None
         self.units = 0
         self.offsets = [None, None]
@@ -56,32 +64,44 @@ class Strip:
             self.cut = u.position
         state = unit_state(u, self.cut is not None and self.recoverable)
         start, end = u.position, u.position + u.length
+        lo, hi = u.base_offset, u.last_offset
         b = self.bands
-        if b and b[-1][2] == state and b[-1][1] == start:
-            b[-1][1] = end
-        else:
-            b.append([start, end, state])
-        for lo_hi, lo, hi in ((self.offsets, u.base_offset, u.last_offset),
-                              (self.times, u.base_timestamp if u.base_timestamp is not None else u.max_timestamp,
-                               u.max_timestamp)):
-            if lo is not None and (lo_hi[0] is None or lo < lo_hi[0]):
-                lo_hi[0] = lo
-            if hi is not None and hi >= 0 and (lo_hi[1] is None or hi > lo_hi[1]):
-                lo_hi[1] = hi
+        if len(b) <= STRIP_BANDS:
+            if b and b[-1][2] == state and b[-1][1] == start:
+                b[-1][1] = end
+            else:
+                b.append([start, end, state, None, None])
+            _widen(b[-1], lo, hi)
+        w = self.width
+        for k in range(start // w, (min(end, self.size) - 1) // w + 1):
+            band = self.bins.get(k)
+            if band is None:
+                band = self.bins[k] = [k * w, min((k + 1) * w, self.size), state, None, None]
+            elif RANK[state] < RANK[band[2]]:
+                band[2] = state
+            _widen(band, lo, hi)
+        for lo_hi, first, last in ((self.offsets, lo, hi),
+                                   (self.times, u.base_timestamp if u.base_timestamp is not None else u.max_timestamp,
+                                    u.max_timestamp)):
+            if first is not None and (lo_hi[0] is None or first < lo_hi[0]):
+                lo_hi[0] = first
+            if last is not None and last >= 0 and (lo_hi[1] is None or last > lo_hi[1]):
+                lo_hi[1] = last
 
     def to_json(self) -> dict:
         bands = self.bands
-        if len(bands) > STRIP_BANDS:  # to scale: fixed bins, each showing the worst state it holds
-            width = max(1, -(-self.size // STRIP_BANDS))
-            rank = {s: i for i, s in enumerate(STATES)}
-            bins: dict = {}
-            for start, end, state in bands:
-                for k in range(start // width, (end - 1) // width + 1):
-                    if k not in bins or rank[state] < rank[bins[k]]:
-                        bins[k] = state
-            bands = [[k * width, min((k + 1) * width, self.size), s] for k, s in sorted(bins.items())]
+        if len(bands) > STRIP_BANDS:
+            bands = [self.bins[k] for k in sorted(self.bins)]
         return {"kind": "bytes", "size": self.size, "bands": bands, "cut": self.cut, "units": self.units,
                 "offsets": self.offsets, "times": self.times}
+
+
+def _widen(band: list, lo, hi) -> None:
+    """Widen a band's offset range ``band[3]..band[4]`` to hold ``lo..hi`` (None: no offsets)."""
+    if lo is not None and (band[3] is None or lo < band[3]):
+        band[3] = lo
+    if hi is not None and (band[4] is None or hi > band[4]):
+        band[4] = hi
 
 
 def unit_bytes(item, unit, node):
@@ -138,6 +158,7 @@ def _one(app, item, page, room: int, problems_only: bool):
     opts = _seek(app, item, sel, safe_text)
     start = opts.start
     index = page.add_input(src.name, fmt.id, src.size)
+    shown = page.unit_count
     units = fmt.units(src, opts)
     if sel is not None and sel.active:
         units = sel.select(units)
@@ -161,7 +182,7 @@ def _one(app, item, page, room: int, problems_only: bool):
         page.add_unit(index, unit, node, data, node.position if data is None else first,
                       unit_state(unit, False), lane=_lane(conv), why=why, limit=MAX_UNIT_BYTES)
         found += len(unit.problems)
-    if timeline or fmt.dir_sniff is not None:
+    if timeline or fmt.dir_sniff is not None or shown == page.unit_count:  # no strip for an input not shown
         page.set_strip(index, {"kind": "timeline"} if timeline else None)
     else:
         strip = Strip(src.size, fmt.recoverable)

@@ -85,7 +85,7 @@
         var band = el("div", "band st-" + b[2]);
         band.style.left = (100 * b[0] / st.size) + "%";
         band.style.width = (100 * (b[1] - b[0]) / st.size) + "%";
-        band.title = b[2] + ": bytes " + b[0] + ".." + b[1];
+        band.title = b[2] + ": bytes " + b[0] + ".." + b[1] + (b[3] !== null ? ", offsets " + b[3] + ".." + b[4] : "");
         band.addEventListener("click", function () { var k = unitAt(ii, b[0]); if (k >= 0) selectUnit(k); });
         strip.appendChild(band);
       });
@@ -118,6 +118,8 @@
       box.appendChild(legend);
     } else if (st && st.kind === "timeline") {
       box.appendChild(timeline(ii));
+    } else if (!units.some(function (u) { return u.i === ii; })) {
+      box.appendChild(el("div", "axis", "no unit of this input is shown"));
     }
     strips.appendChild(box);
   });
