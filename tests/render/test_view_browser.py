@@ -50,15 +50,16 @@ def browser(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    """``name -> (path of the page, its data)`` for the damaged sample, a gzip segment, a capture and
-    the hostile segment."""
+    """``name -> (path of the page, its data)`` for the damaged sample, a gzip segment, a capture,
+    the hostile segment and a partition directory."""
     d = tmp_path_factory.mktemp("view-pages")
     hostile = d / "in" / "00000000000000000000.log"
     hostile.parent.mkdir()
     hostile.write_bytes(hostile_segment())
     out = {}
     for name, path in (("damaged", DAMAGED), ("gzip", SAMPLES / "v2-gzip" / "00000000000000000000.log"),
-                       ("capture", SAMPLES / "capture" / "librdkafka.pcap"), ("hostile", hostile)):
+                       ("capture", SAMPLES / "capture" / "librdkafka.pcap"), ("hostile", hostile),
+                       ("partition", SAMPLES / "partition" / "orders-0")):
         page = d / f"{name}.html"
         r = view(path, "-o", page)
         assert r.exit_code in (0, 1), r.output
@@ -230,4 +231,15 @@ def test_a_script_in_a_record_value_does_not_run(browser, pages):
     assert page.evaluate("document.querySelectorAll('img').length") == 0
     assert page.evaluate("typeof window.pwned") == "undefined"
     assert errors == [] and all(u.startswith("file://") for u in requests)
+    page.close()
+
+
+def test_a_unit_without_bytes_says_so(browser, pages):
+    path, data = pages["partition"]
+    page, errors, _ = _open(browser, path)
+    k = next(k for k, u in enumerate(data["units"]) if u["t"] == "partition")
+    page.click(f".unit[data-u='{k}']")
+    assert "no bytes: a directory's report" in page.eval_on_selector("#pane-0", "e => e.textContent")
+    assert page.eval_on_selector_all(".input .strip", "ss => ss.length") >= 2  # its segments' strips
+    assert errors == []
     page.close()

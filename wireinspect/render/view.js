@@ -285,6 +285,7 @@
     }
     box.appendChild(h);
     var cells = {hex: [], asc: [], start: sp.start, s: s, u: S.u, box: box};
+    hexBox.appendChild(box);
     if (!data) {
       box.appendChild(el("div", "none", s === 0 ? "no bytes: " + (u.why || "not at hand") :
         "the decompressed bytes were not kept"));
@@ -323,7 +324,6 @@
     box.appendChild(grid);
     var more = s === 0 ? (u.more || 0) : sp.length - data.length;
     if (more > 0) box.appendChild(el("div", "none", "\u2026 " + more + " more bytes not in the page"));
-    hexBox.appendChild(box);
     return cells;
   }
   var lit = [];
