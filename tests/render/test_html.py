@@ -252,3 +252,14 @@ def test_strip_bins_to_scale_keeping_the_worst_state():
     states = [b[2] for b in d["bands"]]
     assert states[:1200] == ["problem"] * 1200 and set(states[1200:]) == {"salvage"}
     assert d["bands"][1200][3:] == [6000, 6004]
+
+
+def test_max_units_counts_across_inputs(tmp_path):
+    v2 = SAMPLES / "v2-none" / "00000000000000000000.log"
+    r = view(DAMAGED, v2, SAMPLES / "v1-none.log", "--max-units", "11", "-o", tmp_path / "m.html")
+    assert r.exit_code == 1, r.output
+    d = page_data((tmp_path / "m.html").read_text())
+    assert [u["i"] for u in d["units"]] == [0] * 10 + [1]
+    assert len(d["inputs"]) == 2 and d["inputs"][0]["leftOut"] == []
+    assert d["inputs"][1]["leftOut"][0].startswith("stopped at --max-units 11: nothing from byte ")
+    assert "no input after this one" in d["inputs"][1]["leftOut"][1]

@@ -17,7 +17,6 @@ from wireinspect.errors import InputError
 from wireinspect.ops.dump import HEXDUMP_MAX, _seek
 from wireinspect.render import html
 
-DEFAULT_MAX_UNITS = 2000
 MAX_UNIT_BYTES = HEXDUMP_MAX  # bytes of one unit embedded in the page (as dump --hexdump shows)
 STRIP_BANDS = 2000
 # Band states, worst first: what a band of merged units shows.
@@ -123,7 +122,7 @@ def unit_bytes(item, unit, node):
 def view_items(app, items, out: str, *, max_units: int, problems_only: bool, given: list) -> int:
     """Write the page of every unit kept from ``items`` to ``out`` (``-``: stdout); returns the
     number of problems in the units shown. ``given``: the selection options as typed (said on the
-    page). Raises :class:`InputError` for an output that cannot be written."""
+    page). Raises ``OSError`` when ``out`` cannot be written."""
     page = html.Page(given=given, max_units=max_units)
     found = 0
     for item in items:
@@ -136,6 +135,7 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
             continue
         if cut:
+            page.left_out(len(page.inputs) - 1, "the page stopped here: no input after this one was read")
             break
     text = page.render()
     if out == "-":

@@ -125,44 +125,50 @@
   });
 
   function timeline(ii) {
+    // one lane per connection, each drawn to its own time scale (connections of a capture are often
+    // seconds apart while their frames are microseconds apart); its start and span are in its name
     var wrap = el("div", "timeline");
-    var mine = [], lanes = {}, order = [], t0 = Infinity, t1 = -Infinity;
+    var lanes = {}, order = [];
     units.forEach(function (u, k) {
       if (u.i !== ii || u.ts === undefined || !u.lane) return;
-      mine.push(k);
-      var start = u.lat !== undefined ? u.ts - u.lat / 1000 : u.ts;
-      t0 = Math.min(t0, start); t1 = Math.max(t1, u.ts);
-      if (!(u.lane[0] in lanes)) { lanes[u.lane[0]] = u.lane[1]; order.push(u.lane[0]); }
+      var L = lanes[u.lane[0]];
+      if (!L) { L = lanes[u.lane[0]] = {name: u.lane[1], ks: [], t0: Infinity, t1: -Infinity}; order.push(u.lane[0]); }
+      L.ks.push(k);
+      L.t0 = Math.min(L.t0, u.lat !== undefined ? u.ts - u.lat / 1000 : u.ts);
+      L.t1 = Math.max(L.t1, u.ts);
     });
-    if (!mine.length) return el("div", "axis", "no captured frames with times");
-    var span = Math.max(t1 - t0, 1e-6);
+    if (!order.length) return el("div", "axis", "no captured frames with times");
     order.forEach(function (li) {
+      var L = lanes[li], span = Math.max(L.t1 - L.t0, 1e-6);
       var lane = el("div", "lane");
-      lane.appendChild(el("div", "lane-name", "[" + li + "] " + lanes[li]));
+      var name = el("div", "lane-name", "[" + li + "] " + L.name);
+      name.title = L.name + ": " + new Date(L.t0 * 1000).toISOString() + " + " + (span * 1000).toFixed(3) + " ms";
+      lane.appendChild(name);
       var track = el("div", "track");
-      mine.forEach(function (k) {
+      var x = function (t) { return (100 * 0.98 * (t - L.t0) / span) + "%"; };
+      L.ks.forEach(function (k) {
         var u = units[k];
-        if (u.lane[0] !== li) return;
         if (u.dir === "response" && u.lat !== undefined) {
           var j = el("div", "join" + (u.st === "problem" ? " st-problem" : ""));
-          j.style.left = (100 * (u.ts - u.lat / 1000 - t0) / span) + "%";
-          j.style.width = (100 * (u.lat / 1000) / span) + "%";
+          j.style.left = x(u.ts - u.lat / 1000);
+          j.style.width = (100 * 0.98 * (u.lat / 1000) / span) + "%";
           j.title = "request -> response: " + u.lat + " ms";
           track.appendChild(j);
         }
         var f = el("div", "frame " + (u.dir === "response" ? "resp" : "req") + " st-" + u.st);
-        f.style.left = (100 * (u.ts - t0) / span) + "%";
+        f.style.left = x(u.ts);
         f.title = u.label;
         f.dataset.unit = k;
         f.addEventListener("click", function () { selectUnit(k); });
         track.appendChild(f);
       });
       lane.appendChild(track);
+      lane.appendChild(el("div", "lane-span", (span * 1000).toFixed(3) + " ms"));
       wrap.appendChild(lane);
     });
-    wrap.appendChild(el("div", "axis", "time " + new Date(t0 * 1000).toISOString() + " .. " +
-      new Date(t1 * 1000).toISOString() + " (" + (span * 1000).toFixed(3) + " ms); requests above, responses " +
-      "below, a bar joins a response to its request"));
+    wrap.appendChild(el("div", "axis", order.length + " connection(s), each to its own time scale (start and " +
+      "span on hover, span at the right); requests above, responses below, a bar joins a response to its " +
+      "request (its latency); red: problems"));
     return wrap;
   }
 
