@@ -10,6 +10,7 @@ import os
 import pytest
 
 from tests.conftest import SAMPLES
+from tests.formats.test_properties import SEEDS
 from tests.kafka_bytes import v2_batch
 from tests.view_helpers import HOSTILE, hostile_segment, page_data, view
 from wireinspect.catalog import choose_format  # noqa: F401 - the catalog loads every format
@@ -263,3 +264,44 @@ def test_max_units_counts_across_inputs(tmp_path):
     assert len(d["inputs"]) == 2 and d["inputs"][0]["leftOut"] == []
     assert d["inputs"][1]["leftOut"][0].startswith("stopped at --max-units 11: nothing from byte ")
     assert "no input after this one" in d["inputs"][1]["leftOut"][1]
+
+
+@pytest.mark.parametrize("fid", sorted(f for f in SEEDS if f != "kafka-partition"))
+def test_mutated_inputs_never_break_the_page(fid):
+    """Damaged inputs of every format (the fuzz harness's mutations of real seeds): ``view`` exits 0,
+    1 or 2 without a traceback, and every field of a unit with its bytes lies in them."""
+    import random
+    import tempfile
+    from pathlib import Path
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.fuzz.mutate import mutate
+
+    @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(pick=st.integers(0, 1 << 16), seed=st.integers(0, 1 << 32))
+    def check(pick, seed):
+        name, data = SEEDS[fid][pick % len(SEEDS[fid])]
+        family = "rocketmq" if fid.startswith("rocketmq") else "jafka" if fid.startswith("jafka") else \
+            "kafka-stream" if fid == "kafka-stream" else "kafka-log"
+        mutant = mutate(data, family, name, random.Random(seed))
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "in" / Path(name).name
+            src.parent.mkdir()
+            src.write_bytes(mutant)
+            out = Path(tmp) / "page.html"
+            r = view(f"{src}:{fid}", "-o", out)
+            assert r.exit_code in (0, 1, 2) and "Traceback" not in r.output and "internal error" not in r.output
+            if not out.exists():
+                return
+            text = out.read_text()
+            assert text.count("<script") == 2
+            for u in page_data(text)["units"]:
+                if u["spaces"][0]["b"] is None:
+                    continue
+                for node in u["nodes"]:
+                    if node["s"] == 0:
+                        assert u["p"] <= node["p"] and node["p"] + node["l"] <= u["p"] + u["l"], (u["label"], node)
+
+    check()

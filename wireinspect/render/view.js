@@ -204,8 +204,9 @@
     for (var p = units[u].nodes[i].u; p >= 0; p = units[u].nodes[p].u) e[p] = true;
   }
   function defaultExpanded(u) {
-    var e = {}, nodes = units[u].nodes, all = nodes.length <= 3000;
-    nodes.forEach(function (r, i) { if (all || units[u].depth[i] < 1) e[i] = true; });
+    // the whole tree, or, past 3,000 fields, its first 3,000 in preorder (the header and the first records)
+    var e = {};
+    units[u].nodes.forEach(function (r, i) { if (i < 3000) e[i] = true; });
     return e;
   }
   var rowEls = {}, visible = [];
