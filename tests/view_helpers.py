@@ -20,10 +20,15 @@ def view(*args):
 
 
 def page_data(text: str) -> dict:
-    """The JSON the page embeds."""
+    """The JSON the page embeds, each unit's node rows unpacked into objects (as the script does)."""
+    from wireinspect.render.html import NODE_KEYS
+
     m = DATA.search(text)
     assert m, "no data element in the page"
-    return json.loads(m.group(1))
+    d = json.loads(m.group(1))
+    for u in d["units"]:
+        u["nodes"] = [{k: v for k, v in zip(NODE_KEYS, row) if v is not None} for row in u["nodes"]]
+    return d
 
 
 def hostile_segment() -> bytes:

@@ -6,7 +6,13 @@
   var units = D.units, inputs = D.inputs;
   var S = {u: -1, n: -1, expanded: {}, problem: -1, match: null};
   var problems = [];
+  var KEYS = ["u", "n", "p", "l", "s", "v", "d", "x", "o", "pr"];  // render/html.py NODE_KEYS
   units.forEach(function (u, ui) {
+    u.nodes = u.nodes.map(function (a) {
+      var r = {};
+      for (var k = 0; k < a.length; k++) if (a[k] !== null) r[KEYS[k]] = a[k];
+      return r;
+    });
     u.pr.forEach(function (p) { problems.push({u: ui, n: p[0], code: p[1], pos: p[2], msg: p[3]}); });
     var kids = u.nodes.map(function () { return []; });
     var depth = [];
