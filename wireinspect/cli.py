@@ -519,6 +519,8 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     from wireinspect.ops.view import check_view_output, view_items
 
     app.selection = _selection(offset, offsets, times, position, producer_id, max_bytes, max_records_shown)
+    if force and out == "-":
+        raise click.UsageError("--force replaces an output file; -o - writes to stdout")
     try:
         check_view_output(paths, out, force)
     except InputError as e:

@@ -188,10 +188,14 @@ def test_stdout_and_refusals(tmp_path):
     assert r.exit_code == 2
     r = view(DAMAGED, "--offset", "1", "--offsets", "1..2", "-o", tmp_path / "y.html")
     assert r.exit_code == 2 and not (tmp_path / "y.html").exists()
+    r = view(DAMAGED, "--force", "-o", "-")
+    assert r.exit_code == 2 and r.stdout == ""
     r = view(DAMAGED, "--port", "9092", "-o", tmp_path / "y.html")
-    assert r.exit_code == 2
+    assert r.exit_code == 2 and "--port cannot apply" in r.stderr and not (tmp_path / "y.html").exists()
     r = view(tmp_path / "missing.log", "-o", tmp_path / "y.html")
-    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert r.exit_code == 2 and "Traceback" not in r.output and not (tmp_path / "y.html").exists()
+    r = view(tmp_path / "gone" / "missing.log", DAMAGED, "-o", tmp_path / "y.html")  # what can be read is shown
+    assert r.exit_code == 2 and len(page_data((tmp_path / "y.html").read_text())["inputs"]) == 1
     garbage = tmp_path / "g" / "x.bin"
     garbage.parent.mkdir()
     garbage.write_bytes(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(256)))

@@ -121,8 +121,9 @@ def unit_bytes(item, unit, node):
 
 def view_items(app, items, out: str, *, max_units: int, problems_only: bool, given: list) -> int:
     """Write the page of every unit kept from ``items`` to ``out`` (``-``: stdout); returns the
-    number of problems in the units shown. ``given``: the selection options as typed (said on the
-    page). Raises ``OSError`` when ``out`` cannot be written."""
+    number of problems in the units shown (nothing is written when no input could be read).
+    ``given``: the selection options as typed (said on the page). Raises ``OSError`` when ``out``
+    cannot be written."""
     page = html.Page(given=given, max_units=max_units)
     found = 0
     for item in items:
@@ -137,6 +138,8 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
         if cut:
             page.left_out(len(page.inputs) - 1, "the page stopped here: no input after this one was read")
             break
+    if not page.inputs:  # nothing could be read (said on stderr, exit 2): no page
+        return found
     text = page.render()
     if out == "-":
         sys.stdout.write(text)
