@@ -261,6 +261,9 @@
 
   /* ---------- hex panes ---------- */
   var panes = [];
+  var HX = el("span", "hx"), HXP = el("span", "hx pb"), AS = el("span", "as"), ASP = el("span", "as pb");
+  var HEX2 = [], ASC = [];
+  for (var b = 0; b < 256; b++) { HEX2.push(hex(b, 2)); ASC.push(b >= 32 && b < 127 ? String.fromCharCode(b) : "."); }
   function paneSpaces(u) {
     var out = [0], r = u.nodes[S.n] || u.nodes[0], ds = -1;
     if (r.s) ds = r.s; else if (r.o !== undefined) ds = r.o;
@@ -320,9 +323,9 @@
           continue;
         }
         var b = data[i];
-        var c1 = el("span", "hx" + (probAt[p] ? " pb" : ""), hex(b, 2)); c1.dataset.p = p;
-        var c2 = el("span", "as" + (probAt[p] ? " pb" : ""), b >= 32 && b < 127 ? String.fromCharCode(b) : ".");
-        c2.dataset.p = p;
+        var c1 = (probAt[p] ? HXP : HX).cloneNode(false), c2 = (probAt[p] ? ASP : AS).cloneNode(false);
+        c1.textContent = HEX2[b]; c2.textContent = ASC[b];
+        c1.setAttribute("data-p", p); c2.setAttribute("data-p", p);
         hx.appendChild(c1); as.appendChild(c2);
         cells.hex[i] = c1; cells.asc[i] = c2;
       }
