@@ -139,3 +139,20 @@ def control_batch(ctype: int, value: bytes, offset: int = 0) -> bytes:
            "records": [{"offset": offset, "timestamp": T0, "key": _b64(struct.pack(">hh", 0, ctype)),
                         "value": _b64(value), "headers": []}]}
     return encode_batch(obj, CTX)
+
+
+def legacy_offsets_segment() -> bytes:
+    """Magic-1 entries of an old __consumer_offsets (kafka-python's legacy builder): a plain
+    OffsetCommit message, then a gzip wrapper of two."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    out = b""
+    for codec, first in ((0, 0), (1, 1)):
+        b = LegacyRecordBatchBuilder(magic=1, compression_type=codec, batch_size=1 << 20)
+        for i in range(2 if codec else 1):
+            b.append(i if codec else first, timestamp=T0, key=KEY, value=VALUE if i == 0 else None)
+        data = bytearray(b.build())
+        if codec:
+            struct.pack_into(">q", data, 0, first + 1)
+        out += bytes(data)
+    return out

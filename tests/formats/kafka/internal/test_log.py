@@ -105,6 +105,8 @@ def test_records_as_forces_and_none_disables(tmp_path):
     assert "internal_unexpected_key" in codes
     r = run("dump", "--records-as", "bogus", plain)
     assert r.exit_code == 2 and "bogus" in r.output
+    r = run("spark", "scan", "--records-as", "bogus", plain, "-o", tmp_path / "scan")
+    assert r.exit_code == 2 and "bogus" in r.output
     r = run("dump", "--records-as", "offsets", SAMPLES / "jafka" / "00000000000000000000.kafka")
     assert r.exit_code == 2 and "--records-as" in r.stderr
     r = run("dump", "--json", "--records-as", "offsets", tmp_path)  # a directory: its logs take it
@@ -185,3 +187,41 @@ def test_encode_edited_transaction_status_name(tmp_path):
     (again,) = lines(run("dump", "--json", "--records-as", "transactions", out).stdout)
     assert again["records"][0]["valueDecoded"]["data"]["TransactionStatus"] == 2
     shutil.rmtree(out.parent)
+
+
+def test_legacy_messages_of_an_old_consumer_offsets(tmp_path):
+    """Magic 0/1 entries (Kafka before 0.11 wrote __consumer_offsets so), plain and in a gzip wrapper."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    out = b""
+    for magic, codec, first in ((1, 0, 0), (1, 1, 1), (0, 0, 3)):
+        b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
+        for i in range(2 if codec else 1):
+            b.append(i if codec else first, timestamp=T0 if magic else None, key=KEY, value=VALUE)
+        data = bytearray(b.build())
+        if codec:
+            struct.pack_into(">q", data, 0, first + 1)
+        out += bytes(data)
+    path = _write(tmp_path, "__consumer_offsets-1", out)
+    r = run("dump", "--json", path)
+    assert r.exit_code == 0, r.output
+    entries = lines(r.stdout)
+    assert [e["magic"] for e in entries] == [1, 1, 0]
+    for e in entries:
+        for rec in e["records"]:
+            assert rec["keyDecoded"]["data"] == {"group": "grp", "topic": "orders", "partition": 3}
+            assert rec["valueDecoded"]["data"]["offset"] == 42
+    (tree,) = lines(run("dump", "--json", "--tree", "--offset", "0", path).stdout)
+    value = next(c for c in tree["children"] if c["name"] == "value")
+    assert [c["name"] for c in value["children"]][:2] == ["version", "offset"]
+    assert value["children"][1]["position"] == out.index(VALUE) + 2
+    entries[0]["records"][0]["valueDecoded"]["data"]["offset"] = 7
+    entries[1]["records"][1]["valueDecoded"]["data"]["offset"] = 8
+    o = tmp_path / "o" / SEG
+    o.parent.mkdir()
+    text = "".join(json.dumps(e) + "\n" for e in entries)
+    assert run("encode", "--format", "kafka-log", "-", "-o", o, input=text).exit_code == 0
+    again = lines(run("dump", "--json", "--records-as", "offsets", o).stdout)
+    assert all(e["crcValid"] for e in again)
+    assert again[0]["records"][0]["valueDecoded"]["data"]["offset"] == 7
+    assert again[1]["records"][1]["valueDecoded"]["data"]["offset"] == 8
