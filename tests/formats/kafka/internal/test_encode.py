@@ -50,3 +50,17 @@ def test_errors_name_the_path():
     del obj["data"]["metadata"]
     with pytest.raises(EncodeError, match=r"\.valueDecoded\.data\.metadata: missing"):
         encode_decoded(obj, VALUE, CTX, ".valueDecoded", ENC)
+
+
+def test_a_metadata_record_with_a_key_and_no_value_round_trips():
+    from types import SimpleNamespace
+
+    from wireinspect.formats.kafka.internal.decode import decode_record
+    from wireinspect.formats.kafka.internal.encode import reencode
+
+    buf = b"k"
+    r = SimpleNamespace(p_key=0, keyLength=1, p_val=1, valueLength=-1)
+    kd, vd = decode_record("metadata", False, buf, r, 10)
+    assert kd is None and [p.code for p in vd.problems] == ["internal_unexpected_key"]
+    rec = {"key": ENC(b"k"), "value": None, "valueDecoded": vd.to_json(ENC)}
+    assert reencode(rec, rec["key"], None, CTX, ".records[0]") == (ENC(b"k"), None)

@@ -116,16 +116,16 @@ def _member(m, enc, ctx, where: str):
 
 
 def encode_decoded(obj: dict, raw: bytes | None, ctx, where: str, enc) -> bytes | None:
-    """The bytes of one ``keyDecoded``/``valueDecoded`` object: ``raw`` (the stored bytes) when
-    they decode to the same object, else the object encoded in its framing. Raises EncodeError
-    naming the path."""
+    """The bytes of one ``keyDecoded``/``valueDecoded`` object: ``raw`` (the stored bytes, ``None``
+    for null) when they decode to the same object or when nothing of them was decoded (``"type":
+    null``), else the object encoded in its framing. Raises EncodeError naming the path."""
     if not isinstance(obj, dict):
         raise EncodeError(f"{where}: expected an object, got {type(obj).__name__}")
     found = by_name().get(obj.get("type"))
     if found is None:
-        if raw is None:
+        if obj.get("type") is not None:
             raise EncodeError(f"{where}.type: {obj.get('type')!r} is no internal record type")
-        return raw  # undecodable as stored: the bytes stay
+        return raw  # no type: nothing was decoded of the stored bytes, they stay
     stored = _decode_stored(found, raw) if raw is not None else None
     if stored is not None and _canonical(stored.to_json(enc)) == _canonical(obj):
         return raw
@@ -162,5 +162,5 @@ def reencode(rec: dict, key, value, ctx, where: str) -> tuple:
         raw = None if given is None else given if isinstance(given, (bytes, bytearray)) else \
             ctx.blob(given, f"{where}.{name}")
         got = encode_decoded(dec, None if raw is None else bytes(raw), ctx, f"{where}.{name}Decoded", enc)
-        out.append(given if got is not None and raw is not None and got == bytes(raw) else enc(got))
+        out.append(given if got is None or (raw is not None and got == bytes(raw)) else enc(got))
     return out[0], out[1]
