@@ -149,6 +149,17 @@ def read_struct(d: Decoded, spec, version: int, buf, p: int, end: int, base: int
     return q
 
 
+def spec_at(d: Decoded, by_key: dict, key: int, version: int, at: int, what: str):
+    """The spec of ``key`` in ``by_key`` if it defines ``version``; else ``None``, with an
+    ``internal_unknown_type`` or ``internal_unknown_version`` problem at ``at`` in ``d``."""
+    spec = by_key.get(key)
+    if spec is None:
+        d.problems.append(Problem("internal_unknown_type", at, f"no {what} {key} is defined (known: "
+                                  f"{', '.join(map(str, sorted(by_key)))})", actual=key))
+        return None
+    return spec if known_version(d, spec, version, at) else None
+
+
 def known_version(d: Decoded, spec, version: int, at: int) -> bool:
     """Whether ``spec`` defines ``version``; if not, ``d`` gets the type and an
     ``internal_unknown_version`` problem at absolute position ``at``."""
@@ -184,10 +195,8 @@ def decode_coordinator_key(kind: str, buf, p: int, n: int, base: int) -> Decoded
         return d
     d.record_type = rt
     d.version = 0
-    spec = table(kind).keys.get(rt)
+    spec = spec_at(d, table(kind).keys, rt, 0, base + p, f"{kind} key of record type")
     if spec is None:
-        d.problems.append(Problem("internal_unknown_type", base + p, f"record type {rt} is no {kind} record "
-                                  f"(known: {', '.join(map(str, sorted(table(kind).keys)))})", actual=rt))
         return d
     read_struct(d, spec, 0, buf, p + 2, p + n, base)
     return d
@@ -205,12 +214,8 @@ def decode_coordinator_value(kind: str, record_type: int | None, buf, p: int, n:
     d.version = v
     if record_type is None:
         return d  # the key's problem says why
-    spec = table(kind).values.get(record_type)
+    spec = spec_at(d, table(kind).values, record_type, v, base + p, f"{kind} value of record type")
     if spec is None:
-        d.problems.append(Problem("internal_unknown_type", base + p, f"record type {record_type} has no value "
-                                  f"definition in {kind}", actual=record_type))
-        return d
-    if not known_version(d, spec, v, base + p):
         return d
     read_struct(d, spec, v, buf, p + 2, p + n, base)
     if spec.name == "GroupMetadataValue":
@@ -247,13 +252,8 @@ def decode_metadata_value(kind: str, buf, p: int, n: int, base: int) -> Decoded 
         code = "internal_truncated" if pr.code in _CUT else pr.code
         d.problems.append(Problem(code, pr.position, f"metadata record frame: {pr.message}"))
         return d
-    records = table(kind).records
-    spec = records.get(ak)
+    spec = spec_at(d, table(kind).records, ak, ver, base + p, f"{kind} record of apiKey")
     if spec is None:
-        d.problems.append(Problem("internal_unknown_type", base + p, f"apiKey {ak} is no {kind} record "
-                                  f"(known: {', '.join(map(str, sorted(records)))})", actual=ak))
-        return d
-    if not known_version(d, spec, ver, base + p):
         return d
     read_struct(d, spec, ver, buf, q, end, base)
     return d
