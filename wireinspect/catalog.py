@@ -70,3 +70,12 @@ def choose_format(head: bytes, name: str) -> Format | None:
         if s > score:
             best, score = f, s
     return best
+
+
+def coordinator_partition(kind: str, key: str, partitions: int) -> dict:
+    """``coordinator-partition``: the partition of ``__consumer_offsets`` (``kind`` ``group``) or
+    ``__transaction_state`` (``transactional-id``) that holds ``key`` (see
+    :func:`wireinspect.formats.kafka.internal.coordinator.locate`)."""
+    from wireinspect.formats.kafka.internal.coordinator import locate
+
+    return locate(kind, key, partitions)

@@ -494,6 +494,30 @@ def formats():
         click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
 
 
+@cli.command("coordinator-partition")
+@click.option("--group", metavar="G", help="A consumer group id: its __consumer_offsets partition.")
+@click.option("--transactional-id", metavar="T", help="A transactional id: its __transaction_state partition.")
+@click.option("--partitions", type=click.IntRange(1), default=50, show_default=True,
+              help="Partitions of the topic (offsets.topic.num.partitions / transaction.state.log.num.partitions).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def coordinator_partition(group, transactional_id, partitions, as_json):
+    """Which __consumer_offsets or __transaction_state partition holds a group or a transactional id
+    (Kafka's Utils.abs(id.hashCode()) % partitions)."""
+    from wireinspect.catalog import coordinator_partition as locate
+    from wireinspect.render.jsonl import dumps
+    from wireinspect.render.safe import safe_text
+
+    if (group is None) == (transactional_id is None):
+        raise click.UsageError("give one of --group and --transactional-id")
+    kind, key = ("group", group) if group is not None else ("transactional-id", transactional_id)
+    ans = locate(kind, key, partitions)
+    if as_json:
+        click.echo(dumps(ans))
+    else:
+        click.echo(f"{kind.replace('-', ' ')} {safe_text(repr(key))}: {ans['topic']} partition {ans['partition']} "
+                   f"of {partitions}")
+
+
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
 
 cli.add_command(_spark_group, "spark")
