@@ -16,6 +16,8 @@ import os
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
+from wireinspect.formats.kafka.internal.groups import GroupOffsets
+from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
@@ -31,6 +33,11 @@ STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions}
+"""The reports over the records of inputs, by command name: each a factory of an analysis (options
+as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
+(``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md)."""
 
 
 def all_formats() -> tuple[Format, ...]:

@@ -518,6 +518,43 @@ def coordinator_partition(group, transactional_id, partitions, as_json):
                    f"of {partitions}")
 
 
+def _report(app: App, name: str, paths, as_json: bool, **params) -> None:
+    """Run the catalog's report ``name`` (``catalog.REPORTS``) over ``paths``."""
+    from wireinspect.catalog import REPORTS
+    from wireinspect.ops.analyse import run_report
+
+    try:
+        analysis = REPORTS[name](**params)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    app.exit_on_closed_pipe = False
+    run_report(app, analysis, paths, as_json)
+
+
+@cli.command("group-offsets")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--group", metavar="G", help="Only this consumer group.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per group (then problems).")
+@common_options
+def group_offsets(app: App, paths, group, as_json):
+    """Consumer groups from a __consumer_offsets partition (directory or segments): the last committed
+    offset of each topic-partition per group (tombstones delete, transactional commits apply at their
+    COMMIT marker) and each group's state and members."""
+    _report(app, "group-offsets", paths, as_json, group=group)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
+@click.option("--transactional-id", metavar="T", help="Only this transactional id.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
+@common_options
+def transactions(app: App, paths, all_ids, transactional_id, as_json):
+    """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    _report(app, "transactions", paths, as_json, all=all_ids, transactional_id=transactional_id)
+
+
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
 
 cli.add_command(_spark_group, "spark")

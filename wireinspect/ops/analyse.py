@@ -1,0 +1,128 @@
+"""Reports over the records of inputs (``group-offsets``, ``transactions``, ``metadata``): the generic
+runner. It knows no format and no report: the catalog names the reports (``catalog.REPORTS``).
+
+A report's analysis object has (structural typing: nothing here imports it):
+
+* ``choose(paths) -> {path: reason}``: of the files the inputs list (directories walked by
+  ``inputs/listing.py``, in Kafka order; ``-`` for stdin), which to read (reason ``None``) and which
+  not: a reason ``""`` passes a file over silently (an index beside a segment), any other text is
+  said on stderr (a partition of another topic, a snapshot the replay does not need);
+* ``feed(path, unit_json)``: the ``to_json`` object of every unit of every file read, in order;
+* ``finish() -> Outcome``: ``objects`` (the ``--json`` lines), ``blocks`` (the terminal output:
+  ``("table", title, header, rows)``, ``("tree", label, children)``, ``("note", text)``),
+  ``problems`` (dicts with ``code``, ``path``, ``position``, ``offset``, ``message``) and
+  ``findings`` (what the report was asked to find; like problems, exit status 1).
+
+The units' own problems (a CRC mismatch, a torn batch) are problems of the report too.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from wireinspect.errors import InputError
+from wireinspect.render.jsonl import dumps
+from wireinspect.render.safe import safe_text
+
+
+def list_paths(paths) -> list[str]:
+    """Every file the arguments name, directories walked (``inputs/listing.py``), in walk order."""
+    from wireinspect.inputs.listing import walk
+    from wireinspect.inputs.open import split_forced
+
+    out = []
+    for arg in paths:
+        try:
+            path, _ = split_forced(arg)
+        except InputError:
+            path = arg
+        if path != "-" and os.path.isdir(path):
+            out.extend(e.path for e in walk(path) if e.kind == "file")
+        else:
+            out.append(path)
+    return out
+
+
+def run_report(app, analysis, paths, as_json: bool) -> None:
+    """Feed every unit of the files ``analysis`` chooses among ``paths`` to it, then print its outcome
+    (JSON Lines with ``as_json``, else tables and trees); the exit status follows the problems and
+    findings (``app.found``), and what could not be read (``app.items``: 2)."""
+    from wireinspect.codec.bytesfmt import bytes_encoder
+
+    choice = analysis.choose(list_paths(paths))
+    for path, why in choice.items():
+        if why:
+            click.echo(f"wireinspect: {safe_text(path)}: not read: {safe_text(why)}", err=True)
+    enc = bytes_encoder("base64")
+    problems = []
+    read = 0
+    for item in app.items(paths):
+        src = item.source
+        key = src.path if src.path is not None else "-"
+        if item.format.dir_sniff is not None or choice.get(key, "") is not None:
+            src.close()
+            continue
+        read += 1
+        try:
+            with src:
+                for unit in item.format.units(src, app.opts):
+                    app.where[1] = unit.position
+                    analysis.feed(src.name, unit.to_json(enc))
+                    for p in unit.problems:
+                        problems.append({"code": p.code, "path": src.name, "position": p.position,
+                                         "offset": None, "message": p.message})
+        except InputError as e:
+            app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
+    if not read:
+        if app.status == 0:
+            app.error(f"{', '.join(paths)}: no file to read for this report")
+        return
+    out = analysis.finish()
+    problems.extend(out.problems)
+    if as_json:
+        for obj in out.objects:
+            app.echo(dumps(obj))
+        for p in problems:
+            app.echo(dumps({"type": "problem", **p}))
+    else:
+        print_blocks(app, out.blocks)
+        for p in problems:
+            at = "".join(f"{k} {p[k]}: " for k in ("offset", "position") if p.get(k) is not None)
+            app.echo(f"{safe_text(p['path'] or '')}: {at}{p['code']}: {safe_text(p['message'])}")
+    app.found(len(problems) + out.findings)
+
+
+def print_blocks(app, blocks) -> None:
+    """The terminal output of a report: rich tables and trees, every text escaped (``safe_text``)."""
+    from rich.table import Table
+    from rich.text import Text
+    from rich.tree import Tree
+
+    for block in blocks:
+        kind = block[0]
+        if kind == "table":
+            _, title, header, rows = block
+            t = Table(title=Text(safe_text(title)), title_justify="left", show_edge=False, pad_edge=False)
+            for h in header:
+                t.add_column(Text(safe_text(h)), overflow="fold")
+            for r in rows:
+                t.add_row(*(Text(safe_text("" if c is None else str(c))) for c in r))
+            if rows:
+                app.out.print(t)
+            else:
+                app.out.print(Text(f"{safe_text(title)}: none"))
+        elif kind == "tree":
+            _, label, children = block
+            root = Tree(Text(safe_text(label)))
+            stack = [(root, children)]
+            while stack:
+                node, kids = stack.pop()
+                for lab, sub in kids:
+                    child = node.add(Text(safe_text(lab)))
+                    if sub:
+                        stack.append((child, sub))
+            app.out.print(root)
+        elif kind == "note":
+            app.out.print(Text(safe_text(block[1])))
