@@ -17,6 +17,7 @@ from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
 from wireinspect.formats.kafka.internal.groups import GroupOffsets
+from wireinspect.formats.kafka.internal.image import MetadataReplay
 from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
@@ -34,7 +35,7 @@ KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
 
-REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions}
+REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions, "metadata": MetadataReplay}
 """The reports over the records of inputs, by command name: each a factory of an analysis (options
 as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
 (``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md)."""

@@ -555,6 +555,32 @@ def transactions(app: App, paths, all_ids, transactional_id, as_json):
     _report(app, "transactions", paths, as_json, all=all_ids, transactional_id=transactional_id)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--at-offset", type=click.IntRange(0), metavar="N", help="The image after the record at offset N.")
+@click.option("--at-time", metavar="T", help="The image after the records timestamped at or before T (ms since "
+              "the epoch or ISO-8601 such as 2024-05-01T10:00:00Z).")
+@click.option("--changes", metavar="A..B", help="Instead of the image: the changes records A..B made (leaders, "
+              "ISR, brokers, topics...; A.. and ..B too).")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: the image as one object (or one object per "
+              "change), then problems.")
+@common_options
+def metadata(app: App, paths, at_offset, at_time, changes, as_json):
+    """The cluster as the KRaft controller saw it: a __cluster_metadata partition (its newest snapshot
+    at or before the target, then the log) replayed into the metadata image at --at-offset, --at-time
+    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs."""
+    from wireinspect.ops.select import parse_offsets, parse_time
+
+    try:
+        when = parse_time(at_time) if at_time is not None else None
+        span = parse_offsets(changes) if changes is not None else None
+    except click.BadParameter as e:
+        raise click.UsageError(e.format_message()) from None
+    if span is not None and ".." not in changes:
+        raise click.UsageError(f"--changes {changes!r}: give a range A..B (A.. and ..B too)")
+    _report(app, "metadata", paths, as_json, at_offset=at_offset, at_time=when, changes=span)
+
+
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
 
 cli.add_command(_spark_group, "spark")

@@ -120,3 +120,25 @@ def test_a_partition_of_another_topic_is_not_read(tmp_path):
 @pytest.mark.parametrize("args", [["group-offsets"], ["transactions", "x", "--all", "--json", "--bogus"]])
 def test_usage_errors(args):
     assert invoke(*args).exit_code == 2
+
+
+@pytest.mark.parametrize("args", [["--at-offset", "3", "--at-time", "2024-01-01"], ["--changes", "5"],
+                                  ["--changes", "9..3"], ["--at-time", "yesterday"], ["--at-offset", "-1"],
+                                  ["--at-offset", "2", "--changes", "1..4"]])
+def test_metadata_usage_errors(args, tmp_path):
+    d = partition(tmp_path, "__cluster_metadata-0")
+    r = invoke("metadata", *args, d)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+
+
+def test_metadata_on_undecoded_segments(tmp_path):
+    d = partition(tmp_path, "__cluster_metadata-0")
+    (d / "00000000000000000004-0000000001.checkpoint").write_bytes(v2_batch(0, 1))
+    r = invoke("metadata", "--json", d)
+    assert r.exit_code == 1
+    objs = [json.loads(ln) for ln in r.stdout.splitlines()]
+    assert objs[0]["type"] == "metadataImage" and objs[0]["snapshot"]["endOffset"] == 4
+    assert {o["code"] for o in objs[1:]} == {"undecoded_record"}
+    r = invoke("metadata", "--at-offset", "2", d)
+    assert "a snapshot the replay does not need" in r.stderr and "metadata image at offset" in r.stdout

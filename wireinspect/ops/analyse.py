@@ -27,8 +27,10 @@ from wireinspect.render.jsonl import dumps
 from wireinspect.render.safe import safe_text
 
 
-def list_paths(paths) -> list[str]:
-    """Every file the arguments name, directories walked (``inputs/listing.py``), in walk order."""
+def list_paths(app, paths) -> list[str]:
+    """Every file the arguments name, directories walked (``inputs/listing.py``) in Kafka order; what
+    the walk skips or cannot read is told as every command tells it (``app.skipped``,
+    ``app.unreadable``: exit 2)."""
     from wireinspect.inputs.listing import walk
     from wireinspect.inputs.open import split_forced
 
@@ -38,30 +40,35 @@ def list_paths(paths) -> list[str]:
             path, _ = split_forced(arg)
         except InputError:
             path = arg
-        if path != "-" and os.path.isdir(path):
-            out.extend(e.path for e in walk(path) if e.kind == "file")
-        else:
-            out.append(path)
+        if path == "-" or not os.path.isdir(path):
+            out.append(arg)
+            continue
+        for e in walk(path):
+            if e.kind == "file":
+                out.append(e.path)
+            elif e.kind == "skipped":
+                app.skipped(e.path, e.reason)
+            elif e.kind == "unreadable":
+                app.unreadable(e.path, e.reason)
     return out
 
 
 def run_report(app, analysis, paths, as_json: bool) -> None:
-    """Feed every unit of the files ``analysis`` chooses among ``paths`` to it, then print its outcome
-    (JSON Lines with ``as_json``, else tables and trees); the exit status follows the problems and
-    findings (``app.found``), and what could not be read (``app.items``: 2)."""
+    """Feed every unit of the files ``analysis`` chooses among ``paths``, in the order it gives them,
+    then print its outcome (JSON Lines with ``as_json``, else tables and trees); the exit status
+    follows the problems and findings (``app.found``), and what could not be read (2)."""
     from wireinspect.codec.bytesfmt import bytes_encoder
 
-    choice = analysis.choose(list_paths(paths))
+    choice = analysis.choose(list_paths(app, paths))
     for path, why in choice.items():
         if why:
             click.echo(f"wireinspect: {safe_text(path)}: not read: {safe_text(why)}", err=True)
     enc = bytes_encoder("base64")
     problems = []
     read = 0
-    for item in app.items(paths):
+    for item in app.items([p for p, why in choice.items() if why is None]):
         src = item.source
-        key = src.path if src.path is not None else "-"
-        if item.format.dir_sniff is not None or choice.get(key, "") is not None:
+        if item.format.dir_sniff is not None:
             src.close()
             continue
         read += 1

@@ -83,3 +83,49 @@ def txn_state(tid, status=None, *, producer_id=1000, epoch=0, partitions=(("orde
         "TransactionLastUpdateTimestampMs": update if update is not None else start,
         "TransactionStartTimestampMs": start}
     return coordinator("TransactionLogKey", 0, {"TransactionalId": tid}, "TransactionLogValue", value, 0)
+
+
+TOPIC_IDS = {"orders": "b7z4cU1eQqW4nmbW0mR0Ug", "pay": "AAAAAAAAAAAAAAAAAAAAAQ"}
+INCARNATION = "x3a1t0Q7TP-8bkKc6dG7Zg"
+API_KEYS = {"RegisterBrokerRecord": 0, "UnregisterBrokerRecord": 1, "TopicRecord": 2, "PartitionRecord": 3,
+            "ConfigRecord": 4, "PartitionChangeRecord": 5, "FenceBrokerRecord": 7, "UnfenceBrokerRecord": 8,
+            "RemoveTopicRecord": 9, "FeatureLevelRecord": 12, "ProducerIdsRecord": 15,
+            "BrokerRegistrationChangeRecord": 17, "BeginTransactionRecord": 23, "EndTransactionRecord": 24,
+            "AbortTransactionRecord": 25, "ClearElrRecord": 28}
+
+
+def meta(rtype: str, version: int = 0, **data) -> dict:
+    """A ``__cluster_metadata`` record: no keyDecoded; valueDecoded with frameVersion and apiKey."""
+    return {"key": None, "value": raw("m"),
+            "valueDecoded": {"type": rtype, "frameVersion": 1, "apiKey": API_KEYS.get(rtype, -1), "version": version,
+                             "data": data}}
+
+
+def control(rtype: str, control_type: str, **data) -> dict:
+    """A KRaft control record (in a control batch): ``controlType`` and valueDecoded."""
+    return {"key": raw("c"), "value": raw("v"), "controlType": control_type,
+            "valueDecoded": {"type": rtype, "version": 0, "data": data}}
+
+
+def topic(name):
+    return meta("TopicRecord", Name=name, TopicId=TOPIC_IDS[name])
+
+
+def partition(name, pid, replicas, leader=None, isr=None, epoch=0):
+    return meta("PartitionRecord", PartitionId=pid, TopicId=TOPIC_IDS[name], Replicas=list(replicas),
+                Isr=list(isr if isr is not None else replicas), RemovingReplicas=[], AddingReplicas=[],
+                Leader=replicas[0] if leader is None else leader, LeaderRecoveryState=0, LeaderEpoch=epoch,
+                PartitionEpoch=epoch)
+
+
+def change(name, pid, **fields):
+    """A PartitionChangeRecord with only the given fields (absent = no change)."""
+    return meta("PartitionChangeRecord", PartitionId=pid, TopicId=TOPIC_IDS[name], **fields)
+
+
+def register(bid, epoch, fenced=True, rack=None):
+    return meta("RegisterBrokerRecord", 3, BrokerId=bid, IsMigratingZkBroker=False, IncarnationId=INCARNATION,
+                BrokerEpoch=epoch, EndPoints=[{"Name": "PLAINTEXT", "Host": f"b{bid}.local", "Port": 9092,
+                                               "SecurityProtocol": 0}],
+                Features=[{"Name": "metadata.version", "MinSupportedVersion": 1, "MaxSupportedVersion": 21}],
+                Rack=rack, Fenced=fenced, InControlledShutdown=False, LogDirs=[])
