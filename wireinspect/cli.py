@@ -151,7 +151,7 @@ class App:
 
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
-                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"))
+                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"))
 
 
 def given_options(opts: Options) -> list[str]:
@@ -263,6 +263,23 @@ def _connections(ctx, param, values) -> list:
     return list(values)
 
 
+def records_as_option(fn):
+    """``--records-as KIND|none``: decode Kafka records' keys and values as an internal topic's
+    (default: from the partition directory's name)."""
+    from wireinspect.formats.kafka.internal.kinds import KINDS
+
+    @click.option("--records-as", "records_as", type=click.Choice((*KINDS, "none")), default=None,
+                  help="Kafka logs: decode record keys and values as this internal topic's records "
+                       "(__consumer_offsets: offsets, __transaction_state: transactions, __share_group_state: "
+                       "share-state, __cluster_metadata: metadata, __remote_log_metadata: remote-log-metadata); "
+                       "none: never. Default: from the partition directory's name.")
+    @functools.wraps(fn)
+    def wrapper(app, *args, records_as, **kw):
+        app.opts.records_as = records_as
+        return fn(app, *args, **kw)
+    return wrapper
+
+
 def capture_options(fn):
     """``--port``, ``--api``, ``--connection``, ``--correlation-id`` for captures (docs/protocol.md)."""
     @click.option("--port", "ports", type=click.IntRange(1, 65535), multiple=True, metavar="PORT",
@@ -329,6 +346,7 @@ def cli(debug, color):
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
 @common_options
 @capture_options
+@records_as_option
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
          producer_id, max_bytes, max_records_shown, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
@@ -377,6 +395,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
 @click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")
 @common_options
 @capture_options
+@records_as_option
 def verify(app: App, paths, as_json, deep):
     """Check CRCs and structure; print every problem with its code and position, then a summary.
     A directory is walked to the bottom and every file under it is accounted for."""

@@ -19,6 +19,8 @@ if __name__ == "__main__" and not __package__:  # spark-submit .../wireinspect/s
 
 import click  # noqa: E402
 
+from wireinspect.formats.kafka.internal.kinds import KINDS  # noqa: E402 - a leaf module (os, re)
+
 
 def _size(text):
     from wireinspect.cliparams import parse_size
@@ -50,9 +52,12 @@ def _conf(ctx, param, values) -> dict:
               help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
 @click.option("--in-memory-limit", default="64M", show_default=True, metavar="SIZE",
               help="Remote (URI) files up to this size are read whole by Spark; larger ones are streamed.")
+@click.option("--records-as", "records_as", type=click.Choice((*KINDS, "none")), default=None,
+              help="Kafka logs: decode record keys and values as this internal topic's (their problems are "
+                   "rows of DIR/problems); none: never. Default: from the partition directory's name.")
 @click.option("--overwrite", is_flag=True, help="Replace the datasets if DIR already holds them.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, overwrite, quiet):
+def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, records_as, overwrite, quiet):
     """Decode every INPUT on Spark into Parquet: DIR/records (one row per record), DIR/problems (one
     row per problem), DIR/files (one row per file).
 
@@ -64,7 +69,7 @@ def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memo
     from wireinspect.spark.job import ScanConfig, run_scan
 
     try:
-        opts = Options(max_decompressed=_size(max_decompressed), max_batch=_size(max_batch))
+        opts = Options(max_decompressed=_size(max_decompressed), max_batch=_size(max_batch), records_as=records_as)
         limit = _size(in_memory_limit)
     except click.BadParameter as e:
         raise click.UsageError(str(e)) from None

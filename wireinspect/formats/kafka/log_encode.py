@@ -18,7 +18,10 @@ offset``, Kafka's ``AbstractLegacyRecordBatch``; absolute ones when the wrapper 
 of magic 0 their absolute offsets. The named attribute keys (``compression``, ``timestampType``,
 ``isTransactional``, ``isControl``, ``hasDeleteHorizonMs``) must agree with ``attributes`` (edit
 both, or remove one: without ``attributes`` it is built from them). A control record's
-``controlType``/``coordinatorEpoch`` win over its key/value bytes when they disagree.
+``controlType``/``coordinatorEpoch`` win over its key/value bytes when they disagree. A record of an
+internal topic (or a KRaft control record) whose ``keyDecoded``/``valueDecoded`` differs from what its
+``key``/``value`` bytes decode to gets those bytes encoded from the decoded object
+(:mod:`~wireinspect.formats.kafka.internal.encode`).
 
 Raw keys (``dump --json --raw``), only where the fields cannot give the stored bytes back:
 
@@ -317,6 +320,10 @@ def encode_records(records: list, base_offset: int, base_timestamp: int, control
             raise EncodeError(f"{at}.timestamp: {ts} is {td} from baseTimestamp {base_timestamp}: timestampDelta "
                               "must fit a varlong (int64)")
         key, value = _control_kv(rec, at, ctx) if control else (rec.get("key"), rec.get("value"))
+        if rec.get("keyDecoded") is not None or rec.get("valueDecoded") is not None:
+            from wireinspect.formats.kafka.internal.encode import reencode
+
+            key, value = reencode(rec, key, value, ctx, at)
         attrs = rec.get("attributes", 0)
         out.append(RECORD.encode({"attributes": attrs, "timestampDelta": td, "offsetDelta": od, "key": key,
                                   "value": value, "headers": rec.get("headers") or []}, ctx, at))
