@@ -6,7 +6,10 @@ A report's analysis object has (structural typing: nothing here imports it):
 * ``choose(paths) -> {path: reason}``: of the files the inputs list (directories walked by
   ``inputs/listing.py``, in Kafka order; ``-`` for stdin), which to read (reason ``None``) and which
   not: a reason ``""`` passes a file over silently (an index beside a segment), any other text is
-  said on stderr (a partition of another topic, a snapshot the replay does not need);
+  said on stderr (a snapshot the replay does not need; a directory, a partition of another topic,
+  may be named instead of each of its files);
+* ``records_as``: the internal-topic kind its records are decoded as (``Options.records_as``), for
+  a file whose directory does not name its topic (a copied segment, stdin);
 * ``feed(path, unit_json)``: the ``to_json`` object of every unit of every file read, in order;
 * ``finish() -> Outcome``: ``objects`` (the ``--json`` lines), ``blocks`` (the terminal output:
   ``("table", title, header, rows)``, ``("tree", label, children)``, ``("note", text)``),
@@ -59,6 +62,7 @@ def run_report(app, analysis, paths, as_json: bool) -> None:
     follows the problems and findings (``app.found``), and what could not be read (2)."""
     from wireinspect.codec.bytesfmt import bytes_encoder
 
+    app.opts.records_as = analysis.records_as
     choice = analysis.choose(list_paths(app, paths))
     for path, why in choice.items():
         if why:

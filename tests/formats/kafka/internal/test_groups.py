@@ -93,6 +93,8 @@ def test_undecoded_records_are_problems_not_crashes():
     units = [log.batch({"key": "eA==", "value": "eQ=="}, {"key": "eA==", "value": "eQ==", "keyDecoded": None}),
              log.batch({"key": "eA==", "value": "eQ==", "keyDecoded": {"type": "OffsetCommitKey", "data": {
                  "group": "g", "topic": "t", "partition": 0}}}),
+             log.batch({"key": "eA==", "value": "eQ==", "keyDecoded": {"type": None, "data": None, "problems": [
+                 {"code": "internal_unknown_type", "position": 5, "message": "m"}]}}),  # the decoder said why
              {"type": "unparsed", "position": 999, "length": 4}, {"records": ["junk", 3]}]
     out = run(units)
     assert [(p["code"], p["offset"]) for p in out.problems] == [("undecoded_record", 0), ("undecoded_record", 1),

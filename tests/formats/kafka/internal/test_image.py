@@ -150,7 +150,8 @@ def test_snapshot_choice():
     c = MetadataReplay().choose(paths)
     assert [p for p, why in c.items() if why is None] == [SNAP_B, SEG]
     assert c[SNAP_A] == "a snapshot the replay does not need" and c[DIR + "00000000000000000000.index"] == ""
-    assert c["/data/orders-0/00000000000000000000.log"] == "a partition of orders, not of __cluster_metadata"
+    assert c["/data/orders-0/00000000000000000000.log"] == ""
+    assert c["/data/orders-0"] == "a partition of orders, not of __cluster_metadata"
     assert [p for p, w in MetadataReplay(at_offset=12).choose(paths).items() if w is None] == [SNAP_A, SEG]
     assert [p for p, w in MetadataReplay(at_offset=13).choose(paths).items() if w is None] == [SNAP_B, SEG]
     assert [p for p, w in MetadataReplay(changes=(5, 8)).choose(paths).items() if w is None] == [SEG]

@@ -84,14 +84,23 @@ def decoded(rec: dict, which: str):
     return d if isinstance(d, dict) and isinstance(d.get("data"), dict) else None
 
 
+def undecoded(rec: dict, batch: dict, path: str, problems: list, which: str, what: str) -> None:
+    """Note that ``rec[which]`` (``keyDecoded``/``valueDecoded``) could not be used: an
+    ``undecoded_record`` problem, unless the decoder already reported why (its ``problems``: they are
+    the unit's problems, which the runner reports)."""
+    d = rec.get(which)
+    if isinstance(d, dict) and d.get("problems"):
+        return
+    w = where(path, rec, batch)
+    problems.append(problem("undecoded_record", f"{what} was not decoded", path, w["position"], w["recordOffset"]))
+
+
 def check_decoded(rec: dict, path: str, batch: dict, problems: list, what: str) -> dict | None:
-    """The decoded key of a coordinator record, or None with an ``undecoded_record`` problem (a record
-    whose key the decoder could not read, or an input whose records were not decoded at all)."""
+    """The decoded key of a coordinator record, or None (see :func:`undecoded`: a record whose key the
+    decoder could not read, or an input whose records were not decoded at all)."""
     key = decoded(rec, "keyDecoded")
     if key is None or not isinstance(key.get("type"), str):
-        w = where(path, rec, batch)
-        problems.append(problem("undecoded_record", f"{what} record whose key was not decoded", path,
-                                w["position"], w["recordOffset"]))
+        undecoded(rec, batch, path, problems, "keyDecoded", f"the key of a {what} record")
         return None
     return key
 
@@ -99,6 +108,11 @@ def check_decoded(rec: dict, path: str, batch: dict, problems: list, what: str) 
 def is_data_batch(batch: dict) -> bool:
     """A batch of data records (a control batch holds COMMIT/ABORT markers or KRaft control records)."""
     return not batch.get("isControl")
+
+
+def other_topic(topic: str, topics) -> str:
+    """Why a partition of ``topic`` is not read by a report over ``topics``."""
+    return f"a partition of {topic}, not of {' or '.join(topics)}"
 
 
 def choose_segments(paths, topics) -> dict:
@@ -112,7 +126,8 @@ def choose_segments(paths, topics) -> dict:
         if topic is None:
             out[p] = None
         elif topic not in topics:
-            out[p] = f"a partition of {topic}, not of {' or '.join(topics)}"
+            out[p] = ""
+            out[os.path.dirname(p)] = other_topic(topic, topics)
         else:
             out[p] = None if p.endswith(".log") else ""
     return out

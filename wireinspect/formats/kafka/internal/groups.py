@@ -27,7 +27,7 @@ Times are ms since the epoch, with ``...Iso`` (ISO-8601 UTC) beside them.
 from __future__ import annotations
 
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
-                                                            problem, records_of, where, with_iso)
+                                                            records_of, undecoded, where, with_iso)
 
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 MEMBER_FIELDS = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout", "sessionTimeout")
@@ -57,6 +57,7 @@ class GroupOffsets:
     """
 
     topics = ("__consumer_offsets",)
+    records_as = "offsets"  # how the records of a file outside a partition directory are decoded
 
     def __init__(self, group: str | None = None):
         self.group = group
@@ -113,8 +114,7 @@ class GroupOffsets:
         value = decoded(rec, "valueDecoded")
         w = where(path, rec, batch)
         if rec.get("value") is not None and value is None:
-            self.problems.append(problem("undecoded_record", f"{kt} whose value was not decoded", path,
-                                         w["position"], w["recordOffset"]))
+            undecoded(rec, batch, path, self.problems, "valueDecoded", f"the value of a {kt}")
             return
         vd = value["data"] if value else None  # None: a tombstone
         if kt in OFFSET_KEYS:

@@ -50,7 +50,8 @@ import re
 
 from wireinspect.codec.times import iso_ms
 from wireinspect.formats.kafka.internal import diff
-from wireinspect.formats.kafka.internal.base_report import Outcome, decoded, problem, records_of, topic_of, where
+from wireinspect.formats.kafka.internal.base_report import (Outcome, decoded, other_topic, problem, records_of,
+                                                            topic_of, undecoded, where)
 
 TOPIC = "__cluster_metadata"
 SNAPSHOT = re.compile(r"^(?P<end>[0-9]{20})-(?P<epoch>[0-9]{10})\.checkpoint$")
@@ -338,6 +339,7 @@ class MetadataReplay:
     """
 
     topics = (TOPIC,)
+    records_as = "metadata"  # how the records of a file outside a partition directory are decoded
 
     def __init__(self, at_offset: int | None = None, at_time: int | None = None, changes: tuple | None = None):
         given = [x is not None for x in (at_offset, at_time, changes)]
@@ -377,7 +379,8 @@ class MetadataReplay:
             topic = None if p == "-" else topic_of(p)
             end = snapshot_end(p)
             if topic is not None and topic not in self.topics:
-                out[p] = f"a partition of {topic}, not of {TOPIC}"
+                out[p] = ""
+                out[os.path.dirname(p)] = other_topic(topic, self.topics)
             elif end is not None:
                 snaps.append((end, p))
             elif topic is None or p.endswith(".log"):
@@ -471,9 +474,7 @@ class MetadataReplay:
         self.last = (off, ts)
 
     def _undecoded(self, rec, batch, path) -> None:
-        w = where(path, rec, batch)
-        self.problems.append(problem("undecoded_record", "__cluster_metadata record whose value was not decoded",
-                                     path, w["position"], w["recordOffset"]))
+        undecoded(rec, batch, path, self.problems, "valueDecoded", "a __cluster_metadata record")
 
     def _apply(self, image: Image, value: dict, rec, batch, path, ignored: dict, collect: bool) -> None:
         rtype = value.get("type")

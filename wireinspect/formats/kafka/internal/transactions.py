@@ -21,7 +21,7 @@ Age: ``ageMs`` = the newest record timestamp seen in the input minus ``Transacti
 from __future__ import annotations
 
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
-                                                            problem, records_of, where, with_iso)
+                                                            problem, records_of, undecoded, where, with_iso)
 
 STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
           5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
@@ -48,6 +48,7 @@ class Transactions:
     """
 
     topics = ("__transaction_state",)
+    records_as = "transactions"  # how the records of a file outside a partition directory are decoded
 
     def __init__(self, all: bool = False, transactional_id: str | None = None):
         self.all = all
@@ -82,8 +83,7 @@ class Transactions:
                 continue
             value = decoded(rec, "valueDecoded")
             if value is None:
-                self.problems.append(problem("undecoded_record", "TransactionLogValue not decoded", path,
-                                             w["position"], w["recordOffset"]))
+                undecoded(rec, batch, path, self.problems, "valueDecoded", "a TransactionLogValue")
                 continue
             vd = value["data"]
             status = vd.get("TransactionStatus")
