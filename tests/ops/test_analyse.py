@@ -16,6 +16,7 @@ class Recorder:
 
     fed: list = []
     records_as = "none"  # plain bytes: the records' own decoding is not under test here
+    formats = ("kafka-log",)
 
     def __init__(self, problems=0, findings=0, group=None):
         self.problems, self.findings = problems, findings
@@ -144,3 +145,11 @@ def test_metadata_on_undecoded_segments(tmp_path):
     assert objs[1:] and "undecoded_record" not in {o["code"] for o in objs[1:]}
     r = invoke("metadata", "--at-offset", "2", d)
     assert "a snapshot the replay does not need" in r.stderr and "metadata image at offset" in r.stdout
+
+
+def test_an_input_of_another_format_is_a_usage_error():
+    from tests.conftest import SAMPLES
+
+    r = invoke("transactions", SAMPLES / "capture" / "librdkafka.pcap")
+    assert r.exit_code == 2 and "a pcap input; this report reads kafka-log" in r.stderr
+    assert "--records-as" not in r.stderr

@@ -10,6 +10,7 @@ A report's analysis object has (structural typing: nothing here imports it):
   may be named instead of each of its files);
 * ``records_as``: the internal-topic kind its records are decoded as (``Options.records_as``), for
   a file whose directory does not name its topic (a copied segment, stdin);
+* ``formats``: the ids of the formats it reads (another input is a usage error, exit 2);
 * ``feed(path, unit_json)``: the ``to_json`` object of every unit of every file read, in order;
 * ``finish() -> Outcome``: ``objects`` (the ``--json`` lines), ``blocks`` (the terminal output:
   ``("table", title, header, rows)``, ``("tree", label, children)``, ``("note", text)``),
@@ -62,7 +63,6 @@ def run_report(app, analysis, paths, as_json: bool) -> None:
     follows the problems and findings (``app.found``), and what could not be read (2)."""
     from wireinspect.codec.bytesfmt import bytes_encoder
 
-    app.opts.records_as = analysis.records_as
     choice = analysis.choose(list_paths(app, paths))
     for path, why in choice.items():
         if why:
@@ -75,6 +75,11 @@ def run_report(app, analysis, paths, as_json: bool) -> None:
         if item.format.dir_sniff is not None:
             src.close()
             continue
+        if item.format.id not in analysis.formats:
+            src.close()
+            app.error(f"{src.name}: a {item.format.id} input; this report reads {', '.join(analysis.formats)}")
+            continue
+        app.opts.records_as = analysis.records_as if "records_as" in item.format.honours else None
         read += 1
         try:
             with src:

@@ -58,6 +58,7 @@ class GroupOffsets:
 
     topics = ("__consumer_offsets",)
     records_as = "offsets"  # how the records of a file outside a partition directory are decoded
+    formats = ("kafka-log",)  # the inputs it reads: Kafka log segments (and snapshots)
 
     def __init__(self, group: str | None = None):
         self.group = group

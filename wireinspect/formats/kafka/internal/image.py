@@ -340,6 +340,7 @@ class MetadataReplay:
 
     topics = (TOPIC,)
     records_as = "metadata"  # how the records of a file outside a partition directory are decoded
+    formats = ("kafka-log",)  # the inputs it reads: Kafka log segments (and snapshots)
 
     def __init__(self, at_offset: int | None = None, at_time: int | None = None, changes: tuple | None = None):
         given = [x is not None for x in (at_offset, at_time, changes)]

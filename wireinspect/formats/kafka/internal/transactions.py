@@ -49,6 +49,7 @@ class Transactions:
 
     topics = ("__transaction_state",)
     records_as = "transactions"  # how the records of a file outside a partition directory are decoded
+    formats = ("kafka-log",)  # the inputs it reads: Kafka log segments (and snapshots)
 
     def __init__(self, all: bool = False, transactional_id: str | None = None):
         self.all = all
