@@ -571,7 +571,7 @@ def group_offsets(app: App, paths, group, as_json):
 def transactions(app: App, paths, all_ids, transactional_id, as_json):
     """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
     Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
-    _report(app, "transactions", paths, as_json, all=all_ids, transactional_id=transactional_id)
+    _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
 
 
 @cli.command()

@@ -62,7 +62,7 @@ def test_all_lists_every_id_and_tombstones_remove():
     units = [log.batch(txn_state("a", COMPLETE_COMMIT)), log.batch(txn_state("b", ONGOING)),
              log.batch(txn_state("b")),  # tombstone: expired and removed
              log.batch(marker("COMMIT"), control=True, transactional=True, producer_id=5)]
-    out = run(units, all=True)
+    out = run(units, all_ids=True)
     got = ids(out)
     assert got["a"]["state"] == "CompleteCommit" and not got["a"]["hanging"]
     assert got["b"] == {"type": "transaction", "transactionalId": "b", "state": None, "hanging": False,
@@ -82,7 +82,7 @@ def test_bad_records_are_problems():
     units = [log.batch({"key": "eA==", "value": "eQ=="}),
              log.batch(txn_state("x", 42)),
              log.batch(dict(txn_state("y", ONGOING), valueDecoded=None))]
-    out = run(units, all=True)
+    out = run(units, all_ids=True)
     assert [(p["code"], p["offset"]) for p in out.problems] == [
         ("undecoded_record", 0), ("unknown_transaction_status", 1), ("undecoded_record", 2)]
     assert ids(out)["x"]["state"] is None

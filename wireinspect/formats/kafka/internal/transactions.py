@@ -31,7 +31,7 @@ VALUE_FIELDS = ("ProducerId", "ProducerEpoch", "TransactionTimeoutMs", "Transact
 
 
 class Transactions:
-    """The ``transactions`` analysis; ``all``: list every transactional id, not only the hanging ones.
+    """The ``transactions`` analysis; ``all_ids``: list every transactional id, not only the hanging ones.
 
     JSON, one object per transactional id (by id)::
 
@@ -51,8 +51,8 @@ class Transactions:
     records_as = "transactions"  # how the records of a file outside a partition directory are decoded
     formats = ("kafka-log",)  # the inputs it reads: Kafka log segments (and snapshots)
 
-    def __init__(self, all: bool = False, transactional_id: str | None = None):
-        self.all = all
+    def __init__(self, all_ids: bool = False, transactional_id: str | None = None):
+        self.all = all_ids
         self.transactional_id = transactional_id
         self.ids: dict = {}
         self.newest: int | None = None
