@@ -140,3 +140,45 @@ def fence(bid, epoch, unfence=False):
 
 def feature_level(name, level):
     return meta_frame(12, 0, cs(name) + struct.pack(">h", level) + tags())
+
+
+# -- KRaft control batches (kafka-python cannot build control batches: the isControl bit is set and the
+# CRC-32C recomputed by hand, as Kafka's ControlRecordUtils frames them: key int16 version 0 + int16 type)
+CONTROL_TYPES = {"LEADER_CHANGE": 2, "SNAPSHOT_HEADER": 3, "SNAPSHOT_FOOTER": 4, "KRAFT_VERSION": 5, "KRAFT_VOTERS": 6}
+
+
+def control_batch(base_offset: int, records, timestamp=None):
+    """A control batch of ``records`` (``(control type name, value struct bytes)``)."""
+    import crc32c
+
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for i, (kind, value) in enumerate(records):
+        ts = timestamp if timestamp is not None else T0 + 1000 * (base_offset + i)
+        b.append(i, timestamp=ts, key=struct.pack(">hh", 0, CONTROL_TYPES[kind]), value=value, headers=[])
+    data = bytearray(b.build())
+    struct.pack_into(">h", data, 21, struct.unpack_from(">h", data, 21)[0] | 0x20)
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    return struct.pack(">q", base_offset) + bytes(data[8:])
+
+
+def snapshot_header(last_ts):
+    return struct.pack(">hq", 0, last_ts) + tags()
+
+
+def snapshot_footer():
+    return struct.pack(">h", 0) + tags()
+
+
+def leader_change(leader, voters):
+    vs = uv(len(voters) + 1) + b"".join(struct.pack(">i", v) + tags() for v in voters)
+    return struct.pack(">hi", 0, leader) + vs + vs + tags()
+
+
+def voters_record(voters):
+    """``voters``: ``[(id, directory uuid int, host, port)]``."""
+    body = struct.pack(">h", 0) + uv(len(voters) + 1)
+    for vid, d, host, port in voters:
+        body += struct.pack(">i", vid) + uuid_bytes(d) + uv(2) + cs("CONTROLLER") + cs(host) + struct.pack(">H", port)
+        body += tags() + struct.pack(">hh", 0, 1) + tags() + tags()
+    return body + tags()

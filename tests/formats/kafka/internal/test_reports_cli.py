@@ -173,3 +173,29 @@ def test_bad_bytes_never_crash(logdir):
         r = invoke(cmd, logdir)
         assert r.exit_code in (1, 2) and "Traceback" not in r.output and "internal error" not in r.output, r.output
     assert {s: s.read_bytes() for s in segs} == before
+
+
+def test_metadata_kraft_control_records_and_snapshot_by_time(logdir):
+    cm = logdir / "__cluster_metadata-0"
+    with open(cm / "00000000000000000000.log", "ab") as f:
+        f.write(kb.control_batch(12, [("KRAFT_VOTERS", kb.voters_record([(9, 99, "c9.local", 9093)])),
+                                      ("LEADER_CHANGE", kb.leader_change(9, [9]))]))
+    old = kb.control_batch(0, [("SNAPSHOT_HEADER", kb.snapshot_header(T0 + 4000))]) + \
+        kb.batch(1, [(None, kb.feature_level("metadata.version", 19))]) + \
+        kb.control_batch(2, [("SNAPSHOT_FOOTER", kb.snapshot_footer())])
+    new = kb.control_batch(0, [("SNAPSHOT_HEADER", kb.snapshot_header(T0 + 8000))]) + \
+        kb.batch(1, [(None, kb.feature_level("metadata.version", 20))]) + \
+        kb.control_batch(2, [("SNAPSHOT_FOOTER", kb.snapshot_footer())])
+    (cm / "00000000000000000005-0000000001.checkpoint").write_bytes(old)
+    (cm / "00000000000000000009-0000000001.checkpoint").write_bytes(new)
+    r = invoke("metadata", "--json", cm)
+    img = objects(r)[0]
+    assert img["snapshot"]["endOffset"] == 9 and img["snapshot"]["lastContainedLogTimestamp"] == T0 + 8000
+    assert img["quorum"]["voters"] == [{"voterId": 9, "voterDirectoryId": kafka_uuid(99),
+                                        "endpoints": [{"name": "CONTROLLER", "host": "c9.local", "port": 9093}]}]
+    assert img["quorum"]["leader"] == {"leaderId": 9, "voters": [9], "grantingVoters": [9]}
+    assert img["features"] == {"metadata.version": 20} and img["lastOffset"] == 13
+    at = objects(invoke("metadata", "--json", "--at-time", T0 + 6000, cm))[0]
+    assert at["snapshot"]["endOffset"] == 5 and at["lastOffset"] == 6 and at["features"] == {"metadata.version": 19}
+    text = invoke("metadata", cm)
+    assert "voters [9]" in text.stdout and "leader 9" in text.stdout
