@@ -41,7 +41,8 @@ def records_kind(source: Source, opts) -> str | None:
         return None if chosen == "none" else chosen
     from wireinspect.formats.kafka.internal.kinds import internal_kind
 
-    return internal_kind(source.path or source.name)
+    # a file's path (relative ones from the working directory); stdin ("<stdin>") names no directory
+    return internal_kind(source.path or (source.name if "/" in source.name else None))
 
 
 def _kafka_log_units(source: Source, opts):

@@ -501,6 +501,8 @@ def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
             kd.add_nodes(kn)
         if vd is not None:
             vd.add_nodes(vn)
+        elif kd is not None and r.valueLength < 0:
+            vn.display = "null (tombstone)"
     if r.headersCount is None:
         return
     p_h = read_varint(data, r.p_hc)[1]  # the end of the headersCount varint (not r.end: a header may have failed)

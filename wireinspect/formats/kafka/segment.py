@@ -29,7 +29,7 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.common import Unparsed
-from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, parse_message
+from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
 from wireinspect.formats.kafka.fields import compile_table
 from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window
@@ -329,7 +329,10 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
 def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS, internal=None):
     if magic in (0, 1) or magic > 127:  # a negative magic byte: Kafka takes the legacy path
         # Legacy wrappers are always opened: their record count is only known inside.
-        return parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
+        m = parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
+        if internal is not None and records:
+            decode_internal(m, internal)
+        return m
     return parse_batch(buf, i, base, records=records, limit=limit, max_records=max_records, internal=internal)
 
 

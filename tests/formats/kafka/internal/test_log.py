@@ -7,18 +7,17 @@ import shutil
 import struct
 
 from click.testing import CliRunner
-from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpSubscription
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from tests.conftest import SAMPLES
-from tests.formats.kafka.internal.builders import coordinator_value, metadata_value, sample
+from tests.formats.kafka.internal.builders import (BAD_KEY, KEY, SUB, T0, VALUE, control_batch, coordinator_value,
+                                                   metadata_segment, offsets_segment, sample, string16)
 from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.internal.registry import table
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 
 SEG = "00000000000000000000.log"
-T0 = 1_700_000_000_000
 ENC = bytes_encoder("base64")
 
 
@@ -30,32 +29,6 @@ def lines(out):
     return [json.loads(ln) for ln in out.splitlines() if ln.strip()]
 
 
-def _s(text: str) -> bytes:
-    b = text.encode()
-    return struct.pack(">h", len(b)) + b
-
-
-KEY = struct.pack(">h", 1) + _s("grp") + _s("orders") + struct.pack(">i", 3)
-VALUE = struct.pack(">hqi", 3, 42, 5) + _s("meta") + struct.pack(">q", T0)
-SUB = KpSubscription(version=1, topics=["orders"], user_data=None,
-                     owned_partitions=[KpSubscription.TopicPartition(topic="orders", partitions=[3])]).encode()
-GROUP_KEY = struct.pack(">h", 2) + _s("grp")
-GROUP_VALUE = (struct.pack(">h", 3) + _s("consumer") + struct.pack(">i", 1) + _s("range") + _s("m-1")
-               + struct.pack(">qi", T0, 1) + _s("m-1") + struct.pack(">h", -1) + _s("c") + _s("/10.0.0.1")
-               + struct.pack(">ii", 300000, 45000) + struct.pack(">i", len(SUB)) + SUB + struct.pack(">i", 0))
-BAD_KEY = struct.pack(">h", 77) + b"??"
-
-
-def _segment(codec=0) -> bytes:
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
-                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-    b.append(0, timestamp=T0, key=KEY, value=VALUE, headers=[])
-    b.append(1, timestamp=T0, key=KEY, value=None, headers=[])  # a tombstone
-    b.append(2, timestamp=T0, key=GROUP_KEY, value=GROUP_VALUE, headers=[])
-    b.append(3, timestamp=T0, key=BAD_KEY, value=VALUE, headers=[])
-    return bytes(b.build())
-
-
 def _write(tmp_path, directory: str, data: bytes, name: str = SEG):
     d = tmp_path / directory
     d.mkdir(parents=True, exist_ok=True)
@@ -64,7 +37,7 @@ def _write(tmp_path, directory: str, data: bytes, name: str = SEG):
 
 
 def test_consumer_offsets_json(tmp_path):
-    data = _segment()
+    data = offsets_segment()
     path = _write(tmp_path, "__consumer_offsets-7", data)
     r = run("dump", "--json", path)
     assert r.exit_code == 1, r.output  # the unknown record type is a problem
@@ -89,7 +62,7 @@ def test_consumer_offsets_json(tmp_path):
 
 
 def test_consumer_offsets_tree_positions(tmp_path):
-    data = _segment()
+    data = offsets_segment()
     path = _write(tmp_path, "__consumer_offsets-7", data)
     r = run("dump", "--json", "--tree", path)
     (tree,) = lines(r.stdout)
@@ -106,7 +79,7 @@ def test_consumer_offsets_tree_positions(tmp_path):
 
 
 def test_compressed_batch_counts_in_the_decompressed_space(tmp_path):
-    path = _write(tmp_path, "__consumer_offsets-0", _segment(codec=1))
+    path = _write(tmp_path, "__consumer_offsets-0", offsets_segment(codec=1))
     (batch,) = lines(run("dump", "--json", path).stdout)
     assert batch["compression"] == "gzip"
     assert batch["records"][0]["valueDecoded"]["data"]["offset"] == 42
@@ -119,7 +92,7 @@ def test_compressed_batch_counts_in_the_decompressed_space(tmp_path):
 
 
 def test_records_as_forces_and_none_disables(tmp_path):
-    data = _segment()
+    data = offsets_segment()
     plain = _write(tmp_path, "orders-0", data)
     internal = _write(tmp_path, "__consumer_offsets-7", data)
     assert "keyDecoded" not in lines(run("dump", "--json", plain).stdout)[0]["records"][0]
@@ -132,6 +105,8 @@ def test_records_as_forces_and_none_disables(tmp_path):
     assert "internal_unexpected_key" in codes
     r = run("dump", "--records-as", "bogus", plain)
     assert r.exit_code == 2 and "bogus" in r.output
+    r = run("spark", "scan", "--records-as", "bogus", plain, "-o", tmp_path / "scan")
+    assert r.exit_code == 2 and "bogus" in r.output
     r = run("dump", "--records-as", "offsets", SAMPLES / "jafka" / "00000000000000000000.kafka")
     assert r.exit_code == 2 and "--records-as" in r.stderr
     r = run("dump", "--json", "--records-as", "offsets", tmp_path)  # a directory: its logs take it
@@ -141,22 +116,10 @@ def test_records_as_forces_and_none_disables(tmp_path):
     assert r.exit_code == 1 and "internal_unknown_type" in r.stdout
 
 
-def _control_batch(ctype: int, value: bytes, offset: int = 0) -> bytes:
-    from wireinspect.formats.kafka.log_encode import encode_batch
-
-    obj = {"type": "batch", "baseOffset": offset, "partitionLeaderEpoch": 1, "magic": 2, "attributes": 0x20,
-           "baseTimestamp": T0, "maxTimestamp": T0, "producerId": -1, "producerEpoch": -1, "baseSequence": -1,
-           "records": [{"offset": offset, "timestamp": T0, "key": ENC(struct.pack(">hh", 0, ctype)),
-                        "value": ENC(value), "headers": []}]}
-    from wireinspect.layout import EncodeContext
-
-    return encode_batch(obj, EncodeContext(bytes_mode="base64"))
-
-
 def test_kraft_control_records_in_any_topic(tmp_path):
     leader = struct.pack(">hi", 0, 1) + bytes([2]) + struct.pack(">i", 1) + b"\x00" + bytes([1]) + b"\x00"
     header = struct.pack(">hq", 0, T0) + b"\x00"  # SnapshotHeaderRecord v0: Version, LastContainedLogTimestamp
-    path = _write(tmp_path, "anything-0", _control_batch(2, leader) + _control_batch(3, header, 1))
+    path = _write(tmp_path, "anything-0", control_batch(2, leader) + control_batch(3, header, 1))
     r = run("dump", "--json", path)
     assert r.exit_code == 0, r.output
     a, b = lines(r.stdout)
@@ -167,19 +130,8 @@ def test_kraft_control_records_in_any_topic(tmp_path):
     assert b["records"][0]["valueDecoded"]["data"] == {"Version": 0, "LastContainedLogTimestamp": T0}
 
 
-def _metadata_segment() -> bytes:
-    spec = table("metadata").records[2]  # TopicRecord
-    value = metadata_value(spec, 0, {"Name": "orders", "TopicId": "AAECAwQFBgcICQoLDA0ODw"})
-    part = table("metadata").records[3]
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-    b.append(0, timestamp=T0, key=None, value=value, headers=[])
-    b.append(1, timestamp=T0, key=None, value=metadata_value(part, 0, sample(plan_for(part, 0), 1)), headers=[])
-    return bytes(b.build())
-
-
 def test_cluster_metadata_log_and_checkpoint(tmp_path):
-    data = _metadata_segment()
+    data = metadata_segment()
     log = _write(tmp_path, "__cluster_metadata-0", data)
     snap = _write(tmp_path, "__cluster_metadata-0", data, "00000000000000000002-0000000001.checkpoint")
     for path in (log, snap):
@@ -192,8 +144,8 @@ def test_cluster_metadata_log_and_checkpoint(tmp_path):
 
 
 def test_encode_from_edited_decoded_objects(tmp_path):
-    offsets = _write(tmp_path, "__consumer_offsets-7", _segment())
-    meta = _write(tmp_path, "__cluster_metadata-0", _metadata_segment())
+    offsets = _write(tmp_path, "__consumer_offsets-7", offsets_segment())
+    meta = _write(tmp_path, "__cluster_metadata-0", metadata_segment())
     for path, edit, check in (
             (offsets, lambda b: b["records"][0]["valueDecoded"]["data"].update(offset=4242),
              lambda b: b["records"][0]["valueDecoded"]["data"]["offset"] == 4242),
@@ -222,7 +174,7 @@ def test_encode_edited_transaction_status_name(tmp_path):
     data["TransactionStatus"] = 1
     b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
                                   producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
-    b.append(0, timestamp=T0, key=struct.pack(">h", 0) + _s("tx"), value=coordinator_value(spec, 1, data),
+    b.append(0, timestamp=T0, key=struct.pack(">h", 0) + string16("tx"), value=coordinator_value(spec, 1, data),
              headers=[])
     path = _write(tmp_path, "__transaction_state-3", bytes(b.build()))
     (batch,) = lines(run("dump", "--json", path).stdout)
@@ -235,3 +187,41 @@ def test_encode_edited_transaction_status_name(tmp_path):
     (again,) = lines(run("dump", "--json", "--records-as", "transactions", out).stdout)
     assert again["records"][0]["valueDecoded"]["data"]["TransactionStatus"] == 2
     shutil.rmtree(out.parent)
+
+
+def test_legacy_messages_of_an_old_consumer_offsets(tmp_path):
+    """Magic 0/1 entries (Kafka before 0.11 wrote __consumer_offsets so), plain and in a gzip wrapper."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    out = b""
+    for magic, codec, first in ((1, 0, 0), (1, 1, 1), (0, 0, 3)):
+        b = LegacyRecordBatchBuilder(magic=magic, compression_type=codec, batch_size=1 << 20)
+        for i in range(2 if codec else 1):
+            b.append(i if codec else first, timestamp=T0 if magic else None, key=KEY, value=VALUE)
+        data = bytearray(b.build())
+        if codec:
+            struct.pack_into(">q", data, 0, first + 1)
+        out += bytes(data)
+    path = _write(tmp_path, "__consumer_offsets-1", out)
+    r = run("dump", "--json", path)
+    assert r.exit_code == 0, r.output
+    entries = lines(r.stdout)
+    assert [e["magic"] for e in entries] == [1, 1, 0]
+    for e in entries:
+        for rec in e["records"]:
+            assert rec["keyDecoded"]["data"] == {"group": "grp", "topic": "orders", "partition": 3}
+            assert rec["valueDecoded"]["data"]["offset"] == 42
+    (tree,) = lines(run("dump", "--json", "--tree", "--offset", "0", path).stdout)
+    value = next(c for c in tree["children"] if c["name"] == "value")
+    assert [c["name"] for c in value["children"]][:2] == ["version", "offset"]
+    assert value["children"][1]["position"] == out.index(VALUE) + 2
+    entries[0]["records"][0]["valueDecoded"]["data"]["offset"] = 7
+    entries[1]["records"][1]["valueDecoded"]["data"]["offset"] = 8
+    o = tmp_path / "o" / SEG
+    o.parent.mkdir()
+    text = "".join(json.dumps(e) + "\n" for e in entries)
+    assert run("encode", "--format", "kafka-log", "-", "-o", o, input=text).exit_code == 0
+    again = lines(run("dump", "--json", "--records-as", "offsets", o).stdout)
+    assert all(e["crcValid"] for e in again)
+    assert again[0]["records"][0]["valueDecoded"]["data"]["offset"] == 7
+    assert again[1]["records"][1]["valueDecoded"]["data"]["offset"] == 8

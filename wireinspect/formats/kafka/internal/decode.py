@@ -296,7 +296,9 @@ def decode_record(kind: str | None, control: bool, buf, r, base: int) -> tuple:
         vd = decode_coordinator_value(kind, kd.record_type if kd.type else None, buf, r.p_val, r.valueLength, base)
         return kd, vd
     vd = decode_metadata_value(kind, buf, r.p_val, r.valueLength, base)
-    if r.keyLength >= 0 and vd is not None:
+    if r.keyLength >= 0:
+        if vd is None:  # a null value too: the problem still needs an object to be in
+            vd = Decoded()
         vd.problems.insert(0, Problem("internal_unexpected_key", base + r.p_key, f"a {kind} record has a null "
                                       f"key; this one has {r.keyLength} bytes", actual=r.keyLength))
     return None, vd

@@ -25,7 +25,7 @@ from wireinspect.formats.kafka.internal.decode import (decode_control_value, dec
                                                        decode_coordinator_value, decode_metadata_value,
                                                        expansion_key)
 from wireinspect.formats.kafka.internal.registry import CONTROL_VERSION, TRANSACTION_STATES, by_name
-from wireinspect.formats.kafka.protocol.encode import encode_struct
+from wireinspect.formats.kafka.protocol.encode import UNKNOWN_TAGS, encode_struct
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs
 
 _INT16 = struct.Struct(">h")
@@ -33,11 +33,16 @@ _NOT_DATA = ("problems",)
 
 
 def _canonical(value) -> str:
-    def strip(v):
+    """Key-order-free JSON text of a decoded object without what is not data: ``problems``,
+    ``...Iso`` keys, and the absolute positions of unknown tagged fields."""
+    def strip(v, unknown_tag=False):
         if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if not k.endswith("Iso") and k not in _NOT_DATA}
+            if unknown_tag:
+                return {k: x for k, x in v.items() if k not in ("position", "length")}
+            return {k: strip(x, k == UNKNOWN_TAGS) for k, x in v.items()
+                    if not k.endswith("Iso") and k not in _NOT_DATA}
         if isinstance(v, list):
-            return [strip(x) for x in v]
+            return [strip(x, unknown_tag) for x in v]
         return v
     return json.dumps(strip(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
@@ -53,13 +58,13 @@ def _decode_stored(kind_role, raw: bytes):
     """What the stored bytes decode to as the spec ``kind_role`` = ``(kind, role, spec)`` says."""
     kind, role, spec = kind_role
     n = len(raw)
+    if kind == "control":
+        return decode_control_value(role, raw, 0, n, 0)  # role: the control type
     if role == "key":
         return decode_coordinator_key(kind, raw, 0, n, 0)
     if role == "value":
         return decode_coordinator_value(kind, int(spec.api_key), raw, 0, n, 0)
-    if role == "record":
-        return decode_metadata_value(kind, raw, 0, n, 0)
-    return decode_control_value(role, raw, 0, n, 0)  # control: role is the control type
+    return decode_metadata_value(kind, raw, 0, n, 0)
 
 
 def _data(obj: dict, stored, enc, ctx, where: str) -> dict:
@@ -111,16 +116,16 @@ def _member(m, enc, ctx, where: str):
 
 
 def encode_decoded(obj: dict, raw: bytes | None, ctx, where: str, enc) -> bytes | None:
-    """The bytes of one ``keyDecoded``/``valueDecoded`` object: ``raw`` (the stored bytes) when
-    they decode to the same object, else the object encoded in its framing. Raises EncodeError
-    naming the path."""
+    """The bytes of one ``keyDecoded``/``valueDecoded`` object: ``raw`` (the stored bytes, ``None``
+    for null) when they decode to the same object or when nothing of them was decoded (``"type":
+    null``), else the object encoded in its framing. Raises EncodeError naming the path."""
     if not isinstance(obj, dict):
         raise EncodeError(f"{where}: expected an object, got {type(obj).__name__}")
     found = by_name().get(obj.get("type"))
     if found is None:
-        if raw is None:
+        if obj.get("type") is not None:
             raise EncodeError(f"{where}.type: {obj.get('type')!r} is no internal record type")
-        return raw  # undecodable as stored: the bytes stay
+        return raw  # no type: nothing was decoded of the stored bytes, they stay
     stored = _decode_stored(found, raw) if raw is not None else None
     if stored is not None and _canonical(stored.to_json(enc)) == _canonical(obj):
         return raw
@@ -129,7 +134,7 @@ def encode_decoded(obj: dict, raw: bytes | None, ctx, where: str, enc) -> bytes 
     if role == "key":
         rt = _int(obj, "recordType", where, -0x8000, 0x7FFF, int(spec.api_key))
         return _INT16.pack(rt) + encode_struct(plan_for(spec, 0), data, ctx, f"{where}.data")
-    if role == "control":
+    if kind == "control":
         return encode_struct(plan_for(spec, CONTROL_VERSION), data, ctx, f"{where}.data")
     version = _int(obj, "version", where, 0, 0x7FFF)
     if not spec.valid[0] <= version <= spec.valid[1]:
@@ -157,5 +162,5 @@ def reencode(rec: dict, key, value, ctx, where: str) -> tuple:
         raw = None if given is None else given if isinstance(given, (bytes, bytearray)) else \
             ctx.blob(given, f"{where}.{name}")
         got = encode_decoded(dec, None if raw is None else bytes(raw), ctx, f"{where}.{name}Decoded", enc)
-        out.append(given if got is not None and raw is not None and got == bytes(raw) else enc(got))
+        out.append(given if got is None or (raw is not None and got == bytes(raw)) else enc(got))
     return out[0], out[1]
