@@ -4,6 +4,7 @@ metadata."""
 
 import base64
 import json
+import struct
 import uuid
 
 import pytest
@@ -199,3 +200,28 @@ def test_metadata_kraft_control_records_and_snapshot_by_time(logdir):
     assert at["snapshot"]["endOffset"] == 5 and at["lastOffset"] == 6 and at["features"] == {"metadata.version": 19}
     text = invoke("metadata", cm)
     assert "voters [9]" in text.stdout and "leader 9" in text.stdout
+
+
+def test_group_offsets_in_an_old_magic_1_log(tmp_path):
+    """Old __consumer_offsets logs hold legacy messages (magic 1), some in compressed wrappers."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    def message(offset, key, value, codec=0):
+        b = LegacyRecordBatchBuilder(magic=1, compression_type=codec, batch_size=1 << 20)
+        b.append(0 if codec else offset, timestamp=T0 + offset, key=key, value=value)
+        return struct.pack(">q", offset) + bytes(b.build())[8:]
+
+    def value_v1(offset, metadata, expire):  # OffsetCommitValue v1: offset, metadata, commitTimestamp, expireTimestamp
+        return struct.pack(">hq", 1, offset) + kb.s(metadata) + struct.pack(">qq", T0, expire)
+
+    d = tmp_path / "__consumer_offsets-5"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(
+        message(0, kb.offset_key("lg", "t", 0), value_v1(77, "x", T0 + 86400000))
+        + message(1, kb.offset_key("lg", "t", 1), value_v1(78, "", -1), codec=1))
+    r = invoke("group-offsets", "--json", d)
+    assert r.exit_code == 0, r.output
+    offs = objects(r)[0]["offsets"]
+    assert [(o["partition"], o["offset"], o["metadata"], o["expireTimestamp"]) for o in offs] == [
+        (0, 77, "x", T0 + 86400000), (1, 78, "", -1)]
+    assert offs[0]["expireTimestampIso"] == "2023-11-15T22:13:20.000Z" and offs[1]["recordOffset"] == 1
