@@ -513,6 +513,93 @@ def formats():
         click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
 
 
+@cli.command("coordinator-partition")
+@click.option("--group", metavar="G", help="A consumer group id: its __consumer_offsets partition.")
+@click.option("--transactional-id", metavar="T", help="A transactional id: its __transaction_state partition.")
+@click.option("--partitions", type=click.IntRange(1), default=50, show_default=True,
+              help="Partitions of the topic (offsets.topic.num.partitions / transaction.state.log.num.partitions).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def coordinator_partition(group, transactional_id, partitions, as_json):
+    """Which __consumer_offsets or __transaction_state partition holds a group or a transactional id
+    (Kafka's Utils.abs(id.hashCode()) % partitions)."""
+    from wireinspect.catalog import coordinator_partition as locate
+    from wireinspect.render.jsonl import dumps
+    from wireinspect.render.safe import safe_text
+
+    if (group is None) == (transactional_id is None):
+        raise click.UsageError("give one of --group and --transactional-id")
+    kind, key = ("group", group) if group is not None else ("transactional-id", transactional_id)
+    ans = locate(kind, key, partitions)
+    if as_json:
+        click.echo(dumps(ans))
+    else:
+        click.echo(f"{kind.replace('-', ' ')} {safe_text(repr(key))}: {ans['topic']} partition {ans['partition']} "
+                   f"of {partitions}")
+
+
+def _report(app: App, name: str, paths, as_json: bool, **params) -> None:
+    """Run the catalog's report ``name`` (``catalog.REPORTS``) over ``paths``."""
+    from wireinspect.catalog import REPORTS
+    from wireinspect.ops.analyse import run_report
+
+    try:
+        analysis = REPORTS[name](**params)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    app.exit_on_closed_pipe = False
+    run_report(app, analysis, paths, as_json)
+
+
+@cli.command("group-offsets")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--group", metavar="G", help="Only this consumer group.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per group (then problems).")
+@common_options
+def group_offsets(app: App, paths, group, as_json):
+    """Consumer groups from a __consumer_offsets partition (directory or segments): the last committed
+    offset of each topic-partition per group (tombstones delete, transactional commits apply at their
+    COMMIT marker) and each group's state and members."""
+    _report(app, "group-offsets", paths, as_json, group=group)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
+@click.option("--transactional-id", metavar="T", help="Only this transactional id.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
+@common_options
+def transactions(app: App, paths, all_ids, transactional_id, as_json):
+    """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--at-offset", type=click.IntRange(0), metavar="N", help="The image after the record at offset N.")
+@click.option("--at-time", metavar="T", help="The image after the records timestamped at or before T (ms since "
+              "the epoch or ISO-8601 such as 2024-05-01T10:00:00Z).")
+@click.option("--changes", metavar="A..B", help="Instead of the image: the changes records A..B made (leaders, "
+              "ISR, brokers, topics...; A.. and ..B too).")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: the image as one object (or one object per "
+              "change), then problems.")
+@common_options
+def metadata(app: App, paths, at_offset, at_time, changes, as_json):
+    """The cluster as the KRaft controller saw it: a __cluster_metadata partition (its newest snapshot
+    at or before the target, then the log) replayed into the metadata image at --at-offset, --at-time
+    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs."""
+    from wireinspect.ops.select import parse_offsets, parse_time
+
+    try:
+        when = parse_time(at_time) if at_time is not None else None
+        span = parse_offsets(changes) if changes is not None else None
+    except click.BadParameter as e:
+        raise click.UsageError(e.format_message()) from None
+    if span is not None and ".." not in changes:
+        raise click.UsageError(f"--changes {changes!r}: give a range A..B (A.. and ..B too)")
+    _report(app, "metadata", paths, as_json, at_offset=at_offset, at_time=when, changes=span)
+
+
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
 
 cli.add_command(_spark_group, "spark")
