@@ -11,10 +11,11 @@ Checks, every file of the directory accounted for (``files``: name, kind, status
   ``segment_overlap``; gaps are notes on a compacted topic, which has ``.compaction_index`` files),
   terms that go down (``term_order``);
 * ``.base_index`` (``src/v/storage/index_state.h``: offset/time -> position) and ``.compaction_index``
-  (``src/v/storage/compacted_index.h``): listed, not decoded: their layout changed between Redpanda
-  versions (serde envelopes; a checksum Redpanda's headers call xxhash and CRC-32), so they are not
-  checked against the log; an index without its segment is ``orphan_index`` (a note: Redpanda
-  rebuilds indexes from the log);
+  (``src/v/storage/compacted_index.h``): listed, not decoded: their layouts are versioned
+  (``index_state_serde_compat.h``, serde envelopes; the compaction footer's version) and no file
+  written by Redpanda was at hand to test a decoder against, so they are not checked against the
+  log; an index without its segment is ``orphan_index`` (a note: Redpanda rebuilds indexes from the
+  log);
 * ``*.staging`` files of an interrupted compaction (``leftover_file``), and state machine snapshots
   (``snapshot``, ``tx.snapshot``, ``archival_metadata.snapshot``...: listed, not decoded).
 
@@ -35,10 +36,11 @@ from wireinspect.model import Node
 DIR_NAME = re.compile(r"^([0-9]+)_([0-9]+)$")
 INDEX_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.(base_index|compaction_index)$")
 INDEX_REASON = {
-    "base_index": "the offset/time -> position index (storage/index_state.h) changed layout "
-                  "between Redpanda versions (serde envelope); Redpanda rebuilds it from the log",
-    "compaction_index": "the key -> offset index of compaction (storage/compacted_index.h, "
-                        "footer at the end); Redpanda rebuilds it from the log",
+    "base_index": "the offset/time -> position index (storage/index_state.h): a versioned layout (v3 in "
+                  "index_state_serde_compat.h, serde envelopes from v4) not decoded here; Redpanda rebuilds it from "
+                  "the log",
+    "compaction_index": "the key -> offset index of compaction (storage/compacted_index.h, a versioned footer at the "
+                        "end) not decoded here; Redpanda rebuilds it from the log",
 }
 SNAPSHOT_REASON = "a Raft or state machine snapshot (serde), outside the log"
 
