@@ -41,3 +41,13 @@ def rp_batch(base_offset=0, n=3, codec=0, batch_type=1, **kw) -> bytes:
 def rp_segment(batches=4, per=3, codec=0, tail=1024) -> bytes:
     """``batches`` batches of ``per`` records from offset 0, then ``tail`` zero bytes (fallocated)."""
     return b"".join(rp_batch(i * per, per, codec) for i in range(batches)) + bytes(tail)
+
+
+# A segment of tiered storage written by Redpanda: redpanda-data/redpanda @ 1c6cff34,
+# tools/rp_storage_tool/resources/test/3676-7429-77-1-v1.log.1 (77 bytes, one batch of a compacted
+# topic: last_offset_delta 265, one record left, LogAppendTime).
+CLOUD_NAME = "3676-7429-77-1-v1.log.1"
+CLOUD_SEGMENT = bytes.fromhex(
+    "b84890134d000000fc1b00000000000001ebde65d008000901000033"
+    "4e5d8a84010000374e5d8a8401000002000000000000000000000000"
+    "00010000001e000092040110c5cfc5a6a6f517fa00")

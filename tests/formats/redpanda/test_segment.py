@@ -10,7 +10,7 @@ import struct
 import crc32c
 import pytest
 
-from tests.formats.redpanda.rp_bytes import from_kafka, rp_batch, rp_header, rp_segment
+from tests.formats.redpanda.rp_bytes import CLOUD_NAME, CLOUD_SEGMENT, from_kafka, rp_batch, rp_header, rp_segment
 from tests.kafka_bytes import T0, kafka_python_records, v2_batch
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.redpanda.batch import parse_batch
@@ -218,3 +218,22 @@ def test_encode_log_unparsed_and_errors():
         encode_batch(d, EncodeContext())
     with pytest.raises(EncodeError):
         encode_log({"type": "batch"}, EncodeContext())
+
+
+def test_tiered_storage_segment_written_by_redpanda():
+    from wireinspect.catalog import choose_format
+
+    assert choose_format(CLOUD_SEGMENT, CLOUD_NAME).id == "redpanda-log"
+    [b] = units(CLOUD_SEGMENT, records=True)
+    d = through_json(b)
+    assert b.valid and d["headerCrcValid"] and d["crcValid"] and d["problems"] == []
+    assert (d["base_offset"], d["last_offset_delta"], d["lastOffset"], d["record_count"]) == (7164, 265, 7429, 1)
+    assert (d["batchTypeName"], d["timestampType"], d["producer_id"]) == ("raft_data", "LogAppendTime", 2)
+    rec = d["records"][0]
+    assert (rec["offset"], rec["timestamp"], rec["key"], rec["position"]) == (7429, 1668768681527, None, 61)
+    # LogAppendTime: the records' timestamps are max_timestamp, their stored deltas are not in the JSON
+    raw = b.raw_json(lambda pos, n: CLOUD_SEGMENT[pos:pos + n], ENC)
+    assert set(raw) == {"rawRecords", "rawRecordsDigest"}
+    assert encode_batch({**d, **raw}, EncodeContext()) == CLOUD_SEGMENT
+    again = through_json(parse_batch(encode_batch(d, EncodeContext()), 0, 0))
+    assert again["crcValid"] and again["records"][0]["timestamp"] == rec["timestamp"]

@@ -11,6 +11,9 @@ from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
 from wireinspect.inputs.source import Source
 
 SEGMENT_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.log$")  # <base offset>-<term>-v1.log (storage/segment_utils)
+# a segment in tiered storage or its local cache: <base>-<committed>-<size bytes>-<term>-v1.log.<uploader term>
+# (the docstring of tools/offline_log_viewer/data_directory_inspector.py)
+CLOUD_SEGMENT_NAME = re.compile(r"^[0-9]+-[0-9]+-[0-9]+-[0-9]+-v1\.log\.[0-9]+$")
 
 
 def segment_name(name: str) -> tuple[int, int] | None:
@@ -20,7 +23,7 @@ def segment_name(name: str) -> tuple[int, int] | None:
 
 
 def _sniff(head: bytes, name: str) -> int:
-    named = segment_name(name) is not None
+    named = segment_name(name) is not None or CLOUD_SEGMENT_NAME.match(os.path.basename(name or "")) is not None
     if len(head) >= HEADER_SIZE and header_ok(head, 0):
         return 97 if named else 85  # a header whose CRC-32C matches: more than Kafka's content sniff (60)
     return 92 if named else 0  # by name: before Kafka's ".log" (90)
@@ -69,7 +72,8 @@ REDPANDA_LOG = Format(
     id="redpanda-log",
     description="Redpanda segment (<base offset>-<term>-v1.log): little-endian batch headers with header_crc, "
                 "Kafka records inside",
-    recognised_by="name <offset>-<term>-v1.log, or a 61-byte header whose header_crc (CRC-32C) matches",
+    recognised_by="name <offset>-<term>-v1.log (or a tiered-storage <base>-<committed>-<size>-<term>-v1.log.<term>), "
+                  "or a 61-byte header whose header_crc (CRC-32C) matches",
     sniff=_sniff,
     units=_units,
     check=_check,
