@@ -145,3 +145,19 @@ def test_partition_directory(tmp_path):
     assert kinds["6-2-v1.log.staging"] == ("staging", "leftover")
     assert len(kinds) == len(os.listdir(part))  # every file accounted for
     assert "orphan_index" in {n["code"] for n in pu["notes"]}
+
+
+def test_recover_directory_says_what_becomes_of_every_file(tmp_path):
+    part = tmp_path / "data" / "kafka" / "t" / "0_1"
+    part.mkdir(parents=True)
+    seg = rp_segment(2, 3, tail=300)
+    (part / "0-1-v1.log").write_bytes(seg)
+    (part / "0-1-v1.base_index").write_bytes(b"\x04" + bytes(20))
+    (part / "snapshot").write_bytes(b"s")
+    out = tmp_path / "out"
+    r = run("recover", "--json", tmp_path / "data", "-o", f"{out}/")
+    assert r.exit_code == 0, r.output
+    acts = {os.path.basename(o["path"]): o["action"] for o in lines(r.stdout) if "action" in o}
+    assert acts == {"0-1-v1.base_index": "left", "snapshot": "left"}
+    assert (out / "kafka" / "t" / "0_1" / "0-1-v1.log").read_bytes() == seg[:-300]
+    assert sorted(os.listdir(out / "kafka" / "t" / "0_1")) == ["0-1-v1.log"]

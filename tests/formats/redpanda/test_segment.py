@@ -237,3 +237,14 @@ def test_tiered_storage_segment_written_by_redpanda():
     assert encode_batch({**d, **raw}, EncodeContext()) == CLOUD_SEGMENT
     again = through_json(parse_batch(encode_batch(d, EncodeContext()), 0, 0))
     assert again["crcValid"] and again["records"][0]["timestamp"] == rec["timestamp"]
+
+
+def test_fast_json_line_equals_the_full_json():
+    import json as _json
+
+    dumps = _json.JSONEncoder(separators=(",", ":")).encode
+    for codec in range(5):
+        seg = rp_segment(2, 3, codec=codec, tail=0)
+        for u, v in zip(units(seg, records="lazy"), units(seg, records="lazy")):
+            fast = u.json_line(ENC, "base64", dumps, {"path": "p"})
+            assert _json.loads(fast) == _json.loads(dumps(v.to_json(ENC) | {"path": "p"}))

@@ -62,6 +62,12 @@ def _partition_units(source: Source, opts):
     return partition_units(source, opts)
 
 
+def _recover_files(d: str, names, plans) -> list:
+    from wireinspect.formats.redpanda.partition import recover_files
+
+    return recover_files(d, names, plans)
+
+
 def _looks_like_partition(names) -> bool:
     from wireinspect.formats.redpanda.partition import looks_like_partition
 
@@ -90,7 +96,8 @@ REDPANDA_PARTITION = Format(
     sniff=lambda head, name: 0,
     units=_partition_units,
     dir_sniff=_looks_like_partition,
-    encode=lambda obj, ctx: [],
+    recover_files=_recover_files,
+    encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"redpanda_partition"}),
 )
 

@@ -122,7 +122,7 @@ def _segment(d: str, name: str, opts) -> dict:
     return seg
 
 
-def _classify(name: str, logs: set) -> tuple[str, str, str]:
+def _classify(name: str) -> tuple[str, str, str]:
     """``(kind, status, reason)`` of a file of the directory that is not a segment."""
     m = INDEX_NAME.match(name)
     if m:
@@ -158,7 +158,7 @@ def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
         if n in log_names:
             listed.append({"file": n, "kind": "segment", "status": "decoded", "reason": ""})
             continue
-        kind, status, reason = _classify(n, log_names)
+        kind, status, reason = _classify(n)
         listed.append({"file": n, "kind": kind, "status": status, "reason": reason})
         im = INDEX_NAME.match(n)
         if im and f"{im.group(1)}-{im.group(2)}-v1.log" not in log_names:
@@ -220,3 +220,27 @@ def partition_units(source, opts):
                       "reads a partition directory, not a file")
         return [unit]
     return [check_partition(path, opts=opts)]
+
+
+RECOVER_REASON = {
+    "base_index": "not copied: Redpanda rebuilds a segment's index from the log when it recovers it (an index of the "
+                  "old segment may point past the recovered end)",
+    "compaction_index": "not copied: Redpanda rebuilds the compaction index from the log",
+    "staging": "not copied: the output of an interrupted compaction",
+    "snapshot": "not copied: a Raft or state machine snapshot may describe offsets the recovered log no longer holds "
+                "(copy it by hand when wanted)",
+    "unknown": "not copied: not a file of a Redpanda partition directory",
+}
+
+
+def recover_files(d: str, names, plans) -> list:
+    """``recover DIR``'s plan for the files of a partition directory: ``[(name, action, reason)]``,
+    segments ``"recovered"`` (by ``recover`` itself, as ``log_replayer`` keeps them), every other file
+    ``"left"`` with the reason."""
+    out = []
+    for n in sorted(set(names)):
+        if segment_name(n) is not None:
+            out.append((n, "recovered", "the segment, recovered as Redpanda's log_replayer keeps it"))
+        else:
+            out.append((n, "left", RECOVER_REASON[_classify(n)[0]]))
+    return out
