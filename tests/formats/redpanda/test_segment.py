@@ -248,3 +248,22 @@ def test_fast_json_line_equals_the_full_json():
         for u, v in zip(units(seg, records="lazy"), units(seg, records="lazy")):
             fast = u.json_line(ENC, "base64", dumps, {"path": "p"})
             assert _json.loads(fast) == _json.loads(dumps(v.to_json(ENC) | {"path": "p"}))
+
+
+def test_batches_know_their_topic_from_redpandas_directories(tmp_path):
+    from wireinspect.inputs.source import FileSource
+
+    part = tmp_path / "kafka" / "__consumer_offsets" / "7_3"
+    part.mkdir(parents=True)
+    seg = part / "0-1-v1.log"
+    seg.write_bytes(rp_segment(2, 2))
+    with FileSource(str(seg)) as src:
+        us = [u for u in iter_segment(src) if u.type == "redpanda_batch"]
+    assert [(u.topic, u.path) for u in us] == [("__consumer_offsets", str(seg))] * 2
+    assert units(rp_segment(1, 1))[0].topic is None  # no directory: no topic
+
+
+def test_torn_batch_larger_than_max_batch_keeps_its_records_undecoded():
+    seg = rp_batch(0, 50)[:-10]
+    [b] = units(seg, records=True, max_batch=200)
+    assert b.records is None and ("truncated", 4) in codes([b])

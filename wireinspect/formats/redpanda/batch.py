@@ -28,11 +28,12 @@ class RedpandaBatch(Batch):
     """A parsed Redpanda batch. ``position``/``length``: its span in the input (bytes); ``rp``: the
     13 header values in :data:`~.header.NAMES` order (``None`` when fewer than 61 bytes were there:
     ``partial`` holds them); ``header``: their Kafka form; ``header_crc_ok``/``crc_ok``: the two
-    verdicts (``None`` when not computed); ``path``: the input's path (the topic directories say
-    which internal topic a batch belongs to)."""
+    verdicts (``None`` when not computed); ``path``: the input's path and ``topic``: the topic
+    directory's name (``None`` when the path is not ``<namespace>/<topic>/<partition>_<revision>/``):
+    what says which internal topic (``__consumer_offsets``...) a batch belongs to."""
 
     type = "redpanda_batch"
-    __slots__ = ("rp", "header_crc_ok", "header_crc_computed", "path")
+    __slots__ = ("rp", "header_crc_ok", "header_crc_computed", "path", "topic")
 
     def __init__(self, position):
         super().__init__(position)
@@ -40,6 +41,7 @@ class RedpandaBatch(Batch):
         self.header_crc_ok = None
         self.header_crc_computed = None
         self.path = None
+        self.topic = None
 
     @property
     def valid(self) -> bool:

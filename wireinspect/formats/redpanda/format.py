@@ -22,6 +22,24 @@ def segment_name(name: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+PARTITION_DIR = re.compile(r"^([0-9]+)_([0-9]+)$")  # <partition>_<revision>
+
+
+def ntp_of(directory: str | None) -> tuple | None:
+    """``(namespace, topic, partition, revision)`` of a partition directory
+    ``<data>/<namespace>/<topic>/<partition>_<revision>``, from its names; None when its name is not
+    ``<partition>_<revision>``."""
+    if not directory:
+        return None
+    full = os.path.abspath(directory)
+    m = PARTITION_DIR.match(os.path.basename(full))
+    if m is None:
+        return None
+    topic_dir = os.path.dirname(full)
+    return (os.path.basename(os.path.dirname(topic_dir)) or None, os.path.basename(topic_dir) or None,
+            int(m.group(1)), int(m.group(2)))
+
+
 def _sniff(head: bytes, name: str) -> int:
     named = segment_name(name) is not None or CLOUD_SEGMENT_NAME.match(os.path.basename(name or "")) is not None
     if len(head) >= HEADER_SIZE and header_ok(head, 0):

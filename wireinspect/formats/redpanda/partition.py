@@ -29,11 +29,10 @@ import re
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit
-from wireinspect.formats.redpanda.format import segment_name
+from wireinspect.formats.redpanda.format import ntp_of, segment_name
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
 
-DIR_NAME = re.compile(r"^([0-9]+)_([0-9]+)$")
 INDEX_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.(base_index|compaction_index)$")
 INDEX_REASON = {
     "base_index": "the offset/time -> position index (storage/index_state.h): a versioned layout (v3 in "
@@ -143,12 +142,7 @@ def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
         except OSError as e:
             unit.fproblem("unreadable_directory", os.path.basename(d), 0, f"cannot list the directory: {e.strerror}")
             return unit
-    full = os.path.abspath(d)
-    m = DIR_NAME.match(os.path.basename(full))
-    topic_dir = os.path.dirname(full)
-    unit.info.update(namespace=os.path.basename(os.path.dirname(topic_dir)) or None,
-                     topic=os.path.basename(topic_dir) or None,
-                     partition=int(m.group(1)) if m else None, revision=int(m.group(2)) if m else None)
+    unit.info.update(zip(("namespace", "topic", "partition", "revision"), ntp_of(d) or (None,) * 4))
     files = [n for n in names if os.path.isfile(os.path.join(d, n))]
     logs = sorted((segment_name(n), n) for n in files if segment_name(n) is not None)
     log_names = {n for _, n in logs}

@@ -16,10 +16,12 @@ end of the file are an ``Unparsed`` unit without problems (the fallocated tail).
 
 from __future__ import annotations
 
+import os
 import re
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.formats.redpanda.batch import SIZE_AT, _SIZE, parse_batch, parse_big
+from wireinspect.formats.redpanda.format import ntp_of
 from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
 from wireinspect.model import Problem
 
@@ -29,12 +31,15 @@ _TYPE_BYTE = re.compile(rb"[\x01-\x7f]")
 
 
 class SegmentWalker:
-    """The per-file state of a segment walk: its ``size`` (bytes), decoding options and ``path``
-    (kept on every batch: the directories above a segment name its topic)."""
+    """The per-file state of a segment walk: its ``size`` (bytes), decoding options, ``path`` and
+    ``topic`` (the topic directory's name, from ``<namespace>/<topic>/<partition>_<revision>/``;
+    both kept on every batch: they say which internal topic the records are of)."""
 
     def __init__(self, size: int, records, limit: int, max_batch: int, max_records: int, path: str | None):
         self.size, self.records, self.limit = size, records, limit
         self.max_batch, self.max_records, self.path = max_batch, max_records, path
+        ntp = ntp_of(os.path.dirname(path)) if path else None
+        self.topic = ntp[1] if ntp else None
 
     def entry(self, win, pos: int):
         """``(batch, None)`` when the batch at ``pos`` is framed (its size fits the file), else
@@ -55,8 +60,9 @@ class SegmentWalker:
                 return None, Problem("bad_length", pos + SIZE_AT, f"size_bytes {size} is smaller than the 61-byte "
                                      "header", actual=size)
             buf, i = win.get(pos, remaining)  # a torn final batch: its header is sound
-            b = parse_batch(buf[:i + remaining], i, win.start, records=self.records, limit=self.limit,
-                            max_records=self.max_records)
+            b = parse_batch(buf[:i + remaining], i, win.start, records=self.records if remaining <= self.max_batch
+                            else False, limit=self.limit, max_records=self.max_records)
+            b.path, b.topic = self.path, self.topic
             return b, Problem("truncated", pos + SIZE_AT, f"size_bytes {size} runs past the end of the file "
                               f"({remaining} bytes left)", expected=size, actual=remaining)
         if size > self.max_batch:
@@ -64,7 +70,7 @@ class SegmentWalker:
         else:
             buf, i = win.get(pos, size)
             b = parse_batch(buf, i, win.start, records=self.records, limit=self.limit, max_records=self.max_records)
-        b.path = self.path  # (a decoder of internal topics hooks in here, from the path's topic directory)
+        b.path, b.topic = self.path, self.topic  # (a decoder of internal topics hooks in here, by topic)
         return b, None
 
     def valid_at(self, win, pos: int) -> bool:
