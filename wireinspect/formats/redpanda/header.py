@@ -63,7 +63,6 @@ SPANS = tuple(SPANS)
 HEADER_SIZE = _off  # 61: model::packed_record_batch_header_size
 STRUCT = struct.Struct("<" + "".join(f.code.lstrip("<") for f in FIELDS))
 # Kafka's CRC covers attrs..record_count encoded big-endian (model::crc_record_batch_header)
-KAFKA_CRC_FIELDS = NAMES[NAMES.index("attrs"):]
 KAFKA_CRC_STRUCT = struct.Struct(">" + "".join(f.code.lstrip("<") for f in FIELDS[NAMES.index("attrs"):]))
 AT = {name: off for name, off, _ in SPANS}
 
