@@ -267,3 +267,14 @@ def test_torn_batch_larger_than_max_batch_keeps_its_records_undecoded():
     seg = rp_batch(0, 50)[:-10]
     [b] = units(seg, records=True, max_batch=200)
     assert b.records is None and ("truncated", 4) in codes([b])
+
+
+def test_format_chosen_by_name_or_by_a_matching_header_crc():
+    from wireinspect.catalog import choose_format
+
+    seg = rp_segment(1, 2)
+    for name in ("0-1-v1.log", "copy.log", "segment.bin", "-"):
+        assert choose_format(seg[:4096], name).id == "redpanda-log", name
+    assert choose_format(b"", "12-3-v1.log").id == "redpanda-log"  # an empty active segment
+    assert choose_format(v2_batch(0, 2), "00000000000000000000.log").id == "kafka-log"
+    assert choose_format(v2_batch(0, 2), "copy.log").id == "kafka-log"
