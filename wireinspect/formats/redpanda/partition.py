@@ -93,13 +93,14 @@ class PartitionUnit(KafkaPartitionUnit):
         return root
 
 
-def _segment(d: str, name: str, opts) -> dict:
-    """What the directory needs of one segment: offsets of its first and last valid batch."""
+def _segment(d: str, name: str, opts) -> Segment:
+    """What the directory needs of one segment: offsets of its first and last valid batch (the
+    segment's headers and CRCs are walked, its records not decoded: about 0.3 s per 100 MiB)."""
     from wireinspect.formats.redpanda.segment import iter_segment
 
     base, term = segment_name(name)
-    seg = Segment({"file": name, "baseOffset": base, "term": term, "size": 0, "firstOffset": None, "lastOffset": None,
-           "nextOffset": None, "batches": 0, "why": None})
+    seg = Segment({"file": name, "baseOffset": base, "term": term, "size": 0, "firstOffset": None,
+                   "lastOffset": None, "nextOffset": None, "batches": 0, "why": None})
     try:
         src = FileSource(os.path.join(d, name))
     except InputError as e:
