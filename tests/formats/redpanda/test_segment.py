@@ -278,3 +278,10 @@ def test_format_chosen_by_name_or_by_a_matching_header_crc():
     assert choose_format(b"", "12-3-v1.log").id == "redpanda-log"  # an empty active segment
     assert choose_format(v2_batch(0, 2), "00000000000000000000.log").id == "kafka-log"
     assert choose_format(v2_batch(0, 2), "copy.log").id == "kafka-log"
+
+
+def test_offsets_going_back_are_reported_but_kept_as_redpanda_keeps_them():
+    seg = rp_batch(0, 3) + rp_batch(3, 3) + rp_batch(2, 2)
+    us = units(seg)
+    assert codes(us) == [("offset_order", len(rp_batch(0, 3)) * 2 + 8)]
+    assert all(u.valid for u in us)

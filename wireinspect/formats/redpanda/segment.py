@@ -12,6 +12,9 @@ resynchronises on the next position whose header passes ``header_crc`` and whose
 ``crc`` (``find``), and reports the bytes between as an ``Unparsed`` unit (``garbage``, or
 ``zero_fill`` for zeros followed by more data: Redpanda's parser never reads past them). Zeros to the
 end of the file are an ``Unparsed`` unit without problems (the fallocated tail).
+
+A valid batch whose offsets do not lie above those of the valid batches before it gets an
+``offset_order`` problem but stays valid: Redpanda's recovery does not compare offsets.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.formats.redpanda.batch import SIZE_AT, _SIZE, parse_batch, parse_big
 from wireinspect.formats.redpanda.format import ntp_of
-from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
+from wireinspect.formats.redpanda.header import AT, HEADER_SIZE, header_ok
 from wireinspect.model import Problem
 
 DEFAULT_MAX_BATCH = 64 << 20
@@ -104,5 +107,14 @@ def iter_segment(source, *, records: bool | str = True, limit: int = DEFAULT_LIM
     from wireinspect.formats.framing import walk
 
     w = SegmentWalker(source.size, records, limit, max_batch, max_records, source.path)
-    yield from walk(source, w.entry, w.find, w.valid_at, start=start, resync=resync, zero_tail_ok=True,
-                    what="Redpanda batch")
+    last = None
+    for u in walk(source, w.entry, w.find, w.valid_at, start=start, resync=resync, zero_tail_ok=True,
+                  what="Redpanda batch"):
+        if u.valid and u.base_offset is not None:
+            if last is not None and u.base_offset <= last:
+                u.problems.append(Problem("offset_order", u.position + AT["base_offset"], f"offsets "
+                                          f"{u.base_offset}..{u.last_offset} do not follow the last offset {last} of "
+                                          "the valid batches before (Redpanda's recovery keeps the batch: it does not "
+                                          "compare offsets)", expected=last + 1, actual=u.base_offset))
+            last = max(last if last is not None else u.last_offset, u.last_offset)
+        yield u
