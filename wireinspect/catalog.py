@@ -22,6 +22,7 @@ from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
+from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
 from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
 from wireinspect.inputs.capture.pcapformat import PCAP
@@ -33,7 +34,7 @@ STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
-FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
 
 REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions, "metadata": MetadataReplay}
 """The reports over the records of inputs, by command name: each a factory of an analysis (options

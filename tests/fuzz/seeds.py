@@ -509,8 +509,29 @@ def filename_seeds() -> list:
     return [Case("filenames", "tree", files, "topic-0/00000000000000000000.log", ".")]
 
 
+def redpanda_seeds() -> list:
+    """Redpanda segments: two written by Redpanda (test_segment.bin from ../shared/external when
+    present; a tiered-storage segment, hex in tests/formats/redpanda/rp_bytes.py), and batches of
+    kafka-python records in struct-packed Redpanda headers for every codec, a torn tail and a damaged
+    header."""
+    from tests.formats.redpanda.rp_bytes import CLOUD_NAME, CLOUD_SEGMENT, rp_batch, rp_segment
+
+    rp = "0-1-v1.log"
+    cases = [single("redpanda", f"codec-{c}", rp, rp_segment(3, 3, codec=c, tail=200)) for c in range(5)]
+    bad = bytearray(rp_segment(3, 2, tail=0))
+    bad[len(rp_batch(0, 2)) + 12] ^= 0x20
+    cases += [single("redpanda", "torn", rp, rp_segment(2, 2, tail=0)[:-9]),
+              single("redpanda", "bad-header", rp, bytes(bad)),
+              single("redpanda", "rp_storage_tool-tiered-segment", CLOUD_NAME, CLOUD_SEGMENT)]
+    real = EXTERNAL / "redpanda" / "test_segment.bin"
+    if real.exists():
+        cases.append(single("redpanda", "external-test_segment", rp, real.read_bytes()[:MAX_SEED]))
+    return cases
+
+
 FAMILIES = {
     "kafka-log": kafka_log_seeds,
+    "redpanda": redpanda_seeds,
     "bomb": bomb_seeds,
     "kafka-sidecar": sidecar_seeds,
     "kafka-partition": partition_seeds,

@@ -54,6 +54,7 @@ TIME_MS_FIELDS = frozenset({
     "timestamp", "baseTimestamp", "maxTimestamp", "deleteHorizonMs", "lastTimestamp", "Timestamp",
     "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
     "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
+    "first_timestamp", "max_timestamp",  # Redpanda batch headers (record.h)
 })
 
 
