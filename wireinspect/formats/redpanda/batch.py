@@ -113,12 +113,14 @@ def _header_checks(b: RedpandaBatch, buf, pos: int, base: int) -> None:
 
 
 def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True, limit: int = DEFAULT_LIMIT,
-                max_records: int = DEFAULT_MAX_RECORDS) -> RedpandaBatch:
+                max_records: int = DEFAULT_MAX_RECORDS, internal: str | None = None) -> RedpandaBatch:
     """Parse the Redpanda batch at ``buf[pos]`` (absolute position ``base + pos``). ``buf`` may end
     before the batch does (``truncated``). Never raises on bad bytes. ``records``: ``True`` decode
     them, ``False`` skip them, ``"lazy"`` when a projection first needs them; ``limit`` bounds the
-    decompressed bytes, ``max_records`` the records decoded."""
+    decompressed bytes, ``max_records`` the records decoded; ``internal``: the internal-topic kind
+    whose keys and values the records hold (Kafka's ``Batch.internal``, e.g. ``"offsets"``)."""
     b = RedpandaBatch(base + pos)
+    b.internal = internal
     avail = len(buf) - pos
     if avail < HEADER_SIZE:
         b.length = max(avail, 0)

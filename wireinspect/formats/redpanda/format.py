@@ -7,6 +7,7 @@ import os
 import re
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.kafka.logformat import records_kind
 from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
 from wireinspect.inputs.source import Source
 
@@ -51,14 +52,14 @@ def _units(source: Source, opts):
     from wireinspect.formats.redpanda.segment import iter_segment
 
     return iter_segment(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
-                        max_records=opts.max_records, start=opts.start)
+                        max_records=opts.max_records, start=opts.start, internal=records_kind(source, opts))
 
 
 def _check(source: Source, opts):
     from wireinspect.formats.redpanda.segment import iter_segment
 
     return iter_segment(source, records=opts.deep, limit=opts.max_decompressed, max_batch=opts.max_batch,
-                        max_records=opts.max_records)
+                        max_records=opts.max_records, internal=records_kind(source, opts))
 
 
 def _entries(source: Source, opts):
@@ -105,6 +106,7 @@ REDPANDA_LOG = Format(
     recoverable=True,
     encode=_encode,
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
+    honours=frozenset({"records_as"}),
 )
 
 REDPANDA_PARTITION = Format(
@@ -117,6 +119,7 @@ REDPANDA_PARTITION = Format(
     recover_files=_recover_files,
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"redpanda_partition"}),
+    honours=frozenset({"records_as"}),
 )
 
 FORMATS = (REDPANDA_LOG, REDPANDA_PARTITION)

@@ -38,8 +38,9 @@ class SegmentWalker:
     ``topic`` (the topic directory's name, from ``<namespace>/<topic>/<partition>_<revision>/``;
     both kept on every batch: they say which internal topic the records are of)."""
 
-    def __init__(self, size: int, records, limit: int, max_batch: int, max_records: int, path: str | None):
-        self.size, self.records, self.limit = size, records, limit
+    def __init__(self, size: int, records, limit: int, max_batch: int, max_records: int, path: str | None,
+                 internal: str | None = None):
+        self.size, self.records, self.limit, self.internal = size, records, limit, internal
         self.max_batch, self.max_records, self.path = max_batch, max_records, path
         ntp = ntp_of(os.path.dirname(path)) if path else None
         self.topic = ntp[1] if ntp else None
@@ -64,7 +65,7 @@ class SegmentWalker:
                                      "header", actual=size)
             buf, i = win.get(pos, remaining)  # a torn final batch: its header is sound
             b = parse_batch(buf[:i + remaining], i, win.start, records=self.records if remaining <= self.max_batch
-                            else False, limit=self.limit, max_records=self.max_records)
+                            else False, limit=self.limit, max_records=self.max_records, internal=self.internal)
             b.path, b.topic = self.path, self.topic
             return b, Problem("truncated", pos + SIZE_AT, f"size_bytes {size} runs past the end of the file "
                               f"({remaining} bytes left)", expected=size, actual=remaining)
@@ -72,8 +73,9 @@ class SegmentWalker:
             b = parse_big(win.source, pos, size, bool(self.records))
         else:
             buf, i = win.get(pos, size)
-            b = parse_batch(buf, i, win.start, records=self.records, limit=self.limit, max_records=self.max_records)
-        b.path, b.topic = self.path, self.topic  # (a decoder of internal topics hooks in here, by topic)
+            b = parse_batch(buf, i, win.start, records=self.records, limit=self.limit, max_records=self.max_records,
+                            internal=self.internal)
+        b.path, b.topic = self.path, self.topic
         return b, None
 
     def valid_at(self, win, pos: int) -> bool:
@@ -99,14 +101,16 @@ class SegmentWalker:
 
 def iter_segment(source, *, records: bool | str = True, limit: int = DEFAULT_LIMIT,
                  max_batch: int = DEFAULT_MAX_BATCH, max_records: int = DEFAULT_MAX_RECORDS, start: int = 0,
-                 resync: bool = True):
+                 resync: bool = True, internal: str | None = None):
     """Yield the :class:`~.batch.RedpandaBatch` and ``Unparsed`` units of one segment in position
     order (see the module docstring). ``records``: decode records (``True``, ``False``, ``"lazy"``);
     ``limit``: decompressed bytes per batch; ``max_batch``: bytes of one batch decoded in memory;
-    ``max_records``: records decoded per batch; ``start``: the byte position to start at."""
+    ``max_records``: records decoded per batch; ``start``: the byte position to start at;
+    ``internal``: the internal-topic kind of the records (``__consumer_offsets`` of Redpanda holds
+    Kafka's record formats: :mod:`wireinspect.formats.kafka.internal`)."""
     from wireinspect.formats.framing import walk
 
-    w = SegmentWalker(source.size, records, limit, max_batch, max_records, source.path)
+    w = SegmentWalker(source.size, records, limit, max_batch, max_records, source.path, internal)
     last = None
     for u in walk(source, w.entry, w.find, w.valid_at, start=start, resync=resync, zero_tail_ok=True,
                   what="Redpanda batch"):

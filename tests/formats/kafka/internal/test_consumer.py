@@ -73,13 +73,13 @@ def test_group_metadata_members_expand_with_positions():
         d = decode_coordinator_value("offsets", 2, raw, 0, len(raw), 100)
         got = d.to_json(ENC)["data"]["members"]
         if ptype != "consumer":
-            assert "SubscriptionDecoded" not in got[0]
+            assert "subscriptionDecoded" not in got[0]
             continue
         assert got[0]["subscription"] == ENC(sub)  # the raw bytes stay beside the expansion
-        assert got[0]["SubscriptionDecoded"]["data"]["Topics"] == ["orders", "pay"]
-        assert got[0]["AssignmentDecoded"] == {"type": "ConsumerProtocolAssignment", "version": 0, "data": {
+        assert got[0]["subscriptionDecoded"]["data"]["Topics"] == ["orders", "pay"]
+        assert got[0]["assignmentDecoded"] == {"type": "ConsumerProtocolAssignment", "version": 0, "data": {
             "AssignedPartitions": [{"Topic": "orders", "Partitions": [1, 4]}], "UserData": None}}
-        assert "AssignmentDecoded" not in got[1]  # empty bytes: nothing to decode
+        assert "assignmentDecoded" not in got[1]  # empty bytes: nothing to decode
         node = Node("value", 100, len(raw))
         d.add_nodes(node)
         stack, subs = [node], []

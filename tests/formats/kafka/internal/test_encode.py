@@ -28,10 +28,10 @@ def test_an_edited_expansion_rewrites_the_member_bytes():
     obj = decode_coordinator_value("offsets", 2, GROUP_VALUE, 0, len(GROUP_VALUE), 0).to_json(ENC)
     assert encode_decoded(obj, GROUP_VALUE, CTX, ".valueDecoded", ENC) == GROUP_VALUE
     member = obj["data"]["members"][0]
-    member["SubscriptionDecoded"]["data"]["Topics"] = ["payments"]
+    member["subscriptionDecoded"]["data"]["Topics"] = ["payments"]
     raw = encode_decoded(obj, GROUP_VALUE, CTX, ".valueDecoded", ENC)
     again = decode_coordinator_value("offsets", 2, raw, 0, len(raw), 0).to_json(ENC)
-    sub = again["data"]["members"][0]["SubscriptionDecoded"]
+    sub = again["data"]["members"][0]["subscriptionDecoded"]
     assert sub["version"] == 1 and sub["data"]["Topics"] == ["payments"]
     assert again["data"]["members"][0]["subscription"] != ENC(SUB)
 

@@ -51,9 +51,9 @@ def test_consumer_offsets_json(tmp_path):
     assert recs[1]["keyDecoded"]["type"] == "OffsetCommitKey" and recs[1]["valueDecoded"] is None
     member = recs[2]["valueDecoded"]["data"]["members"][0]
     assert member["subscription"] == ENC(SUB)
-    assert member["SubscriptionDecoded"] == {"type": "ConsumerProtocolSubscription", "version": 1, "data": {
+    assert member["subscriptionDecoded"] == {"type": "ConsumerProtocolSubscription", "version": 1, "data": {
         "Topics": ["orders"], "UserData": None, "OwnedPartitions": [{"Topic": "orders", "Partitions": [3]}]}}
-    assert "AssignmentDecoded" not in member  # empty assignment bytes
+    assert "assignmentDecoded" not in member  # empty assignment bytes
     bad = recs[3]["keyDecoded"]
     at = data.index(BAD_KEY)
     assert bad["type"] is None and bad["recordType"] == 77

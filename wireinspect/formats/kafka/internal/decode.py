@@ -124,8 +124,9 @@ def state_name(status: int) -> str:
 
 
 def expansion_key(field: str) -> str:
-    """``subscription`` -> ``SubscriptionDecoded``: the JSON key of an expanded bytes field."""
-    return field[:1].upper() + field[1:] + "Decoded"
+    """``subscription`` -> ``subscriptionDecoded``: the JSON key of an expanded bytes field (as
+    ``key`` -> ``keyDecoded``)."""
+    return field + "Decoded"
 
 
 def read_struct(d: Decoded, spec, version: int, buf, p: int, end: int, base: int, trailing_ok: bool = False) -> int:

@@ -7,7 +7,7 @@ A decoded object is only written when it differs from what the record's raw ``ke
 bytes decode to (``problems`` and ``...Iso`` keys left out of the comparison); otherwise the raw
 bytes are kept, so a record that does not re-encode identically (a non-minimal varint, damage) is
 written as stored. ``TransactionStatusName`` is derived from ``TransactionStatus`` (editing only the
-name changes the number); ``SubscriptionDecoded``/``AssignmentDecoded`` re-encode the member's
+name changes the number); ``subscriptionDecoded``/``assignmentDecoded`` re-encode the member's
 ``subscription``/``assignment`` bytes the same way.
 """
 
