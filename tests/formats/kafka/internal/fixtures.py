@@ -8,6 +8,7 @@ and the values a decoder should find in them (see ``fixtures/README.md``).
 * ``expected(name) -> list[dict]``: the values derived from the bytes by ``fixtures/independent_reader.py``
   (record batches read with ``struct``, structs walked from the message-spec JSON), one dict per
   record for a log/checkpoint, one dict for a consumer-protocol blob.
+* ``writer_view(name)``: for the ``java-server__*`` logs, the writer's own reading of them.
 * ``names(external=None)``: every fixture name (local, external or both).
 """
 
@@ -43,6 +44,13 @@ def header(name: str) -> list[str]:
 
 def expected(name: str) -> list[dict]:
     return json.loads((HERE / (name + ".expected.json")).read_text())
+
+
+def writer_view(name: str) -> list[dict] | None:
+    """For ``java-server__*`` logs: what Kafka 4.0.0's own deserializers read from the bytes (its JSON
+    converters' field names), record by record; ``None`` for other fixtures."""
+    p = HERE / (name + ".writer.json")
+    return json.loads(p.read_text()) if p.is_file() else None
 
 
 def available(name: str) -> bool:

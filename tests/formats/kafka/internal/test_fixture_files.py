@@ -33,10 +33,11 @@ def _load(name):
 
 
 def _kind(name: str) -> str:
-    if "__consumer_offsets" in name:
-        return "group-coordinator"
-    if "txn-markers" in name:
-        return "data"
+    for part, kind in (("consumer_offsets", "group-coordinator"), ("transaction_state", "transaction-coordinator"),
+                       ("share_group_state", "share-coordinator"), ("remote_log_metadata", "rlmm"),
+                       ("txn-markers", "data")):
+        if part in name:
+            return kind
     return "meta"
 
 
