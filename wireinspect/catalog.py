@@ -18,6 +18,7 @@ from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
 from wireinspect.formats.kafka.internal.groups import GroupOffsets
 from wireinspect.formats.kafka.internal.image import MetadataReplay
+from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
 from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
@@ -35,6 +36,9 @@ STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+# RECORD_KINDS: the record decoders of ``--records-as`` (kind -> the internal topic whose keys and values it
+# decodes; chosen by default from a partition directory's name: docs/json.md, docs/internal-topics.md)
 
 REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions, "metadata": MetadataReplay}
 """The reports over the records of inputs, by command name: each a factory of an analysis (options

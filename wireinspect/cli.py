@@ -266,9 +266,9 @@ def _connections(ctx, param, values) -> list:
 def records_as_option(fn):
     """``--records-as KIND|none``: decode Kafka records' keys and values as an internal topic's
     (default: from the partition directory's name)."""
-    from wireinspect.formats.kafka.internal.kinds import KINDS
+    from wireinspect.catalog import RECORD_KINDS
 
-    @click.option("--records-as", "records_as", type=click.Choice((*KINDS, "none")), default=None,
+    @click.option("--records-as", "records_as", type=click.Choice((*RECORD_KINDS, "none")), default=None,
                   help="Kafka logs: decode record keys and values as this internal topic's records "
                        "(__consumer_offsets: offsets, __transaction_state: transactions, __share_group_state: "
                        "share-state, __cluster_metadata: metadata, __remote_log_metadata: remote-log-metadata); "
@@ -511,6 +511,12 @@ def formats():
     for f in fmts:
         click.echo(f"{f.id:{w}}{f.description}")
         click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
+    from wireinspect.catalog import RECORD_KINDS
+
+    click.echo("\nrecord decoders (keys and values of Kafka's internal topics, in kafka-log and redpanda-log records;")
+    click.echo("chosen from the partition directory's name, or --records-as KIND):")
+    for kind, topic in RECORD_KINDS.items():
+        click.echo(f"{kind:{w}}{topic}")
 
 
 @cli.command("coordinator-partition")
