@@ -184,6 +184,37 @@ class App:
                 self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
 
 
+def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
+    """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
+    that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
+    that shows no values is a usage error, and so is a DIR that holds no registry records."""
+    from wireinspect.formats.kafka.registry import store
+
+    if given is not None:
+        clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
+        if clash:
+            raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+        dirs = [given]
+    else:
+        dirs = store.find_partitions(paths)
+    if not dirs:
+        store.activate(None)
+        return
+    reg = None
+    for d in dirs:
+        try:
+            got = store.load(d, app.opts.max_decompressed)
+        except InputError as e:
+            if given is not None:
+                raise click.BadParameter(str(e), param_hint="'--schemas'") from None
+            continue
+        if reg is None:
+            reg = got
+        else:
+            reg.by_version.update(got.by_version)
+    store.activate(reg)
+
+
 def big_inputs(paths) -> bool:
     """Whether ``dump`` shows a progress bar for ``paths`` (when its output is not the terminal): a
     directory, or a file of at least 16 MiB, among them."""
@@ -398,6 +429,10 @@ def cli(debug, color):
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
               help="Stop once the batches printed hold N records (whole batches).")
+@click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
+              help="A Schema Registry's _schemas partition (e.g. .../_schemas-0): schema ids in keys and values "
+                   "resolve to subject, version and schema, and payloads decode (Avro, JSON, Protobuf). A "
+                   "_schemas-N directory among the inputs is used by itself.")
 @click.option("--headers-only", is_flag=True, help="Batch headers (messages, frames) without the records inside them: "
               "Kafka segments, Kafka 0.7/Jafka logs, Kafka captures.")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
@@ -407,7 +442,7 @@ def cli(debug, color):
 @common_options
 @capture_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, headers_only, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -416,6 +451,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
+      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[].valueSchema'
     """
     from wireinspect.ops.dump import dump_items
     from wireinspect.ops.select import Selection, parse_offsets, parse_times
@@ -444,6 +480,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
         raise click.UsageError(f"--headers-only leaves the records out; {'--hexdump' if hexdump else '--raw'} "
                                "needs every byte of a unit")
     app.opts.headers_only = headers_only
+    _use_schemas(app, paths, schemas, hexdump=hexdump, summary=summary, headers_only=headers_only)
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
