@@ -82,7 +82,7 @@ class App:
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
                                 color_system="auto" if self.color else None, force_terminal=self.color or None,
-                                no_color=not self.color, width=None if tty else 240)
+                                no_color=not self.color, width=None if tty else _columns(240))
             self._out.on_broken_pipe = self.closed_pipe  # rich would exit 1 on its own
             if tty:
                 self._out.push_render_hook(_BarHook(self))
@@ -240,6 +240,13 @@ class _BarHook:
     def process_renderables(self, renderables):
         self.app._hide_bar(stdout=True)
         return renderables
+
+
+def _columns(default: int) -> int:
+    """The width of output that is not a terminal: ``COLUMNS`` when it is set (20 or more; rich reads
+    it for a terminal too), else ``default``."""
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.isascii() and text.isdigit() and int(text) >= 20 else default
 
 
 def _size_of(path: str) -> int:

@@ -140,7 +140,7 @@ def hexdump_unit(app, item, unit) -> None:
     else:
         data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length > 0 else b""
     app.out.print(f"{name} {safe_text(str(unit.type))} at {node.position}", style="bold")
-    for line in hexdump_lines(node, data, node.position):
+    for line in hexdump_lines(node, data, node.position, columns=app.out.width):
         app.out.print(line)
     shown = len(data)
     if node.length > shown:
