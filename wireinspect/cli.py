@@ -458,7 +458,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
-      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[].valueSchema'
+      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
     """
     from wireinspect.ops.dump import dump_items
     from wireinspect.ops.select import Selection, parse_offsets, parse_times
@@ -506,7 +506,15 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
 @capture_options
 def verify(app: App, paths, as_json, deep):
     """Check CRCs and structure; print every problem with its code and position, then a summary.
-    A directory is walked to the bottom and every file under it is accounted for."""
+    A directory is walked to the bottom and every file under it is accounted for. On a terminal, a
+    progress bar (bytes and files) shows on stderr after the first second (-q: none).
+
+    \b
+    Examples:
+      wireinspect verify samples/damaged/00000000000000000000.log
+      wireinspect verify --deep /var/lib/kafka/data
+      wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
+    """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import verify_item
 
@@ -545,7 +553,14 @@ def verify(app: App, paths, as_json, deep):
 def recover(app: App, path, out, salvage, dry_run, force, as_json):
     """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
     the damage), written atomically to OUT. The input is never modified, and nothing is written
-    beside it."""
+    beside it.
+
+    \b
+    Examples:
+      wireinspect recover --dry-run samples/damaged/00000000000000000000.log
+      wireinspect recover --salvage samples/damaged/00000000000000000000.log -o /tmp/repaired/
+      wireinspect recover /var/lib/kafka/data/orders-3 -o /tmp/orders-3/
+    """
     from wireinspect.ops.recover import recover_items
 
     if dry_run and out:

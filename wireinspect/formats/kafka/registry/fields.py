@@ -29,6 +29,7 @@ from wireinspect.formats.kafka.registry.framing import (HEADER_KEYS, Frame, from
 from wireinspect.formats.kafka.registry.store import active
 
 MAGIC = (0x00, 0x01, 0x03)
+TREE_TEXT = 400  # characters of a decoded payload shown in the tree (dump --json has all of it)
 _HEADER_NAMES = {v.encode(): k for k, v in HEADER_KEYS.items()}
 _HEADER_LENGTHS = {len(v) for v in _HEADER_NAMES}
 
@@ -227,7 +228,8 @@ def add_schema_nodes(rn, data, r, base: int) -> None:
             node.add("schema", at, 0, f"{s.subject} v{s.version} {s.schema_type}", derived=True)
         size = max(n, 0) - fd.payload_at
         if fd.decoded_as is not None:
-            node.add("decoded", at + fd.payload_at, size, _text(fd), derived=True,
-                     display=f"{fd.decoded_as}: {_text(fd)}")
+            text = _text(fd)
+            shown = text if len(text) <= TREE_TEXT else text[:TREE_TEXT] + f"… (+{len(text) - TREE_TEXT} characters)"
+            node.add("decoded", at + fd.payload_at, size, text, derived=True, display=f"{fd.decoded_as}: {shown}")
         if fd.error is not None:
             node.add("error", at + fd.payload_at, size, fd.error, derived=True)
