@@ -189,3 +189,19 @@ def test_any_bytes_never_raise():
         n = rnd.randrange(0, 40)
         b = bytes([rnd.choice((0, 1, 3))]) + bytes(rnd.randrange(256) for _ in range(n))
         examine(b, None, None, bytes)
+
+
+def test_keys_are_labelled_too(tmp_path, dirs):
+    from tests.formats.kafka.registry_bytes import segment
+
+    seg = tmp_path / "keys-0" / "00000000000000000000.log"
+    seg.parent.mkdir()
+    seg.write_bytes(segment([(confluent(2, b'{"user":"ann"}'), b"plain", None),
+                             (b"id-1", PING, [("__key_schema_id", b"\x00\x00\x00\x00\x02")])]))
+    objs = [json.loads(ln) for ln in run("dump", "--json", "--schemas", dirs[0], seg).stdout.splitlines()]
+    recs = objs[0]["records"]
+    assert recs[0]["keySchema"]["decoded"] == {"user": "ann"} and recs[0]["keySchema"]["subject"] == "events-value"
+    assert "valueSchema" not in recs[0]
+    # the header names id 2 (JSON) for the key "id-1", which is not JSON: framed, but it does not decode
+    k = recs[1]["keySchema"]
+    assert (k["framing"], k["confidence"], k["schemaType"]) == ("header", "high", "JSON") and "not JSON" in k["error"]
