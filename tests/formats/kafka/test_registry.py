@@ -205,3 +205,20 @@ def test_keys_are_labelled_too(tmp_path, dirs):
     # the header names id 2 (JSON) for the key "id-1", which is not JSON: framed, but it does not decode
     k = recs[1]["keySchema"]
     assert (k["framing"], k["confidence"], k["schemaType"]) == ("header", "high", "JSON") and "not JSON" in k["error"]
+
+
+def test_hostile_schemas_and_payloads_end_quickly():
+    """An array of zero-byte items (fastavro would loop over a damaged block count), a payload nested
+    past the limit: an error, no hang and no traceback."""
+    from wireinspect.formats.kafka.registry import payload as P
+    from wireinspect.formats.kafka.registry.store import Schema
+
+    nulls = Schema(50, "n-value", 1, "AVRO", json.dumps({"type": "array", "items": "null"}))
+    got, err = P.decode(b"\xfe\xff\xff\xff\xff\x03\x00", nulls, bytes, False)
+    assert got is None and "zero-byte items" in err
+    got, err = P.as_json(b"[" * 500 + b"]" * 500)
+    assert got is None and "nested" in err
+    linked = Schema(51, "l-value", 1, "AVRO", json.dumps(
+        {"type": "record", "name": "L", "fields": [{"name": "next", "type": ["null", "L"]}]}))
+    got, err = P.decode(b"\x02" * 300 + b"\x00", linked, bytes, False)
+    assert got is None and err

@@ -20,6 +20,21 @@ MAX_INFLATED = 16 << 20  # Glue's zlib payloads: bound on the inflated size
 _PARSED: dict = {}  # (schema id, schema text) -> (fastavro's parsed schema, None) or (None, error text)
 
 
+MAX_DEPTH = 100  # decoded values nested deeper are not shown (the JSON writer and the tree recurse)
+
+
+def too_deep(v, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``v`` nests lists and dicts more than ``limit`` levels (checked without recursion)."""
+    stack = [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list, tuple)):
+            if d > limit:
+                return True
+            stack.extend((y, d + 1) for y in (x.values() if isinstance(x, dict) else x))
+    return False
+
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
@@ -27,9 +42,12 @@ def _reject_constant(name):
 def as_json(data) -> tuple[object, str | None]:
     """``data`` as one whole JSON document (UTF-8; no NaN/Infinity)."""
     try:
-        return json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant), None
+        v = json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError, RecursionError) as e:
         return None, f"not JSON: {str(e)[:80]}"
+    if too_deep(v):
+        return None, f"JSON nested more than {MAX_DEPTH} levels: not shown"
+    return v, None
 
 
 def as_protobuf(data, enc) -> tuple[object, str | None]:
@@ -60,6 +78,49 @@ def jsonable(v, enc):
     return v
 
 
+def _zero_width_arrays(schema_json) -> bool:
+    """Whether the Avro schema has an array whose items take no bytes (null, an empty record, a
+    fixed of size 0): fastavro would loop over a damaged block count of billions without reading a
+    byte, so such schemas are not decoded."""
+    named: dict = {}
+
+    def zero(t, seen=()) -> bool:
+        if isinstance(t, str):
+            if t == "null":
+                return True
+            d = named.get(t)
+            return d is not None and t not in seen and zero(d, seen + (t,))
+        if isinstance(t, list):  # a union writes its branch index
+            return False
+        if isinstance(t, dict):
+            kind = t.get("type")
+            if kind == "record" or kind == "error":
+                return all(zero(f.get("type"), seen) for f in t.get("fields") or [] if isinstance(f, dict))
+            if kind == "fixed":
+                return t.get("size") == 0
+            if kind in ("array", "map", "enum"):
+                return False
+            return zero(kind, seen)
+        return False
+
+    def walk():
+        stack = [schema_json]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, list):
+                stack.extend(t)
+            elif isinstance(t, dict):
+                yield t
+                stack.extend(v for k, v in t.items() if k in ("type", "items", "values", "fields"))
+
+    for t in walk():  # named types first: an array may name one defined later
+        if isinstance(t.get("name"), str) and t.get("type") in ("record", "error", "fixed", "enum"):
+            named[t["name"]] = t
+            if isinstance(t.get("namespace"), str):
+                named[f"{t['namespace']}.{t['name']}"] = t
+    return any(t.get("type") == "array" and zero(t.get("items")) for t in walk())
+
+
 def _avro_schema(schema):
     key = (schema.id, schema.text)
     got = _PARSED.get(key)
@@ -67,7 +128,12 @@ def _avro_schema(schema):
         try:
             import fastavro
 
-            got = (fastavro.parse_schema(json.loads(schema.text)), None)
+            parsed_json = json.loads(schema.text)
+            if _zero_width_arrays(parsed_json):
+                got = (None, f"schema {schema.id} has arrays of zero-byte items: not decoded (a damaged block "
+                             "count would loop)")
+            else:
+                got = (fastavro.parse_schema(parsed_json), None)
         except ImportError:
             got = (None, "fastavro is not installed (pip install fastavro)")
         except Exception as e:  # noqa: BLE001 - fastavro raises SchemaParseException, ValueError, KeyError...
@@ -90,6 +156,8 @@ def as_avro(data, schema, enc) -> tuple[object, str | None]:
         return None, f"not Avro of schema {schema.id}: {type(e).__name__}: {str(e)[:80]}"
     if bio.tell() != len(data):
         return None, f"not Avro of schema {schema.id}: {len(data) - bio.tell()} bytes left after the value"
+    if too_deep(value):
+        return None, f"Avro value nested more than {MAX_DEPTH} levels: not shown"
     return jsonable(value, enc), None
 
 
