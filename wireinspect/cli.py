@@ -190,44 +190,13 @@ def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: 
     that shows no values is a usage error, and so is a DIR that holds no registry records."""
     from wireinspect.formats.kafka.registry import store
 
-    if given is not None:
-        clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
-        if clash:
-            raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
-        dirs = [given]
-    else:
-        dirs = store.find_partitions(paths)
-    if not dirs:
-        store.activate(None)
-        return
-    reg = None
-    for d in dirs:
-        try:
-            got = store.load(d, app.opts.max_decompressed)
-        except InputError as e:
-            if given is not None:
-                raise click.BadParameter(str(e), param_hint="'--schemas'") from None
-            continue
-        if reg is None:
-            reg = got
-        else:
-            reg.by_version.update(got.by_version)
-    store.activate(reg)
-
-
-def big_inputs(paths) -> bool:
-    """Whether ``dump`` shows a progress bar for ``paths`` (when its output is not the terminal): a
-    directory, or a file of at least 16 MiB, among them."""
-    from wireinspect.inputs.open import split_forced
-
-    for arg in paths:
-        path, _ = split_forced(arg)
-        try:
-            if path != "-" and (os.path.isdir(path) or os.path.getsize(path) >= (16 << 20)):
-                return True
-        except OSError:
-            pass
-    return False
+    clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
+    if given is not None and clash:
+        raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+    try:
+        store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
+    except InputError as e:
+        raise click.BadParameter(str(e), param_hint="'--schemas'") from None
 
 
 class _BarHook:
@@ -491,7 +460,9 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
-    app.progress(paths, when=not sys.stdout.isatty() and big_inputs(paths))
+    from wireinspect.inputs.open import any_large
+
+    app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
     found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))

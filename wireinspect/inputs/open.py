@@ -202,3 +202,16 @@ def measure(args) -> tuple[int, int | None]:
         if size is not None:
             size += st.st_size
     return files, size
+
+
+def any_large(args, size: int) -> bool:
+    """Whether a directory, or a file of at least ``size`` bytes, is among the arguments (``dump``
+    shows a progress bar for those when its output is not the terminal)."""
+    for arg in args:
+        path, _ = split_forced(arg)
+        try:
+            if path != "-" and (os.path.isdir(path) or os.path.getsize(path) >= size):
+                return True
+        except OSError:
+            pass
+    return False

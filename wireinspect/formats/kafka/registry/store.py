@@ -159,6 +159,25 @@ def find_partitions(paths) -> list:
     return found
 
 
+def registry_for(paths, given: str | None = None, max_decompressed: int | None = None) -> Registry | None:
+    """The registry ``dump`` resolves against: ``given`` (``--schemas DIR``; :class:`InputError` when it
+    holds no SCHEMA record), else the ``_schemas-N`` partitions among ``paths`` merged (those that hold
+    none are passed over); ``None`` when there is none."""
+    if given is not None:
+        return load(given, max_decompressed)
+    reg = None
+    for d in find_partitions(paths):
+        try:
+            got = load(d, max_decompressed)
+        except InputError:
+            continue
+        if reg is None:
+            reg = got
+        else:
+            reg.by_version.update(got.by_version)
+    return reg
+
+
 def activate(reg: Registry | None) -> None:
     """Resolve record keys and values against ``reg`` from now on (``None``: no registry)."""
     _ACTIVE.set(reg)
