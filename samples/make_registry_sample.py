@@ -1,5 +1,5 @@
 """Write ``samples/registry/``: a Schema Registry's ``_schemas-0`` partition and a topic partition
-``payments-0`` whose values are framed for it, so that the README's registry examples run on a bare
+``billing-0`` whose values are framed for it, so that the README's registry examples run on a bare
 checkout.
 
 Run from the repository root: ``python samples/make_registry_sample.py``. The record batches are built
@@ -11,7 +11,7 @@ Protobuf value is wire bytes written field by field, after the message-index byt
 ``[0]``); the JSON Schema value is JSON behind the prefix; one value carries its id in the
 ``__value_schema_id`` header instead; and two values start with 0x00 without being framed at all.
 
-Contents of ``payments-0/00000000000000000000.log`` (offset: value):
+Contents of ``billing-0/00000000000000000000.log`` (offset: value):
 
 * 0, 1: Avro ``Payment`` records (schema id 1, subject ``payments-value`` version 1);
 * 2: JSON Schema payload (schema id 2, ``audit-value``);
@@ -87,7 +87,7 @@ def main() -> None:
         (b"zeros", b"\x00" * 16, []),
         (b"binary", b"\x00\x7f\x01\x02\x03 not framed", []),
     ]
-    for name, records in (("_schemas-0", schemas), ("payments-0", payments)):
+    for name, records in (("_schemas-0", schemas), ("billing-0", payments)):
         d = os.path.join(HERE, "registry", name)
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "00000000000000000000.log"), "wb") as f:

@@ -25,7 +25,7 @@ CASES = {
     "tree-transactional": ["dump", "samples/transactional/00000000000000000000.log"],
     "tree-damaged-offset-8": ["dump", "--offset", "8", DAMAGED],
     "tree-v1-gzip": ["dump", "samples/v1-gzip.log"],
-    "tree-registry": ["dump", "--schemas", "samples/registry/_schemas-0", "samples/registry/payments-0/00000000000000000000.log"],
+    "tree-registry": ["dump", "--schemas", "samples/registry/_schemas-0", "samples/registry/billing-0/00000000000000000000.log"],
     "hexdump-damaged-offset-8": ["dump", "--hexdump", "--offset", "8", DAMAGED],
     "hexdump-v2-snappy": ["dump", "--hexdump", "--max-records", "1", "samples/v2-snappy/00000000000000000000.log"],
     "summary-damaged": ["dump", "--summary", DAMAGED],

@@ -231,7 +231,7 @@ def test_the_bundled_sample(monkeypatch):
 
     r = run("dump", "--json", SAMPLES / "registry")
     recs = [rec for ln in r.stdout.splitlines() for rec in json.loads(ln).get("records", [])
-            if "payments-0" in json.loads(ln)["path"]]
+            if "billing-0" in json.loads(ln)["path"]]
     labels = [(rec.get("valueSchema") or {}).get("confidence") for rec in recs]
     assert labels == ["high"] * 5 + [None, None]
     assert recs[3]["valueSchema"]["decoded"] == [{"field": 1, "wire": "varint", "value": 42},
