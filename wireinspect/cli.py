@@ -49,8 +49,30 @@ class App:
         self.raw = False  # dump --raw
         self.pipe_closed = False
         self.exit_on_closed_pipe = True  # dump stops (141); verify and recover finish their check
+        self.quiet = False  # --quiet: no progress bar
+        from wireinspect.render.progress import NoBar
+
+        self.bar = NoBar()  # the progress bar on stderr (render.progress), set by progress()
         self._out = None
         self._err = None
+
+    def progress(self, paths, when: bool = True) -> None:
+        """Show a progress bar for the work on ``paths`` (files and bytes counted up front) on a
+        terminal stderr, unless ``--quiet`` or ``when`` is false."""
+        from wireinspect.render.progress import Bar, wanted
+
+        if not (when and wanted(self.quiet)):
+            return
+        from wireinspect.inputs.open import measure
+
+        files, size = measure(paths)
+        self.bar = Bar(True, files, size)
+
+    def _hide_bar(self, stdout: bool = False) -> None:
+        """Before a line goes to the terminal the bar is on (stderr; stdout when it is a terminal
+        too): take the bar away (it comes back)."""
+        if self.bar.visible and (not stdout or sys.stdout.isatty()):
+            self.bar.hide()
 
     @property
     def out(self):
@@ -60,8 +82,10 @@ class App:
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
                                 color_system="auto" if self.color else None, force_terminal=self.color or None,
-                                no_color=not self.color, width=None if tty else 240)
+                                no_color=not self.color, width=None if tty else _columns(240))
             self._out.on_broken_pipe = self.closed_pipe  # rich would exit 1 on its own
+            if tty:
+                self._out.push_render_hook(_BarHook(self))
         return self._out
 
     @property
@@ -88,6 +112,7 @@ class App:
         """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says)."""
         if self.pipe_closed:
             return
+        self._hide_bar(stdout=True)
         try:
             click.echo(text)
         except BrokenPipeError:
@@ -96,6 +121,7 @@ class App:
     def error(self, message: str) -> None:
         from wireinspect.render.safe import safe_text
 
+        self._hide_bar()
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
@@ -103,6 +129,8 @@ class App:
         from wireinspect.render.safe import safe_text
 
         self.counts["skipped"] += 1
+        self.bar.skip(_size_of(path))
+        self._hide_bar()
         click.echo(f"wireinspect: skipping {safe_text(path)}: {safe_text(why)}", err=True)
         if self.on_listing:
             self.on_listing("skipped", path, why)
@@ -110,6 +138,7 @@ class App:
     def unreadable(self, path: str, why: str) -> None:
         """An input or an entry below a directory that could not be read: exit status 2."""
         self.counts["unreadable"] += 1
+        self.bar.skip(_size_of(path))
         self.error(f"{path}: {why}")
         if self.on_listing:
             self.on_listing("unreadable", path, why)
@@ -138,7 +167,12 @@ class App:
                     taken = taken or not bad
                     self.counts["directories" if item.format.dir_sniff else "files"] += 1
                     self.where[:] = [item.source.name, 0]
+                    if item.format.dir_sniff:
+                        yield item
+                        continue
+                    self.bar.start_file(item.source.name, item.source.size)
                     yield item
+                    self.bar.end_file()
             except InputError as e:
                 msg = str(e)
                 self.counts["unreadable"] += 1
@@ -150,8 +184,50 @@ class App:
                 self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
 
 
+def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
+    """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
+    that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
+    that shows no values is a usage error, and so is a DIR that holds no registry records."""
+    from wireinspect.formats.kafka.registry import store
+
+    clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
+    if given is not None and clash:
+        raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+    try:
+        store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
+    except InputError as e:
+        raise click.BadParameter(str(e), param_hint="'--schemas'") from None
+
+
+class _BarHook:
+    """A rich render hook on the stdout console: the progress bar leaves the terminal before a line
+    is printed there."""
+
+    def __init__(self, app: App):
+        self.app = app
+
+    def process_renderables(self, renderables):
+        self.app._hide_bar(stdout=True)
+        return renderables
+
+
+def _columns(default: int) -> int:
+    """The width of output that is not a terminal: ``COLUMNS`` when it is set (20 or more; rich reads
+    it for a terminal too), else ``default``."""
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.isascii() and text.isdigit() and int(text) >= 20 else default
+
+
+def _size_of(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
-                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"))
+                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"),
+                ("--headers-only", "headers_only"))
 
 
 def given_options(opts: Options) -> list[str]:
@@ -179,7 +255,10 @@ def _run(app: App, fn, *args, **kw) -> None:
     from wireinspect.render.safe import safe_text
 
     try:
-        fn(app, *args, **kw)
+        try:
+            fn(app, *args, **kw)
+        finally:
+            app.bar.close()
         sys.stdout.flush()
     except BrokenPipeError:
         try:
@@ -215,8 +294,10 @@ def common_options(fn):
     @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
                   help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
                        "in a normal store layout).")
+    @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal, "
+                  "after the first second).")
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -228,6 +309,7 @@ def common_options(fn):
                   (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
             app.opts.commitlog = commitlog
+        app.quiet = quiet
         _run(app, fn, *args, **kw)
     return wrapper
 
@@ -340,6 +422,12 @@ def cli(debug, color):
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
               help="Stop once the batches printed hold N records (whole batches).")
+@click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
+              help="A Schema Registry's _schemas partition (e.g. .../_schemas-0): schema ids in keys and values "
+                   "resolve to subject, version and schema, and payloads decode (Avro, JSON, Protobuf). A "
+                   "_schemas-N directory among the inputs is used by itself.")
+@click.option("--headers-only", is_flag=True, help="Batch headers (messages, frames) without the records inside them: "
+              "Kafka segments, Kafka 0.7/Jafka logs, Kafka captures.")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
               "(key + 'Iso').")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
@@ -348,7 +436,7 @@ def cli(debug, color):
 @capture_options
 @records_as_option
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -356,6 +444,8 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump samples/transactional/00000000000000000000.log
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
+      wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
+      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
     """
     from wireinspect.ops.dump import dump_items
     from wireinspect.ops.select import Selection, parse_offsets, parse_times
@@ -380,9 +470,17 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     if raw and not (as_json and not full_tree):
         raise click.UsageError("--raw goes with --json (it adds what encode needs to the JSON objects)")
     app.raw = raw
+    if headers_only and (hexdump or raw):
+        raise click.UsageError(f"--headers-only leaves the records out; {'--hexdump' if hexdump else '--raw'} "
+                               "needs every byte of a unit")
+    app.opts.headers_only = headers_only
+    _use_schemas(app, paths, schemas, hexdump=hexdump, summary=summary, headers_only=headers_only)
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
+    from wireinspect.inputs.open import any_large
+
+    app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
     found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
@@ -398,19 +496,28 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
 @records_as_option
 def verify(app: App, paths, as_json, deep):
     """Check CRCs and structure; print every problem with its code and position, then a summary.
-    A directory is walked to the bottom and every file under it is accounted for."""
+    A directory is walked to the bottom and every file under it is accounted for. On a terminal, a
+    progress bar (bytes and files) shows on stderr after the first second (-q: none).
+
+    \b
+    Examples:
+      wireinspect verify samples/damaged/00000000000000000000.log
+      wireinspect verify --deep /var/lib/kafka/data
+      wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
+    """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import verify_item
 
     app.opts.deep = deep
     app.exit_on_closed_pipe = False  # a closed output never cuts the check short
+    app.progress(paths)
     app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
     with_problems = 0
     verdicts = {}  # path -> "ok" / "N problem(s)", for a directory's table
     for item in app.items(paths):
         try:
             with item.source:
-                rep = verify_item(item, app.opts, where=app.where)
+                rep = verify_item(item, app.opts, where=app.where, progress=app.bar.at)
         except InputError as e:  # a read error in the middle of a file
             app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
             verdicts[item.source.name] = "unreadable"
@@ -436,7 +543,14 @@ def verify(app: App, paths, as_json, deep):
 def recover(app: App, path, out, salvage, dry_run, force, as_json):
     """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
     the damage), written atomically to OUT. The input is never modified, and nothing is written
-    beside it."""
+    beside it.
+
+    \b
+    Examples:
+      wireinspect recover --dry-run samples/damaged/00000000000000000000.log
+      wireinspect recover --salvage samples/damaged/00000000000000000000.log -o /tmp/repaired/
+      wireinspect recover /var/lib/kafka/data/orders-3 -o /tmp/orders-3/
+    """
     from wireinspect.ops.recover import recover_items
 
     if dry_run and out:
@@ -446,6 +560,7 @@ def recover(app: App, path, out, salvage, dry_run, force, as_json):
     if dry_run and force:
         raise click.UsageError("--force replaces output files; --dry-run writes none")
     app.exit_on_closed_pipe = False
+    app.progress([path])
     recover_items(app, path, out, salvage=salvage, dry_run=dry_run, force=force, as_json=as_json)
 
 

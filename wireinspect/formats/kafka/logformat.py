@@ -48,7 +48,7 @@ def records_kind(source: Source, opts) -> str | None:
 def _kafka_log_units(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
-    return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
+    return iter_log(source, records=False if opts.headers_only else "lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
                     max_records=opts.max_records, base_offset=segment_base_offset(source.name),
                     start=opts.start, internal=records_kind(source, opts))
 
@@ -109,6 +109,7 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
+    honours=frozenset({"headers_only"}),
     encode=_kafka_log_encode,
     encode_types=frozenset({"batch", "message", "unparsed"}),
     honours=frozenset({"records_as"}),

@@ -19,6 +19,7 @@ from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fastjson import fast_records_json
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
+from wireinspect.formats.kafka.registry.fields import add_schema_nodes, record_schemas
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
@@ -385,6 +386,8 @@ class Batch(UnitBase):
             rec["headers"] = [
                 [bytes(data[h.p_key:h.p_key + h.klen]).decode("utf-8", "backslashreplace"),
                  None if h.vlen < 0 else enc(data[h.p_val:h.p_val + h.vlen])] for h in r.headers]
+            if not control and self.internal is None:  # Kafka's own records are never registry-framed
+                rec.update(record_schemas(data, r, enc))  # keySchema/valueSchema when registry-framed
             if control:
                 rec.update(control_record(data, r))
             if r.decoded is not None:
@@ -447,6 +450,8 @@ class Batch(UnitBase):
         for i, r in enumerate(self.records[:TREE_MAX_RECORDS]):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
+            if not control and self.internal is None:
+                add_schema_nodes(rn, data, r, base)
             off = self.record_offset(r)
             if off is not None:
                 rn.add("offset", base + r.p_od, r.p_klen - r.p_od, off, derived=True)
