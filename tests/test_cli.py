@@ -242,6 +242,9 @@ def test_recover_rebuilds_index_like_kafka(tmp_path):
 def test_formats_lists_kafka_log():
     r = run("formats")
     assert r.exit_code == 0 and "kafka-log" in r.stdout
+    for name in ("redpanda-log", "redpanda-partition", "__consumer_offsets", "__transaction_state",
+                 "__share_group_state", "__cluster_metadata", "__remote_log_metadata"):
+        assert name in r.stdout
 
 
 def test_python_dash_m(tmp_path):

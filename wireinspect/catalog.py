@@ -16,9 +16,14 @@ import os
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
+from wireinspect.formats.kafka.internal.groups import GroupOffsets
+from wireinspect.formats.kafka.internal.image import MetadataReplay
+from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
+from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
+from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
 from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
 from wireinspect.inputs.capture.pcapformat import PCAP
@@ -30,7 +35,15 @@ STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
-FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+# RECORD_KINDS: the record decoders of ``--records-as`` (kind -> the internal topic whose keys and values it
+# decodes; chosen by default from a partition directory's name: docs/json.md, docs/internal-topics.md)
+
+REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions, "metadata": MetadataReplay}
+"""The reports over the records of inputs, by command name: each a factory of an analysis (options
+as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
+(``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md)."""
 
 
 def all_formats() -> tuple[Format, ...]:
@@ -70,3 +83,12 @@ def choose_format(head: bytes, name: str) -> Format | None:
         if s > score:
             best, score = f, s
     return best
+
+
+def coordinator_partition(kind: str, key: str, partitions: int) -> dict:
+    """``coordinator-partition``: the partition of ``__consumer_offsets`` (``kind`` ``group``) or
+    ``__transaction_state`` (``transactional-id``) that holds ``key`` (see
+    :func:`wireinspect.formats.kafka.internal.coordinator.locate`)."""
+    from wireinspect.formats.kafka.internal.coordinator import locate
+
+    return locate(kind, key, partitions)

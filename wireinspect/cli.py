@@ -49,8 +49,30 @@ class App:
         self.raw = False  # dump --raw
         self.pipe_closed = False
         self.exit_on_closed_pipe = True  # dump stops (141); verify and recover finish their check
+        self.quiet = False  # --quiet: no progress bar
+        from wireinspect.render.progress import NoBar
+
+        self.bar = NoBar()  # the progress bar on stderr (render.progress), set by progress()
         self._out = None
         self._err = None
+
+    def progress(self, paths, when: bool = True) -> None:
+        """Show a progress bar for the work on ``paths`` (files and bytes counted up front) on a
+        terminal stderr, unless ``--quiet`` or ``when`` is false."""
+        from wireinspect.render.progress import Bar, wanted
+
+        if not (when and wanted(self.quiet)):
+            return
+        from wireinspect.inputs.open import measure
+
+        files, size = measure(paths)
+        self.bar = Bar(True, files, size)
+
+    def _hide_bar(self, stdout: bool = False) -> None:
+        """Before a line goes to the terminal the bar is on (stderr; stdout when it is a terminal
+        too): take the bar away (it comes back)."""
+        if self.bar.visible and (not stdout or sys.stdout.isatty()):
+            self.bar.hide()
 
     @property
     def out(self):
@@ -60,8 +82,10 @@ class App:
             tty = sys.stdout.isatty()
             self._out = Console(file=sys.stdout, highlight=False, emoji=False, markup=False,
                                 color_system="auto" if self.color else None, force_terminal=self.color or None,
-                                no_color=not self.color, width=None if tty else 240)
+                                no_color=not self.color, width=None if tty else _columns(240))
             self._out.on_broken_pipe = self.closed_pipe  # rich would exit 1 on its own
+            if tty:
+                self._out.push_render_hook(_BarHook(self))
         return self._out
 
     @property
@@ -88,6 +112,7 @@ class App:
         """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says)."""
         if self.pipe_closed:
             return
+        self._hide_bar(stdout=True)
         try:
             click.echo(text)
         except BrokenPipeError:
@@ -96,6 +121,7 @@ class App:
     def error(self, message: str) -> None:
         from wireinspect.render.safe import safe_text
 
+        self._hide_bar()
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
@@ -103,6 +129,8 @@ class App:
         from wireinspect.render.safe import safe_text
 
         self.counts["skipped"] += 1
+        self.bar.skip(_size_of(path))
+        self._hide_bar()
         click.echo(f"wireinspect: skipping {safe_text(path)}: {safe_text(why)}", err=True)
         if self.on_listing:
             self.on_listing("skipped", path, why)
@@ -110,6 +138,7 @@ class App:
     def unreadable(self, path: str, why: str) -> None:
         """An input or an entry below a directory that could not be read: exit status 2."""
         self.counts["unreadable"] += 1
+        self.bar.skip(_size_of(path))
         self.error(f"{path}: {why}")
         if self.on_listing:
             self.on_listing("unreadable", path, why)
@@ -138,7 +167,12 @@ class App:
                     taken = taken or not bad
                     self.counts["directories" if item.format.dir_sniff else "files"] += 1
                     self.where[:] = [item.source.name, 0]
+                    if item.format.dir_sniff:
+                        yield item
+                        continue
+                    self.bar.start_file(item.source.name, item.source.size)
                     yield item
+                    self.bar.end_file()
             except InputError as e:
                 msg = str(e)
                 self.counts["unreadable"] += 1
@@ -150,8 +184,50 @@ class App:
                 self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
 
 
+def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
+    """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
+    that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
+    that shows no values is a usage error, and so is a DIR that holds no registry records."""
+    from wireinspect.formats.kafka.registry import store
+
+    clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
+    if given is not None and clash:
+        raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+    try:
+        store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
+    except InputError as e:
+        raise click.BadParameter(str(e), param_hint="'--schemas'") from None
+
+
+class _BarHook:
+    """A rich render hook on the stdout console: the progress bar leaves the terminal before a line
+    is printed there."""
+
+    def __init__(self, app: App):
+        self.app = app
+
+    def process_renderables(self, renderables):
+        self.app._hide_bar(stdout=True)
+        return renderables
+
+
+def _columns(default: int) -> int:
+    """The width of output that is not a terminal: ``COLUMNS`` when it is set (20 or more; rich reads
+    it for a terminal too), else ``default``."""
+    text = os.environ.get("COLUMNS", "")
+    return int(text) if text.isascii() and text.isdigit() and int(text) >= 20 else default
+
+
+def _size_of(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
-                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"))
+                ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"),
+                ("--headers-only", "headers_only"))
 
 
 def given_options(opts: Options) -> list[str]:
@@ -179,7 +255,10 @@ def _run(app: App, fn, *args, **kw) -> None:
     from wireinspect.render.safe import safe_text
 
     try:
-        fn(app, *args, **kw)
+        try:
+            fn(app, *args, **kw)
+        finally:
+            app.bar.close()
         sys.stdout.flush()
     except BrokenPipeError:
         try:
@@ -215,8 +294,10 @@ def common_options(fn):
     @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
                   help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
                        "in a normal store layout).")
+    @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal, "
+                  "after the first second).")
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -228,6 +309,7 @@ def common_options(fn):
                   (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
             app.opts.commitlog = commitlog
+        app.quiet = quiet
         _run(app, fn, *args, **kw)
     return wrapper
 
@@ -261,6 +343,23 @@ def _connections(ctx, param, values) -> list:
             raise click.BadParameter(f"{v!r} is not a connection: give its index (0, 1...), a port (9092), an "
                                      "ADDR:PORT of either end (10.0.0.5:9092, [::1]:9092) or CLIENT-SERVER")
     return list(values)
+
+
+def records_as_option(fn):
+    """``--records-as KIND|none``: decode Kafka records' keys and values as an internal topic's
+    (default: from the partition directory's name)."""
+    from wireinspect.catalog import RECORD_KINDS
+
+    @click.option("--records-as", "records_as", type=click.Choice((*RECORD_KINDS, "none")), default=None,
+                  help="Kafka logs: decode record keys and values as this internal topic's records "
+                       "(__consumer_offsets: offsets, __transaction_state: transactions, __share_group_state: "
+                       "share-state, __cluster_metadata: metadata, __remote_log_metadata: remote-log-metadata); "
+                       "none: never. Default: from the partition directory's name.")
+    @functools.wraps(fn)
+    def wrapper(app, *args, records_as, **kw):
+        app.opts.records_as = records_as
+        return fn(app, *args, **kw)
+    return wrapper
 
 
 def capture_options(fn):
@@ -339,14 +438,21 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
               help="Stop once the batches printed hold N records (whole batches).")
+@click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
+              help="A Schema Registry's _schemas partition (e.g. .../_schemas-0): schema ids in keys and values "
+                   "resolve to subject, version and schema, and payloads decode (Avro, JSON, Protobuf). A "
+                   "_schemas-N directory among the inputs is used by itself.")
+@click.option("--headers-only", is_flag=True, help="Batch headers (messages, frames) without the records inside them: "
+              "Kafka segments, Kafka 0.7/Jafka logs, Kafka captures.")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
               "(key + 'Iso').")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
 @common_options
 @capture_options
+@records_as_option
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -354,6 +460,8 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump samples/transactional/00000000000000000000.log
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
+      wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
+      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
     """
     from wireinspect.ops.dump import dump_items
 
@@ -369,9 +477,17 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     if raw and not (as_json and not full_tree):
         raise click.UsageError("--raw goes with --json (it adds what encode needs to the JSON objects)")
     app.raw = raw
+    if headers_only and (hexdump or raw):
+        raise click.UsageError(f"--headers-only leaves the records out; {'--hexdump' if hexdump else '--raw'} "
+                               "needs every byte of a unit")
+    app.opts.headers_only = headers_only
+    _use_schemas(app, paths, schemas, hexdump=hexdump, summary=summary, headers_only=headers_only)
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
     enc = bytes_encoder(bytes_mode or "base64")
+    from wireinspect.inputs.open import any_large
+
+    app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
     found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
@@ -384,21 +500,31 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
 @click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")
 @common_options
 @capture_options
+@records_as_option
 def verify(app: App, paths, as_json, deep):
     """Check CRCs and structure; print every problem with its code and position, then a summary.
-    A directory is walked to the bottom and every file under it is accounted for."""
+    A directory is walked to the bottom and every file under it is accounted for. On a terminal, a
+    progress bar (bytes and files) shows on stderr after the first second (-q: none).
+
+    \b
+    Examples:
+      wireinspect verify samples/damaged/00000000000000000000.log
+      wireinspect verify --deep /var/lib/kafka/data
+      wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
+    """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import verify_item
 
     app.opts.deep = deep
     app.exit_on_closed_pipe = False  # a closed output never cuts the check short
+    app.progress(paths)
     app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
     with_problems = 0
     verdicts = {}  # path -> "ok" / "N problem(s)", for a directory's table
     for item in app.items(paths):
         try:
             with item.source:
-                rep = verify_item(item, app.opts, where=app.where)
+                rep = verify_item(item, app.opts, where=app.where, progress=app.bar.at)
         except InputError as e:  # a read error in the middle of a file
             app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
             verdicts[item.source.name] = "unreadable"
@@ -424,7 +550,14 @@ def verify(app: App, paths, as_json, deep):
 def recover(app: App, path, out, salvage, dry_run, force, as_json):
     """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
     the damage), written atomically to OUT. The input is never modified, and nothing is written
-    beside it."""
+    beside it.
+
+    \b
+    Examples:
+      wireinspect recover --dry-run samples/damaged/00000000000000000000.log
+      wireinspect recover --salvage samples/damaged/00000000000000000000.log -o /tmp/repaired/
+      wireinspect recover /var/lib/kafka/data/orders-3 -o /tmp/orders-3/
+    """
     from wireinspect.ops.recover import recover_items
 
     if dry_run and out:
@@ -434,6 +567,7 @@ def recover(app: App, path, out, salvage, dry_run, force, as_json):
     if dry_run and force:
         raise click.UsageError("--force replaces output files; --dry-run writes none")
     app.exit_on_closed_pipe = False
+    app.progress([path])
     recover_items(app, path, out, salvage=salvage, dry_run=dry_run, force=force, as_json=as_json)
 
 
@@ -545,6 +679,99 @@ def formats():
     for f in fmts:
         click.echo(f"{f.id:{w}}{f.description}")
         click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
+    from wireinspect.catalog import RECORD_KINDS
+
+    click.echo("\nrecord decoders (keys and values of Kafka's internal topics, in kafka-log and redpanda-log records;")
+    click.echo("chosen from the partition directory's name, or --records-as KIND):")
+    for kind, topic in RECORD_KINDS.items():
+        click.echo(f"{kind:{w}}{topic}")
+
+
+@cli.command("coordinator-partition")
+@click.option("--group", metavar="G", help="A consumer group id: its __consumer_offsets partition.")
+@click.option("--transactional-id", metavar="T", help="A transactional id: its __transaction_state partition.")
+@click.option("--partitions", type=click.IntRange(1), default=50, show_default=True,
+              help="Partitions of the topic (offsets.topic.num.partitions / transaction.state.log.num.partitions).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def coordinator_partition(group, transactional_id, partitions, as_json):
+    """Which __consumer_offsets or __transaction_state partition holds a group or a transactional id
+    (Kafka's Utils.abs(id.hashCode()) % partitions)."""
+    from wireinspect.catalog import coordinator_partition as locate
+    from wireinspect.render.jsonl import dumps
+    from wireinspect.render.safe import safe_text
+
+    if (group is None) == (transactional_id is None):
+        raise click.UsageError("give one of --group and --transactional-id")
+    kind, key = ("group", group) if group is not None else ("transactional-id", transactional_id)
+    ans = locate(kind, key, partitions)
+    if as_json:
+        click.echo(dumps(ans))
+    else:
+        click.echo(f"{kind.replace('-', ' ')} {safe_text(repr(key))}: {ans['topic']} partition {ans['partition']} "
+                   f"of {partitions}")
+
+
+def _report(app: App, name: str, paths, as_json: bool, **params) -> None:
+    """Run the catalog's report ``name`` (``catalog.REPORTS``) over ``paths``."""
+    from wireinspect.catalog import REPORTS
+    from wireinspect.ops.analyse import run_report
+
+    try:
+        analysis = REPORTS[name](**params)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    app.exit_on_closed_pipe = False
+    run_report(app, analysis, paths, as_json)
+
+
+@cli.command("group-offsets")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--group", metavar="G", help="Only this consumer group.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per group (then problems).")
+@common_options
+def group_offsets(app: App, paths, group, as_json):
+    """Consumer groups from a __consumer_offsets partition (directory or segments): the last committed
+    offset of each topic-partition per group (tombstones delete, transactional commits apply at their
+    COMMIT marker) and each group's state and members."""
+    _report(app, "group-offsets", paths, as_json, group=group)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
+@click.option("--transactional-id", metavar="T", help="Only this transactional id.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
+@common_options
+def transactions(app: App, paths, all_ids, transactional_id, as_json):
+    """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--at-offset", type=click.IntRange(0), metavar="N", help="The image after the record at offset N.")
+@click.option("--at-time", metavar="T", help="The image after the records timestamped at or before T (ms since "
+              "the epoch or ISO-8601 such as 2024-05-01T10:00:00Z).")
+@click.option("--changes", metavar="A..B", help="Instead of the image: the changes records A..B made (leaders, "
+              "ISR, brokers, topics...; A.. and ..B too).")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: the image as one object (or one object per "
+              "change), then problems.")
+@common_options
+def metadata(app: App, paths, at_offset, at_time, changes, as_json):
+    """The cluster as the KRaft controller saw it: a __cluster_metadata partition (its newest snapshot
+    at or before the target, then the log) replayed into the metadata image at --at-offset, --at-time
+    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs."""
+    from wireinspect.ops.select import parse_offsets, parse_time
+
+    try:
+        when = parse_time(at_time) if at_time is not None else None
+        span = parse_offsets(changes) if changes is not None else None
+    except click.BadParameter as e:
+        raise click.UsageError(e.format_message()) from None
+    if span is not None and ".." not in changes:
+        raise click.UsageError(f"--changes {changes!r}: give a range A..B (A.. and ..B too)")
+    _report(app, "metadata", paths, as_json, at_offset=at_offset, at_time=when, changes=span)
 
 
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use

@@ -294,7 +294,29 @@ def inner_mutation(buf: bytearray, rng: random.Random, pool=()) -> bytearray:
     return buf
 
 
+def fix_redpanda(buf: bytearray, rng: random.Random, lengths: bool = False) -> bytearray:
+    """Walk ``buf`` as a Redpanda segment (little-endian ``size_bytes`` at 4) and make each batch's
+    ``crc`` (Kafka's, over the big-endian attrs..record_count and the records) and ``header_crc``
+    right (and sometimes ``size_bytes``)."""
+    pos = 0
+    guard = 0
+    while pos + 61 <= len(buf) and guard < 512:
+        guard += 1
+        (size,) = struct.unpack_from("<i", buf, pos + 4)
+        if lengths and (size < 61 or pos + size > len(buf)):
+            size = len(buf) - pos
+            struct.pack_into("<i", buf, pos + 4, size)
+        if size < 61 or pos + size > len(buf):
+            break
+        tail = struct.unpack_from("<hiqqqhii", buf, pos + 21)
+        struct.pack_into("<I", buf, pos + 17, crc32c(struct.pack(">hiqqqhii", *tail) + bytes(buf[pos + 61:pos + size])))
+        struct.pack_into("<I", buf, pos, crc32c(bytes(buf[pos + 4:pos + 61])))
+        pos += size
+    return buf
+
+
 FIXERS = {
+    "redpanda": fix_redpanda,
     "kafka-log": fix_kafka_log, "bomb": fix_kafka_log, "stdin": fix_kafka_log, "kafka-partition": fix_kafka_log,
     "filenames": fix_kafka_log, "jafka": fix_jafka, "rocketmq": fix_rocketmq, "kafka-stream": fix_frames,
 }
@@ -327,6 +349,8 @@ def mutate(data: bytes, family: str, target: str, rng: random.Random, pool=()) -
             fixer = fix_jafka
         elif "commitlog" in target:
             fixer = fix_rocketmq
+        elif target.endswith("-v1.log"):
+            fixer = fix_redpanda
         elif target.endswith(".log"):
             fixer = fix_kafka_log
         if fixer is not None:

@@ -63,6 +63,7 @@ A finding's input replays through one entry point with
 | family | seeds | input kind |
 | --- | --- | --- |
 | kafka-log | kafka-python builders: magic 0/1/2 x none/gzip/snappy/lz4/zstd, transactional; samples/*.log; Redpanda segment head | file `NNNNNNNNNNNNNNNNNNNN.log` |
+| redpanda | two segments written by Redpanda (rp_storage_tool's test_segment.bin and a tiered-storage segment); kafka-python records in struct-packed Redpanda headers, every codec, torn, a damaged header | file `<offset>-<term>-v1.log` |
 | bomb | valid magic-2 zstd/gzip/lz4 batches of 7-byte records expanding to 1-8 MiB, one 8 MiB value, legacy gzip wrappers of 60k messages, a Jafka gzip wrapper, a RocketMQ zlib body | file |
 | kafka-sidecar | samples/partition (.index, .timeindex, .txnindex, .snapshot, leader-epoch-checkpoint, partition.metadata) with and without their .log beside them; offset checkpoints, meta.properties, quorum-state, .kafka_cleanshutdown | file |
 | kafka-partition | the sample partition directory, one file mutated | directory (walk + partition report) |
@@ -78,7 +79,7 @@ Mutations: bit flips, interesting 8/16/32/64-bit values (lengths of 0, -1, 2^31-
 deleted, duplicated and spliced chunks, truncation, zero tails; text inputs get odd hex digit
 counts, superscript and Arabic-Indic digits, 4400-digit numbers, 1200-deep JSON, lone surrogates.
 After a byte mutation the fix-ups recompute (80% of the time) the CRC-32C of magic-2 batches, the
-CRC-32 of legacy messages and Jafka messages, RocketMQ body CRCs and `__CRC32#`, producer-snapshot
+CRC-32 of legacy messages and Jafka messages, both CRC-32Cs of Redpanda batches, RocketMQ body CRCs and `__CRC32#`, producer-snapshot
 CRCs, and sometimes lengths (batchLength, message size, frame size); 15% of Kafka mutations
 happen inside a compressed batch's decompressed records, which are then re-compressed and
 re-framed.

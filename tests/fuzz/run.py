@@ -23,7 +23,7 @@ from tests.fuzz.seeds import Case, all_seeds
 
 FAMILY_WEIGHTS = {
     "kafka-log": 22, "kafka-sidecar": 12, "kafka-stream": 9, "pcap": 8, "hexdump": 7, "stdin": 5, "jafka": 8,
-    "rocketmq": 12, "kafka-partition": 1.5, "filenames": 2, "bomb": 0.3,
+    "rocketmq": 12, "redpanda": 6, "kafka-partition": 1.5, "filenames": 2, "bomb": 0.3,
 }
 
 SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".log.deleted", ".index.swap", ".log.cleaned",

@@ -100,7 +100,27 @@ def kafka_log_seeds() -> list:
     rp = EXTERNAL / "redpanda" / "test_segment.bin"
     if rp.exists():
         cases.append(single("kafka-log", "external-redpanda", SEG, rp.read_bytes()[:2048]))
-    return cases
+    return cases + internal_topic_seeds()
+
+
+def internal_topic_seeds() -> list:
+    """Segments of Kafka's internal topics in their partition directories (so their records' keys and
+    values are decoded): __consumer_offsets (plain, gzip, magic 1), __cluster_metadata with KRaft control
+    batches (tests/formats/kafka/internal/builders.py: kafka-python's record builder)."""
+    import struct
+
+    from tests.formats.kafka.internal.builders import (control_batch, legacy_offsets_segment, metadata_segment,
+                                                       offsets_segment)
+
+    leader = struct.pack(">hi", 0, 1) + bytes([2]) + struct.pack(">i", 1) + b"\x00" + bytes([1]) + b"\x00"
+    snapshot = struct.pack(">hq", 0, 1_700_000_000_000) + b"\x00"
+    meta = bytearray(metadata_segment())
+    struct.pack_into(">q", meta, 0, 2)  # after the two control batches
+    return [single("kafka-log", "internal-offsets", "__consumer_offsets-7/" + SEG, offsets_segment()),
+            single("kafka-log", "internal-offsets-gzip", "__consumer_offsets-7/" + SEG, offsets_segment(codec=1)),
+            single("kafka-log", "internal-offsets-magic1", "__consumer_offsets-1/" + SEG, legacy_offsets_segment()),
+            single("kafka-log", "internal-metadata", "__cluster_metadata-0/" + SEG,
+                   control_batch(3, snapshot) + control_batch(2, leader, 1) + bytes(meta))]
 
 
 def write_varint(n: int) -> bytes:
@@ -489,8 +509,29 @@ def filename_seeds() -> list:
     return [Case("filenames", "tree", files, "topic-0/00000000000000000000.log", ".")]
 
 
+def redpanda_seeds() -> list:
+    """Redpanda segments: two written by Redpanda (test_segment.bin from ../shared/external when
+    present; a tiered-storage segment, hex in tests/formats/redpanda/rp_bytes.py), and batches of
+    kafka-python records in struct-packed Redpanda headers for every codec, a torn tail and a damaged
+    header."""
+    from tests.formats.redpanda.rp_bytes import CLOUD_NAME, CLOUD_SEGMENT, rp_batch, rp_segment
+
+    rp = "0-1-v1.log"
+    cases = [single("redpanda", f"codec-{c}", rp, rp_segment(3, 3, codec=c, tail=200)) for c in range(5)]
+    bad = bytearray(rp_segment(3, 2, tail=0))
+    bad[len(rp_batch(0, 2)) + 12] ^= 0x20
+    cases += [single("redpanda", "torn", rp, rp_segment(2, 2, tail=0)[:-9]),
+              single("redpanda", "bad-header", rp, bytes(bad)),
+              single("redpanda", "rp_storage_tool-tiered-segment", CLOUD_NAME, CLOUD_SEGMENT)]
+    real = EXTERNAL / "redpanda" / "test_segment.bin"
+    if real.exists():
+        cases.append(single("redpanda", "external-test_segment", rp, real.read_bytes()[:MAX_SEED]))
+    return cases
+
+
 FAMILIES = {
     "kafka-log": kafka_log_seeds,
+    "redpanda": redpanda_seeds,
     "bomb": bomb_seeds,
     "kafka-sidecar": sidecar_seeds,
     "kafka-partition": partition_seeds,

@@ -18,6 +18,10 @@ def run(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
+def lines(out):
+    return [json.loads(ln) for ln in out.splitlines() if ln.strip()]
+
+
 def spans(r):
     return [(o.get("baseOffset"), o.get("lastOffset")) for o in map(json.loads, r.stdout.splitlines())]
 
@@ -78,3 +82,55 @@ def test_iso_times_in_json():
         return [strip(x) for x in o] if isinstance(o, list) else o
     assert [strip(o) for o in iso] == plain  # nothing else changes
     assert run("dump", "--iso-times", TXN).exit_code == 2
+
+
+# -- --headers-only -------------------------------------------------------------------------------
+def test_headers_only_json_has_headers_and_no_records():
+    full = lines(run("dump", "--json", TXN).stdout)
+    r = run("dump", "--json", "--headers-only", TXN)
+    assert r.exit_code == 0, r.output
+    objs = lines(r.stdout)
+    assert [o["baseOffset"] for o in objs] == [o["baseOffset"] for o in full]
+    for o, f in zip(objs, full):
+        assert o["records"] == [] and o["recordsCount"] == f["recordsCount"]
+        assert {k: v for k, v in o.items() if k != "records"} == {k: v for k, v in f.items() if k != "records"}
+
+
+def test_headers_only_tree_and_summary():
+    r = run("dump", "--headers-only", TXN)
+    assert r.exit_code == 0
+    assert "recordsCount = 3" in r.stdout and "records[0]" not in r.stdout and "offsetDelta" not in r.stdout
+    assert run("dump", "--headers-only", "--summary", TXN).exit_code == 0
+
+
+def test_headers_only_with_selection_and_compressed_batches():
+    objs = lines(run("dump", "--json", "--headers-only", "--offsets", "5..9",
+                     SAMPLES / "partition" / "orders-0" / "00000000000000000000.log").stdout)
+    assert [(o["baseOffset"], o["lastOffset"], o["records"]) for o in objs] == [(5, 9, [])]
+    objs = lines(run("dump", "--json", "--headers-only", SAMPLES / "v2-zstd").stdout)
+    batches = [o for o in objs if o["type"] == "batch"]
+    assert batches and all(o["compression"] == "zstd" and o["records"] == [] for o in batches)
+
+
+def test_headers_only_capture_leaves_record_batches_undecoded():
+    objs = lines(run("dump", "--json", "--headers-only", "--api", "Produce", SAMPLES / "capture" / "librdkafka.pcap").stdout)
+    batches = [b for o in objs if o.get("direction") == "request" for t in o["body"]["TopicData"]
+               for p in t["PartitionData"] for b in p["Records"]]
+    assert batches and all(b["records"] == [] and b["recordsCount"] > 0 for b in batches)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--hexdump"], "needs every byte"),
+    (["--json", "--raw"], "needs every byte"),
+])
+def test_headers_only_usage_errors(args, msg):
+    r = run("dump", "--headers-only", *args, TXN)
+    assert r.exit_code == 2 and msg in r.output
+
+
+def test_headers_only_on_a_format_without_records_is_a_usage_error():
+    r = run("dump", "--headers-only", SAMPLES / "partition" / "orders-0" / "00000000000000000000.index")
+    assert r.exit_code == 2 and "--headers-only cannot apply to a kafka-index input" in r.stderr
+    # below a directory it applies to the files that take it
+    r = run("dump", "--headers-only", SAMPLES / "partition")
+    assert r.exit_code == 0, r.output

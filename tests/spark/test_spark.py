@@ -340,3 +340,21 @@ def test_record_pairs_of_frames_holding_messages():
     assert r["value"] == b"p" and "payload" not in r and r["checksum"] == 1
     assert S.record_pairs({"type": "unparsed", "records": []}) == []
     assert S.record_pairs({"type": "blank", "records": [], "totalSize": 8}) == []
+
+
+def test_headers_only_gives_one_row_per_batch():
+    """spark scan --headers-only: one records row per batch, the unit columns as dump --headers-only
+    --json gives them and the record columns empty (scan_file runs without a JVM)."""
+    from wireinspect.ops.options import Options
+    from wireinspect.spark.task import FileDesc, scan_file
+
+    path = SAMPLES / "partition" / "orders-0" / "00000000000000000000.log"
+    results = {}
+    rows = [r for b in scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None,
+                                 Options(headers_only=True), 1 << 26, {}, results) for r in b]
+    names = [n for n, _ in S.RECORDS]
+    got = [dict(zip(names, r)) for r in rows]
+    shown = [json.loads(ln) for ln in CliRunner().invoke(cli, ["dump", "--json", "--headers-only", str(path)]).stdout.splitlines()]
+    assert [(g["baseOffset"], g["recordsCount"]) for g in got] == [(o["baseOffset"], o["recordsCount"]) for o in shown]
+    assert all(g[n] is None for g in got for n, _ in S.RECORD_COLUMNS)
+    assert results[str(path)][0]["records"] == 60  # the files row still counts the records

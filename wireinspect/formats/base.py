@@ -30,7 +30,8 @@ class Format:
     # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
-    # Capture options the format honours ("port", "api", "connection", "correlation_id"); giving any
+    # Format options the format honours ("port", "api", "connection", "correlation_id", "commitlog",
+    # "headers_only"); giving any
     # other one for an input of this format is a usage error.
     honours: frozenset = frozenset()
     # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})

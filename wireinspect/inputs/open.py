@@ -170,3 +170,48 @@ def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None)
                 on_skip(entry.path, "empty file" if src.size == 0 else "not a recognised format")
             continue
         yield Item(src, fmt)
+
+
+def measure(args) -> tuple[int, int | None]:
+    """``(files, bytes)`` the arguments list (directories walked as :func:`iter_items` walks them),
+    for a progress bar's totals; bytes ``None`` when stdin is among them. Never raises."""
+    from wireinspect.inputs.listing import walk
+
+    files, size = 0, 0
+    for arg in args:
+        path, _ = split_forced(arg)
+        if path == "-":
+            files += 1
+            size = None
+            continue
+        try:
+            if os.path.isdir(path):
+                for entry in walk(path):
+                    if entry.kind == "file":
+                        files += 1
+                        if size is not None:
+                            try:
+                                size += os.stat(entry.path).st_size
+                            except OSError:
+                                pass
+                continue
+            st = os.stat(path)
+        except OSError:
+            continue
+        files += 1
+        if size is not None:
+            size += st.st_size
+    return files, size
+
+
+def any_large(args, size: int) -> bool:
+    """Whether a directory, or a file of at least ``size`` bytes, is among the arguments (``dump``
+    shows a progress bar for those when its output is not the terminal)."""
+    for arg in args:
+        path, _ = split_forced(arg)
+        try:
+            if path != "-" and (os.path.isdir(path) or os.path.getsize(path) >= size):
+                return True
+        except OSError:
+            pass
+    return False

@@ -3,27 +3,10 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 
 from wireinspect.render.jsonl import dumps, node_to_dict
 
 HEXDUMP_MAX = 64 << 10
-
-
-@contextmanager
-def progress(app, item):
-    """A progress bar on stderr (only when stderr is a terminal); yields ``update(position)``."""
-    if not sys.stderr.isatty() or item.source.size < (16 << 20):
-        yield lambda pos: None
-        return
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-
-    from wireinspect.render.safe import safe_text
-
-    with Progress(TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
-                  TransferSpeedColumn(), console=app.err, transient=True) as bar:
-        task = bar.add_task(safe_text(item.source.name[-40:]), total=item.source.size)
-        yield lambda pos: bar.update(task, completed=pos)
 
 
 def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> int:
@@ -39,8 +22,8 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> i
     for item in items:
         src = item.source
         try:
-            with src, progress(app, item) as update:
-                found += _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text)
+            with src:
+                found += _dump_one(app, item, mode, enc, enc_mode, write, app.bar.at, safe_text)
         except InputError as e:  # a read error part way through a file
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
     sys.stdout.flush()
@@ -157,7 +140,7 @@ def hexdump_unit(app, item, unit) -> None:
     else:
         data = src.read(node.position, min(node.length, HEXDUMP_MAX)) if node.length > 0 else b""
     app.out.print(f"{name} {safe_text(str(unit.type))} at {node.position}", style="bold")
-    for line in hexdump_lines(node, data, node.position):
+    for line in hexdump_lines(node, data, node.position, columns=app.out.width):
         app.out.print(line)
     shown = len(data)
     if node.length > shown:

@@ -19,7 +19,12 @@ class Options:
     * ``records``: decode what frames hold (``False``: verify's fast pass over a capture).
     * Captures (``Format.honours``): ``ports`` (``--port``), ``apis`` (``--api`` names or keys, as
       given), ``connections`` (``--connection``), ``correlation_ids`` (``--correlation-id``).
-    * ``commitlog``: RocketMQ's commitlog directory for consume queues (``--commitlog``)."""
+    * ``commitlog``: RocketMQ's commitlog directory for consume queues (``--commitlog``).
+    * ``records_as``: Kafka logs: decode the records' keys and values as this internal topic's
+      (``--records-as``: ``offsets``, ``transactions``, ``share-state``, ``metadata``,
+      ``remote-log-metadata``; ``"none"``: never); ``None``: as the file's directory names.
+    * ``headers_only``: batches, messages and frames without the records inside them
+      (``--headers-only``; Kafka segments, Kafka 0.7/Jafka logs, Kafka captures)."""
 
     max_decompressed: int = DEFAULT_LIMIT
     max_batch: int = DEFAULT_MAX_ENTRY
@@ -32,10 +37,13 @@ class Options:
     connections: tuple = ()
     correlation_ids: tuple = ()
     commitlog: str | None = None
+    records_as: str | None = None
+    headers_only: bool = False
 
     # option name (Format.honours) -> attribute: the format-specific options
     FORMAT_OPTIONS: ClassVar[dict] = {"port": "ports", "api": "apis", "connection": "connections",
-                      "correlation_id": "correlation_ids", "commitlog": "commitlog"}
+                      "correlation_id": "correlation_ids", "commitlog": "commitlog",
+                      "records_as": "records_as", "headers_only": "headers_only"}
 
     def given(self) -> list[str]:
         """The format-specific options given, by their ``Format.honours`` names."""

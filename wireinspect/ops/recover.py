@@ -108,17 +108,19 @@ def _add_offsets(ranges: list, first, last) -> None:
         ranges.append((first, last))
 
 
-def plan_recovery(item: Item, opts: Options, salvage: bool = False) -> RecoverPlan:
-    """Decide what to keep. Raises :class:`InputError` for formats that are not logs."""
+def plan_recovery(item: Item, opts: Options, salvage: bool = False, progress=None) -> RecoverPlan:
+    """Decide what to keep; ``progress(position)`` hears how far it got (every 256 entries). Raises :class:`InputError` for formats that are not logs."""
     fmt = item.format
     if not fmt.recoverable:
         raise InputError(f"{item.source.name}: recover works on log files; {fmt.id} is not one")
     src = item.source
     plan = RecoverPlan(src.name, src.size)
     last_kept_offset = None
-    for u in (fmt.entries or fmt.check or fmt.units)(src, opts):
+    for n, u in enumerate((fmt.entries or fmt.check or fmt.units)(src, opts)):
         plan.problems.extend(u.problems)
         end = u.position + u.length
+        if progress is not None and n % 256 == 0:
+            progress(end)
         if plan.truncateAt is None:
             if u.valid:
                 plan.kept.append(KeptEntry.of(u))
@@ -300,7 +302,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             item.source.close()  # a directory format's plan says what becomes of it
             continue
         try:
-            plan = plan_recovery(item, app.opts, salvage)
+            plan = plan_recovery(item, app.opts, salvage, progress=app.bar.at)
         except InputError as e:
             item.source.close()
             app.error(str(e))

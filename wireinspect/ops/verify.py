@@ -41,19 +41,23 @@ class FileReport:
         return d
 
 
-def verify_item(item: Item, opts: Options, units=None, where=None) -> FileReport:
+def verify_item(item: Item, opts: Options, units=None, where=None, progress=None) -> FileReport:
     """Check one input; ``units`` (an iterable of :class:`~wireinspect.formats.unit.Unit`) overrides
     the format's fast path. ``where`` (a list ``[name, position]``) is kept at the end of the last
-    unit checked (for error messages). Raises :class:`InputError` when the input cannot be read part way."""
+    unit checked (for error messages). ``progress(file_position)`` hears how far into the file the
+    check is (every 256 units). Raises :class:`InputError` when the input cannot be read part way."""
     fmt = item.format
     src = item.source
     rep = FileReport(src.name, fmt.id, src.size)
     if units is None:
         units = (fmt.check or fmt.units)(src, opts)
     prefix_open = True
-    for u in units:
+    for n, u in enumerate(units):
         if where is not None:
             where[1] = u.position + u.length
+        if progress is not None and n % 256 == 0:
+            fp = u.file_position  # a capture's frames: stream positions are not file bytes
+            progress(fp if fp is not None else u.position + u.length)
         rep.batches += u.entries  # notes, unparsed ranges, summaries: 0
         rep.records += u.records_count
         if u.problems:

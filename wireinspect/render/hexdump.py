@@ -46,11 +46,42 @@ def _notes(node: Node, leaves, style_at):
     return at
 
 
-def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16):
+MIN_NOTES = 24  # characters the annotation column needs; on a narrower screen notes go below the bytes
+NOTES_INDENT = 10  # ... indented under the hex bytes
+
+
+def _note_rows(notes, first: int, columns: int):
+    """The annotations of one line packed into rows of at most ``columns - indent`` characters:
+    ``(indent, [[(text, style), ...], ...])``. Beside the bytes (``indent == first``) when the screen
+    leaves :data:`MIN_NOTES` characters there, else on rows of their own under the hex bytes; a note
+    longer than a row is folded onto the next rows at the same column."""
+    indent = first if columns - first >= MIN_NOTES else NOTES_INDENT
+    room = max(columns - indent, MIN_NOTES)
+    rows, row, used = [], [], 0
+    for text, style in notes:
+        while text:
+            gap = 2 if row else 0
+            if row and used + gap + len(text) > room:
+                rows.append(row)
+                row, used, gap = [], 0, 0
+            piece, text = text[:room - used - gap], text[room - used - gap:]
+            row.append((piece, style))
+            used += gap + len(piece)
+            if text:
+                rows.append(row)
+                row, used = [], 0
+    if row:
+        rows.append(row)
+    return indent, rows
+
+
+def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16, columns: int | None = None):
     """Yield ``rich.text.Text`` lines: position, hex bytes coloured by field, ASCII, and the names
     and values of fields (and the codes of problems) starting on the line. ``data`` holds the bytes
     from ``data_start``; only bytes that exist are drawn. Runs of identical lines with nothing
-    starting on them are collapsed into one ``*`` line, as ``hexdump -C`` does."""
+    starting on them are collapsed into one ``*`` line, as ``hexdump -C`` does. ``columns``: the
+    screen's width; annotations that do not fit continue on the next lines under the annotation
+    column (or, on a narrow screen, on lines of their own under the hex bytes), never at column 0."""
     leaves = _leaves(node)
     style_at = {}
     limit = data_start + len(data)
@@ -96,7 +127,26 @@ def hexdump_lines(node: Node, data: bytes, data_start: int, width: int = 16):
             else:
                 t.append(" ")
         t.append("|")
-        for text, style in notes:
+        if columns is None:
+            for text, style in notes:
+                t.append("  ")
+                t.append(text, style=style)
+            yield t
+            continue
+        first = len(t) + 2
+        indent, rows = _note_rows(notes, first, columns)
+        if indent == first and rows:
             t.append("  ")
-            t.append(text, style=style)
+            _append(t, rows.pop(0))
         yield t
+        for row in rows:
+            cont = Text(" " * indent, no_wrap=True)
+            _append(cont, row)
+            yield cont
+
+
+def _append(t: Text, row) -> None:
+    for i, (text, style) in enumerate(row):
+        if i:
+            t.append("  ")
+        t.append(text, style=style)

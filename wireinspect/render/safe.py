@@ -54,6 +54,11 @@ TIME_MS_FIELDS = frozenset({
     "timestamp", "baseTimestamp", "maxTimestamp", "deleteHorizonMs", "lastTimestamp", "Timestamp",
     "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
     "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
+    "first_timestamp", "max_timestamp",  # Redpanda batch headers (record.h)
+    # Kafka's internal-topic records (protocol/specs/internal/, the KRaft control records)
+    "commitTimestamp", "expireTimestamp", "currentStateTimestamp", "WriteTimestamp", "EventTimestampMs",
+    "TransactionStartTimestampMs", "TransactionLastUpdateTimestampMs", "ExpirationTimestamp",
+    "CreateTimestamp", "AssignmentTimestamp", "LastContainedLogTimestamp",
 })
 
 

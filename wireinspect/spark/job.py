@@ -203,19 +203,20 @@ def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict,
 
 
 class Progress:
-    """A line on stderr while the job runs (every second on a terminal, else every 15 s): tasks
-    done and running, files and records of finished tasks."""
+    """The progress bar of the job (:mod:`wireinspect.render.progress`: files done of the total and
+    their bytes, rate, time left, from what finished tasks reported), on a terminal stderr only and
+    not with ``--quiet``; a thread polls the accumulator four times a second."""
 
     def __init__(self, spark, cfg: ScanConfig, acc, n_files: int, total: int):
+        from wireinspect.render.progress import Bar, wanted
+
         self.spark, self.cfg, self.acc = spark, cfg, acc
-        self.n_files, self.total = n_files, total
+        self.bar = Bar(wanted(cfg.quiet), n_files, total)
         self.stop = threading.Event()
-        self.t0 = time.monotonic()
-        self.tty = sys.stderr.isatty()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def __enter__(self):
-        if not self.cfg.quiet:
+        if self.bar.enabled:
             self.thread.start()
         return self
 
@@ -223,35 +224,22 @@ class Progress:
         self.stop.set()
         if self.thread.is_alive():
             self.thread.join()
-        if self.tty and not self.cfg.quiet:
-            click.echo("", err=True)
+        self.bar.close()
 
-    def line(self) -> str:
+    def counts(self) -> tuple[int, int]:
+        """Files finished and their bytes."""
         done = dict(self.acc.value)
-        recs = sum((row.get("records") or 0) for row, _ in done.values())
-        tasks = ""
-        tracker = self.spark.sparkContext.statusTracker()
-        for sid in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(sid)
-            if info:
-                tasks = f"tasks {info.numCompletedTasks}/{info.numTasks} ({info.numActiveTasks} running), "
-        secs = time.monotonic() - self.t0
-        return (f"spark scan: {tasks}{len(done)}/{self.n_files} files, {recs:,} records in finished tasks, "
-                f"{secs:.0f} s")
+        return len(done), sum((row.get("size") or 0) for row, _ in done.values())
 
     def run(self):
-        period = 1.0 if self.tty else 15.0
-        last = ""
-        while not self.stop.wait(period):
+        self.bar.start_file("spark scan", 0)
+        while not self.stop.wait(0.25):
             try:
-                text = self.line()
+                self.bar.set(*self.counts())
             except RuntimeError:  # the accumulator changed while being copied: next time
                 continue
             except Exception:  # noqa: BLE001 - the session is stopping
                 return
-            if text != last:
-                click.echo(("\r" + text) if self.tty else text, err=True, nl=not self.tty)
-                last = text
 
 
 def run_scan(cfg: ScanConfig) -> int:

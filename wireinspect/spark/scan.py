@@ -19,6 +19,8 @@ if __name__ == "__main__" and not __package__:  # spark-submit .../wireinspect/s
 
 import click  # noqa: E402
 
+from wireinspect.formats.kafka.internal.kinds import KINDS  # noqa: E402 - a leaf module (os, re)
+
 
 def _size(text):
     from wireinspect.cliparams import parse_size
@@ -50,21 +52,34 @@ def _conf(ctx, param, values) -> dict:
               help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
 @click.option("--in-memory-limit", default="64M", show_default=True, metavar="SIZE",
               help="Remote (URI) files up to this size are read whole by Spark; larger ones are streamed.")
+@click.option("--records-as", "records_as", type=click.Choice((*KINDS, "none")), default=None,
+              help="Kafka logs: decode record keys and values as this internal topic's (their problems are "
+                   "rows of DIR/problems); none: never. Default: from the partition directory's name.")
 @click.option("--overwrite", is_flag=True, help="Replace the datasets if DIR already holds them.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, overwrite, quiet):
+@click.option("--headers-only", is_flag=True, help="One records row per batch (Kafka segments and captures, Kafka "
+              "0.7/Jafka logs) with the record columns empty: batch headers without decoding records.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal).")
+def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, records_as, overwrite,
+         headers_only, quiet):
     """Decode every INPUT on Spark into Parquet: DIR/records (one row per record), DIR/problems (one
     row per problem), DIR/files (one row per file).
 
     INPUT is a file, a directory (walked recursively), a glob, PATH:FORMAT, or a URI Hadoop reads
     (hdfs://, s3a://, file://...). Exit status: 0 clean, 1 problems found in the data, 2 usage
     error or unreadable input, 3 the Spark job failed.
+
+    \b
+    Examples:
+      wireinspect spark scan /var/lib/kafka/data --output scan/
+      wireinspect spark scan 'archive/*/' --output scan/ --master 'local[2]' --headers-only
+      spark-submit --master yarn wireinspect/spark/scan.py hdfs:///archive/kafka --output hdfs:///scans/1
     """
     from wireinspect.ops.options import Options
     from wireinspect.spark.job import ScanConfig, run_scan
 
     try:
-        opts = Options(max_decompressed=_size(max_decompressed), max_batch=_size(max_batch))
+        opts = Options(max_decompressed=_size(max_decompressed), max_batch=_size(max_batch), records_as=records_as,
+                       headers_only=headers_only)
         limit = _size(in_memory_limit)
     except click.BadParameter as e:
         raise click.UsageError(str(e)) from None

@@ -55,6 +55,7 @@ UNIT_BACK = {v: k for k, v in UNIT_RENAME.items()}
 _UNIT_TYPES = {name: t for name, t in UNIT_COLUMNS if name not in ("unitValid", "unitProblems")}
 _RECORD_TYPES = dict(RECORD_COLUMNS)
 _TOPIC_PARTITION = re.compile(r"^(.+)-(\d+)$")
+_REDPANDA_PARTITION = re.compile(r"^(\d+)_\d+$")  # <partition>_<revision> below <namespace>/<topic>/
 
 
 def ddl(columns) -> str:
@@ -66,10 +67,16 @@ def ddl(columns) -> str:
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:
     """``(topic, partition)`` from the name of the directory holding ``path`` when it reads
-    ``<topic>-<partition>`` (Kafka's log directory layout), else ``(None, None)``."""
-    parent = os.path.basename(os.path.dirname(path.rstrip("/")))
+    ``<topic>-<partition>`` (Kafka's log directory layout), or ``<partition>_<revision>`` inside a
+    ``<topic>`` directory (Redpanda's), else ``(None, None)``."""
+    holder = os.path.dirname(path.rstrip("/"))
+    parent = os.path.basename(holder)
     m = _TOPIC_PARTITION.match(parent)
-    return (m.group(1), int(m.group(2))) if m else (None, None)
+    if m:
+        return m.group(1), int(m.group(2))
+    m = _REDPANDA_PARTITION.match(parent)
+    topic = os.path.basename(os.path.dirname(holder))
+    return (topic, int(m.group(1))) if m and topic else (None, None)
 
 
 def raw_bytes(b):

@@ -126,8 +126,9 @@ class RecordRows:
     """``records`` rows (tuples in :data:`schema.RECORDS` column order) of the units given to
     ``add``; ``take()`` hands over what was gathered."""
 
-    def __init__(self, path: str, topic, partition):
+    def __init__(self, path: str, topic, partition, headers_only: bool = False):
         self.path, self.topic, self.partition = path, topic, partition
+        self.headers_only = headers_only  # --headers-only: one row per batch, the record columns empty
         self.unit_names = [n for n, _ in S.UNIT_COLUMNS]
         self.record_names = [n for n, _ in S.RECORD_COLUMNS]
         self.rows: list = []
@@ -137,6 +138,11 @@ class RecordRows:
         d = unit.to_json(S.raw_bytes)
         recs = d.get("records")
         if not recs and S.message_kind(d) is None:
+            if self.headers_only and d.get("type") in ("batch", "message"):
+                ucols, uextra = S.unit_fields(d)
+                ucols["unitValid"], ucols["unitProblems"] = bool(unit.valid), len(unit.problems)
+                self.rows.append((self.path,) + tuple(ucols.get(n) for n in self.unit_names)
+                                 + (None,) * len(self.record_names) + (uextra, None, self.topic, self.partition))
             return
         valid = bool(unit.valid)
         nprobs = len(unit.problems)
@@ -259,7 +265,7 @@ def scan_file(desc: FileDesc, content, opts, in_memory_limit: int, fs_options: d
             else:
                 failed("skipped", "not a recognised format", src.name)
             return
-        cols = RecordRows(src.name, topic, partition)
+        cols = RecordRows(src.name, topic, partition, opts.headers_only)
         q: queue.Queue = queue.Queue(maxsize=2)
         stop = threading.Event()
         worker = threading.Thread(target=_decode, args=(Item(src, fmt), opts, cols, q, stop), daemon=True,

@@ -56,7 +56,7 @@ def _log_units(source: Source, opts):
     from wireinspect.formats.jafka.messages import iter_log
 
     base, dialect = _dialect(source, opts)
-    return iter_log(source, file_base=base, dialect=dialect, records=True, limit=opts.max_decompressed,
+    return iter_log(source, file_base=base, dialect=dialect, records=not opts.headers_only, limit=opts.max_decompressed,
                     max_entry=opts.max_batch, max_records=opts.max_records)
 
 
@@ -109,6 +109,7 @@ JAFKA_LOG = Format(
     units=_log_units,
     check=_log_check,
     recoverable=True,
+    honours=frozenset({"headers_only"}),
     encode=_log_encode,
     encode_types=frozenset({"message", "unparsed"}),
 )

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from wireinspect.codec.varint import read_varint
 
+# First bytes of a registry-framed key or value (formats/kafka/registry/framing.py): such records take
+# the full path, which adds keySchema/valueSchema.
+REGISTRY_MAGIC = (0x00, 0x01, 0x03)
+
 
 def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int | None = None) -> str | None:
     """The records of a plain valid batch as JSON text (the objects of :meth:`Batch.to_json`,
@@ -65,6 +69,8 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
             else:
                 kl, p = vi(data, p)
             if kl > 0:
+                if kl >= 5 and data[p] in REGISTRY_MAGIC:  # maybe registry-framed: the full path labels it
+                    return None
                 key = ('"' + b2a(data[p:p + kl], newline=False).decode() + '"') if b64 else enc(p, p + kl)
                 p += kl
             elif kl == -1:
@@ -75,6 +81,8 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                 return None
             vl, p = vi(data, p)
             if vl > 0:
+                if vl >= 5 and data[p] in REGISTRY_MAGIC:
+                    return None
                 value = ('"' + b2a(data[p:p + vl], newline=False).decode() + '"') if b64 else enc(p, p + vl)
                 p += vl
             elif vl == -1:
@@ -91,6 +99,8 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                 for _ in range(hc):
                     hkl, p = vi(data, p)
                     if hkl < 0:
+                        return None
+                    if hkl in (15, 17) and data[p:p + 2] == b"__":  # __key_schema_id / __value_schema_id
                         return None
                     hk = json.dumps(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
                     p += hkl

@@ -60,7 +60,8 @@ class Message(UnitBase):
     type = "message"
     __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
                  "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "problems", "inner",
-                 "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order")
+                 "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order",
+                 "decoded")
 
     def __init__(self, position):
         self.position = position
@@ -77,6 +78,7 @@ class Message(UnitBase):
         self.abs_timestamp = None
         self.compressed_length = None
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
+        self.decoded = None  # (keyDecoded, valueDecoded) of an internal topic's message (decode_internal)
 
     @property
     def base_offset(self):
@@ -120,9 +122,15 @@ class Message(UnitBase):
         return d
 
     def record_json(self, enc) -> dict:
-        return {"position": self._pos(self.start), "length": self.length, "offset": self.abs_offset,
-                "timestamp": self.abs_timestamp, "key": enc(self._bytes(self.p_key, self.keyLength)),
-                "value": enc(self._bytes(self.p_val, self.valueLength)), "headers": []}
+        d = {"position": self._pos(self.start), "length": self.length, "offset": self.abs_offset,
+             "timestamp": self.abs_timestamp, "key": enc(self._bytes(self.p_key, self.keyLength)),
+             "value": enc(self._bytes(self.p_val, self.valueLength)), "headers": []}
+        if self.decoded is not None:
+            kd, vd = self.decoded
+            if kd is not None:
+                d["keyDecoded"] = kd.to_json(enc)
+            d["valueDecoded"] = None if vd is None else vd.to_json(enc)
+        return d
 
     def to_json(self, enc) -> dict:
         d = {"type": "message", "position": self.position, "length": self.length}
@@ -166,6 +174,10 @@ class Message(UnitBase):
             if f.name == "crc":
                 child.display = f"0x{child.value:08x}" + ("" if self.crc_ok is None else " (valid)" if self.crc_ok
                                                             else f" (computed 0x{self.crc_computed:08x})")
+            elif f.name in ("key", "value") and self.decoded is not None:
+                dec = self.decoded[f.name == "value"]
+                if dec is not None:
+                    dec.add_nodes(child)
             elif f.name == "attributes":
                 codec = codec_name(child.value & 7)
                 child.add("compression", p, 1, codec, display=f"{codec} (bits 0-2)")
@@ -181,6 +193,22 @@ class Message(UnitBase):
                                data=self.inner[0].data if self.inner else None)
             elided(value, len(self.inner), "messages")
         return node
+
+
+def decode_internal(m: Message, kind: str) -> None:
+    """Decode the keys and values of an internal topic's legacy entry (the message itself, or the
+    inner messages of a wrapper) as records of ``kind`` (:mod:`~wireinspect.formats.kafka.internal`);
+    their problems join the entry's (an inner message's at the entry's position, as its own)."""
+    from wireinspect.formats.kafka.internal.decode import decode_record
+
+    for im in m.inner if m.inner is not None else (m,):
+        got = decode_record(kind, False, im.data, im, im.data_base or 0)
+        im.decoded = got
+        for dec in got or ():
+            for pr in dec.all_problems() if dec is not None else ():
+                m.problems.append(pr if im.data_base is not None else Problem(
+                    pr.code, m.position, f"inner message at byte {im.start} of the decompressed set: {pr.message}",
+                    pr.expected, pr.actual))
 
 
 # Message attributes that say how far the entry was decoded, by LEGACY field name (None: not decoded).

@@ -18,7 +18,10 @@ offset``, Kafka's ``AbstractLegacyRecordBatch``; absolute ones when the wrapper 
 of magic 0 their absolute offsets. The named attribute keys (``compression``, ``timestampType``,
 ``isTransactional``, ``isControl``, ``hasDeleteHorizonMs``) must agree with ``attributes`` (edit
 both, or remove one: without ``attributes`` it is built from them). A control record's
-``controlType``/``coordinatorEpoch`` win over its key/value bytes when they disagree.
+``controlType``/``coordinatorEpoch`` win over its key/value bytes when they disagree. A record of an
+internal topic (or a KRaft control record) whose ``keyDecoded``/``valueDecoded`` differs from what its
+``key``/``value`` bytes decode to gets those bytes encoded from the decoded object
+(:mod:`~wireinspect.formats.kafka.internal.encode`).
 
 Raw keys (``dump --json --raw``), only where the fields cannot give the stored bytes back:
 
@@ -293,6 +296,16 @@ def _control_kv(rec: dict, at: str, ctx: _Ctx):
     return key, value
 
 
+def _decoded_kv(rec: dict, key, value, ctx, at: str):
+    """(key, value) of an internal topic's record: re-encoded from ``keyDecoded``/``valueDecoded``
+    where they were edited (:func:`~wireinspect.formats.kafka.internal.encode.reencode`)."""
+    if rec.get("keyDecoded") is None and rec.get("valueDecoded") is None:
+        return key, value
+    from wireinspect.formats.kafka.internal.encode import reencode
+
+    return reencode(rec, key, value, ctx, at)
+
+
 def encode_records(records: list, base_offset: int, base_timestamp: int, control: bool, ctx) -> tuple:
     """The ``DefaultRecord`` bytes of JSON ``records`` (``.records[i]`` objects with absolute
     ``offset`` and ``timestamp`` in ms since the epoch, ``key``/``value`` bytes or null, ``headers``
@@ -317,6 +330,7 @@ def encode_records(records: list, base_offset: int, base_timestamp: int, control
             raise EncodeError(f"{at}.timestamp: {ts} is {td} from baseTimestamp {base_timestamp}: timestampDelta "
                               "must fit a varlong (int64)")
         key, value = _control_kv(rec, at, ctx) if control else (rec.get("key"), rec.get("value"))
+        key, value = _decoded_kv(rec, key, value, ctx, at)
         attrs = rec.get("attributes", 0)
         out.append(RECORD.encode({"attributes": attrs, "timestampDelta": td, "offsetDelta": od, "key": key,
                                   "value": value, "headers": rec.get("headers") or []}, ctx, at))
@@ -403,8 +417,9 @@ def _inner_messages(records: list, magic: int, wrapper_offset: int, ctx) -> byte
         off = _get_int(rec, "offset", at)
         if first is None:
             first = off
+        key, value = _decoded_kv(rec, rec.get("key"), rec.get("value"), ctx, at)
         values = {"offset": off - first if magic == 1 and wrapper_offset else off, "magic": magic,
-                  "attributes": rec.get("attributes", 0), "key": rec.get("key"), "value": rec.get("value")}
+                  "attributes": rec.get("attributes", 0), "key": key, "value": value}
         if magic == 1:
             values["timestamp"] = _get_int(rec, "timestamp", at)
         out.append(LEGACY.encode(values, ctx, at))
@@ -456,8 +471,9 @@ def encode_message(obj: dict, ctx: EncodeContext) -> bytes:
         for k in ("offset", "timestamp"):
             if k in rec and rec[k] != obj.get(k) and (k == "offset" or magic == 1):
                 values[k] = _get_int(rec, k, ".records[0]")
-        for k in ("key", "value"):
-            values[k] = None if rec.get(k) is None else ctx.blob(rec[k], f".records[0].{k}")
+        key, value = _decoded_kv(rec, rec.get("key"), rec.get("value"), ctx, ".records[0]")
+        for k, v in (("key", key), ("value", value)):
+            values[k] = None if v is None else ctx.blob(v, f".records[0].{k}")
     return LEGACY.encode(values, ctx)
 
 

@@ -31,12 +31,26 @@ def _kafka_log_sniff(head: bytes, name: str) -> int:
     return 0
 
 
+def records_kind(source: Source, opts) -> str | None:
+    """The internal-topic kind the records of ``source`` are decoded as: ``--records-as``
+    (``opts.records_as``; ``"none"``: plain bytes), else the one its path names
+    (:func:`~wireinspect.formats.kafka.internal.kinds.internal_kind`: ``__consumer_offsets-12/`` ->
+    ``"offsets"``...), else ``None``."""
+    chosen = opts.records_as
+    if chosen:
+        return None if chosen == "none" else chosen
+    from wireinspect.formats.kafka.internal.kinds import internal_kind
+
+    # a file's path (relative ones from the working directory); stdin ("<stdin>") names no directory
+    return internal_kind(source.path or (source.name if "/" in source.name else None))
+
+
 def _kafka_log_units(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
-    return iter_log(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
+    return iter_log(source, records=False if opts.headers_only else "lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
                     max_records=opts.max_records, base_offset=segment_base_offset(source.name),
-                    start=opts.start)
+                    start=opts.start, internal=records_kind(source, opts))
 
 
 def _kafka_log_check(source: Source, opts):
@@ -48,7 +62,7 @@ def _kafka_log_check(source: Source, opts):
 
         return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base)
     return iter_log(source, records=True, limit=opts.max_decompressed, max_batch=opts.max_batch, base_offset=base,
-                    max_records=opts.max_records)
+                    max_records=opts.max_records, internal=records_kind(source, opts))
 
 
 def _kafka_log_entries(source: Source, opts):
@@ -95,6 +109,8 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
+    honours=frozenset({"headers_only"}),
     encode=_kafka_log_encode,
     encode_types=frozenset({"batch", "message", "unparsed"}),
+    honours=frozenset({"records_as"}),
 )

@@ -19,6 +19,7 @@ from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fastjson import fast_records_json
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
+from wireinspect.formats.kafka.registry.fields import add_schema_nodes, record_schemas
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
@@ -116,7 +117,7 @@ class Record:
 
     __slots__ = ("start", "p_attr", "length", "attributes", "p_tsd", "timestampDelta", "p_od", "offsetDelta",
                  "p_klen", "keyLength", "p_key", "p_vlen", "valueLength", "p_val", "p_hc", "headersCount",
-                 "headers", "end", "ok")
+                 "headers", "end", "ok", "decoded")
 
     def __init__(self, start):
         self.start = start
@@ -126,6 +127,7 @@ class Record:
         self.headers = []
         self.end = start
         self.ok = False
+        self.decoded = None  # (keyDecoded, valueDecoded) of an internal-topic or KRaft control record
 
 
 def _vfail(err, what):
@@ -230,11 +232,14 @@ class Batch(UnitBase):
     list of :class:`Record`, ``None`` when not parsed. ``data``: the record bytes (the input slice,
     or the decompressed bytes); ``data_base``: absolute position of ``data[0]``, ``None`` when
     decompressed. ``crc_ok``: CRC-32C verdict (``None`` when the batch is incomplete).
+    ``internal``: the internal-topic kind its records' keys and values are decoded as
+    (:mod:`~wireinspect.formats.kafka.internal`: ``"offsets"``, ``"metadata"``...; ``None``: plain
+    bytes); the KRaft control records of a control batch are decoded whatever it is.
     """
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "_lazy")
+                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy")
 
     def __init__(self, position):
         self.position = position
@@ -250,6 +255,7 @@ class Batch(UnitBase):
         self.partial = b""
         self.capped = False  # records decoding stopped at max_records (a records_limit problem)
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
+        self.internal = None  # the internal-topic kind of its records (parse_batch's ``internal``)
         self._lazy = None  # (buf, pos, base, limit, max_records) while records are not parsed yet
 
     # -- facts -----------------------------------------------------------------------------
@@ -332,10 +338,11 @@ class Batch(UnitBase):
 
     def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
         """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
-        control, no problems) has its records written straight to JSON text by
-        :func:`fast_records_json`; anything else takes the full path."""
+        control, no problems, not of an internal topic) has its records written straight to JSON text
+        by :func:`fast_records_json`; anything else takes the full path."""
         lazy = self._lazy
-        if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20:
+        if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20 \
+                and self.internal is None:
             buf, pos, base, limit, max_records = lazy
             capped = self.header[12] > max_records
             got = _records_data(self, buf, pos, base, limit)
@@ -379,8 +386,15 @@ class Batch(UnitBase):
             rec["headers"] = [
                 [bytes(data[h.p_key:h.p_key + h.klen]).decode("utf-8", "backslashreplace"),
                  None if h.vlen < 0 else enc(data[h.p_val:h.p_val + h.vlen])] for h in r.headers]
+            if not control and self.internal is None:  # Kafka's own records are never registry-framed
+                rec.update(record_schemas(data, r, enc))  # keySchema/valueSchema when registry-framed
             if control:
                 rec.update(control_record(data, r))
+            if r.decoded is not None:
+                kd, vd = r.decoded
+                if kd is not None:
+                    rec["keyDecoded"] = kd.to_json(enc)
+                rec["valueDecoded"] = None if vd is None else vd.to_json(enc)
             if unverified:
                 rec["unverified"] = True
             out.append(rec)
@@ -436,6 +450,8 @@ class Batch(UnitBase):
         for i, r in enumerate(self.records[:TREE_MAX_RECORDS]):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
+            if not control and self.internal is None:
+                add_schema_nodes(rn, data, r, base)
             off = self.record_offset(r)
             if off is not None:
                 rn.add("offset", base + r.p_od, r.p_klen - r.p_od, off, derived=True)
@@ -477,13 +493,21 @@ def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
     if r.keyLength is None:
         return
     add("keyLength", base + r.p_klen, r.p_key - r.p_klen, r.keyLength)
-    add("key", base + r.p_key, max(r.keyLength, 0), None if r.keyLength < 0 else bytes(
+    kn = add("key", base + r.p_key, max(r.keyLength, 0), None if r.keyLength < 0 else bytes(
         data[r.p_key:r.p_key + r.keyLength]))
     if r.valueLength is None:
         return
     add("valueLength", base + r.p_vlen, r.p_val - r.p_vlen, r.valueLength)
-    add("value", base + r.p_val, max(r.valueLength, 0), None if r.valueLength < 0 else bytes(
+    vn = add("value", base + r.p_val, max(r.valueLength, 0), None if r.valueLength < 0 else bytes(
         data[r.p_val:r.p_val + r.valueLength]))
+    if r.decoded is not None:  # internal-topic and KRaft control records: the fields inside key and value
+        kd, vd = r.decoded
+        if kd is not None:
+            kd.add_nodes(kn)
+        if vd is not None:
+            vd.add_nodes(vn)
+        elif kd is not None and r.valueLength < 0:
+            vn.display = "null (tombstone)"
     if r.headersCount is None:
         return
     p_h = read_varint(data, r.p_hc)[1]  # the end of the headersCount varint (not r.end: a header may have failed)
@@ -515,16 +539,18 @@ def check_header(b: Batch, h, problems) -> None:
 
 
 def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
-                limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS) -> Batch:
+                limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS, internal: str | None = None) -> Batch:
     """Parse the magic-2 batch at ``buf[pos]`` (absolute position ``base + pos``).
 
     ``buf`` may end before the batch does (a truncated batch gets a ``truncated`` problem). Never
     raises on bad bytes. ``limit`` bounds decompressed bytes, ``max_records`` the records decoded
     (past it: one ``records_limit`` problem, and the rest are not decoded). ``records``: ``True`` parse them,
     ``False`` skip them, ``"lazy"`` parse them when a projection first needs them (``buf`` is kept
-    until then). Returns a :class:`Batch`.
+    until then). ``internal``: the internal-topic kind whose keys and values the records hold
+    (:attr:`Batch.internal`). Returns a :class:`Batch`.
     """
     b = Batch(base + pos)
+    b.internal = internal
     avail = len(buf) - pos
     if avail < RECORD_BATCH_OVERHEAD:
         b.length = max(avail, 0)
@@ -565,6 +591,23 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
 
 
 def _parse_records(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
+    _parse_record_list(b, buf, pos, base, limit, max_records)
+    if b.records and (b.internal is not None or b.header[5] & 0x20):
+        from wireinspect.formats.kafka.internal.decode import decode_batch_records
+
+        if b.data_base is None:  # decompressed: problems are reported at the compressed payload's start
+            dpos = base + pos + RECORD_BATCH_OVERHEAD
+
+            def place(_):
+                return dpos
+        else:
+            def place(p):
+                return p
+        decode_batch_records(b.records, b.data, b.data_base or 0, b.internal, bool(b.header[5] & 0x20),
+                             b.problems, place)
+
+
+def _parse_record_list(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
     h = b.header
     start = pos + RECORD_BATCH_OVERHEAD
     end = pos + b.length

@@ -29,7 +29,7 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.common import Unparsed
-from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, parse_message
+from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
 from wireinspect.formats.kafka.fields import compile_table
 from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window
@@ -225,7 +225,7 @@ def _zero_fill(pos: int, end: int, at_end: bool) -> Problem:
 def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
              max_batch: int = DEFAULT_MAX_BATCH, resync: bool = True, start: int = 0,
              base_offset: int | None = None, max_records: int = DEFAULT_MAX_RECORDS,
-             last_offset: int | None = None):
+             last_offset: int | None = None, internal: str | None = None):
     """Yield the units of a log segment in position order: ``Batch`` (magic 2), ``Message``
     (magic 0/1) and :class:`Unparsed` stretches.
 
@@ -233,6 +233,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
     decompressed bytes and ``max_records`` the records decoded per entry. ``base_offset``, the
     segment's base offset from its file name, enables Kafka's offset-range check. ``last_offset``:
     the last offset of the valid entries before ``start`` (offsets must increase past it).
+    ``internal``: the internal-topic kind of the batches' records (``Batch.internal``).
     """
     win = Window(source)
     size = source.size
@@ -280,7 +281,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             if length >= least and nxt is None and end - pos <= max_batch:
                 # A torn final entry: decode what is there.
                 buf, i = win.get(pos, remaining)
-                unit = _parse(buf, i, win.start, magic, records, limit, max_records)
+                unit = _parse(buf, i, win.start, magic, records, limit, max_records, internal)
                 yield unit
                 return
             yield _unparsed(win, pos, end, [prob])
@@ -292,7 +293,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             unit = _parse_big(win, pos, total, magic, records)
         else:
             buf, i = win.get(pos, total)
-            unit = _parse(buf, i, win.start, magic, records, limit, max_records)
+            unit = _parse(buf, i, win.start, magic, records, limit, max_records, internal)
         if base_offset is not None and unit.last_offset is not None and unit.valid:
             rel = unit.last_offset - base_offset
             if rel < 0 or rel > 0x7FFFFFFF:
@@ -325,11 +326,14 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             pos = nxt
 
 
-def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS):
+def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS, internal=None):
     if magic in (0, 1) or magic > 127:  # a negative magic byte: Kafka takes the legacy path
         # Legacy wrappers are always opened: their record count is only known inside.
-        return parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
-    return parse_batch(buf, i, base, records=records, limit=limit, max_records=max_records)
+        m = parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
+        if internal is not None and records:
+            decode_internal(m, internal)
+        return m
+    return parse_batch(buf, i, base, records=records, limit=limit, max_records=max_records, internal=internal)
 
 
 def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):

@@ -97,7 +97,7 @@ def stream_dump_format(protocol) -> Format:
         description=dump.description,
         recognised_by=dump.recognised_by,
         sniff=sniff,
-        units=lambda src, opts: stream_units(src, opts, protocol, True),
+        units=lambda src, opts: stream_units(src, opts, protocol, not getattr(opts, "headers_only", False)),
         check=lambda src, opts: stream_units(src, opts, protocol, bool(getattr(opts, "deep", False))),
         honours=dump.honours,
         encode=lambda obj, ctx: encode_stream(obj, ctx, protocol),

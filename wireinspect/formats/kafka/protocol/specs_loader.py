@@ -7,6 +7,12 @@ byte-for-byte; ``//`` comment lines are stripped when loading. For ``(apiKey, ve
 spec is used when the version is in its ``validVersions``, else the 3.9.0 spec when it is in that
 range (docs/protocol.md, shared/reference/kafka-protocol.md section 5).
 
+The record definitions of Kafka's internal topics (``specs/internal/<folder>/*.json``: the
+coordinators' ``coordinator-key``/``coordinator-value`` records, KRaft ``metadata`` records, the
+remote-log-metadata records, and ``removed/`` for the types Kafka deleted) are the same JSON read by
+the same generator in Kafka; :meth:`SpecSet.internal` loads them on first use, by folder, and
+:func:`plan_for` compiles them like any other spec (see :mod:`wireinspect.formats.kafka.internal`).
+
 Semantics follow Kafka's generator (``MessageSpec``/``FieldSpec``/``MessageDataGenerator``): a field
 is present in version v when v is in ``versions`` (default: ``taggedVersions``); it is tagged in v
 when v is in ``taggedVersions``; nullable when v is in ``nullableVersions``; a version is flexible
@@ -23,6 +29,7 @@ from functools import lru_cache
 
 SPEC_DIR = os.path.join(os.path.dirname(__file__), "specs")
 OLD_DIR = os.path.join(SPEC_DIR, "apache-kafka-3.9.0")
+INTERNAL_DIR = os.path.join(SPEC_DIR, "internal")
 NEWEST, OLD = "newest", "3.9.0"
 
 # Type codes of compiled fields.
@@ -84,7 +91,9 @@ class Spec:
 class SpecSet:
     """Both definition sets, indexed by ``(apiKey, kind)`` and header name."""
 
-    def __init__(self, spec_dir: str = SPEC_DIR, old_dir: str = OLD_DIR):
+    def __init__(self, spec_dir: str = SPEC_DIR, old_dir: str = OLD_DIR, internal_dir: str = INTERNAL_DIR):
+        self.internal_dir = internal_dir
+        self._internal: dict | None = None
         self.newest: dict = {}
         self.old: dict = {}
         self.headers: dict = {}
@@ -105,6 +114,23 @@ class SpecSet:
                     self.headers.setdefault(spec.name, {})[origin] = spec
                 elif spec.kind == "data":
                     self.data[spec.name] = spec  # newest wins (loaded last)
+
+    def internal(self) -> dict[str, list[Spec]]:
+        """The internal-topic record definitions, ``{folder: [Spec, ...]}`` (``"group-coordinator"``,
+        ``"metadata"``, ``"removed"``...), loaded on first use; each spec's ``origin`` is
+        ``"internal/<folder>"`` and its ``kind`` the spec's ``type`` (``coordinator-key``,
+        ``coordinator-value``, ``metadata``, ``data``)."""
+        if self._internal is None:
+            found: dict[str, list[Spec]] = {}
+            if os.path.isdir(self.internal_dir):
+                for folder in sorted(os.listdir(self.internal_dir)):
+                    d = os.path.join(self.internal_dir, folder)
+                    if not os.path.isdir(d):
+                        continue
+                    found[folder] = [Spec(load_json(os.path.join(d, fn)), f"internal/{folder}")
+                                     for fn in sorted(os.listdir(d)) if fn.endswith(".json")]
+            self._internal = found
+        return self._internal
 
     def spec(self, api_key: int, version: int, kind: str) -> Spec | None:
         """The spec that defines ``version`` of ``api_key`` (kind ``"request"``/``"response"``)."""

@@ -54,5 +54,5 @@ DUMP = StreamDump(
     recognised_by="a plausible Kafka request frame at byte 0, or 'Follow: tcp,raw' text; else --format kafka-stream",
     sniff=dump_sniff,
     direction=dump_direction,
-    honours=frozenset({"api", "correlation_id"}),
+    honours=frozenset({"api", "correlation_id", "headers_only"}),
 )

@@ -1,0 +1,9 @@
+"""Redpanda's on-disk storage (redpanda-data/redpanda, ``src/v/storage``): segments
+``<base offset>-<term>-v1.log`` of little-endian batch headers with Kafka records inside, and the
+``<namespace>/<topic>/<partition>_<revision>/`` directories that hold them.
+
+``header.py`` (the 61-byte batch header, batch types), ``batch.py`` (one batch: header, both CRCs,
+records through the Kafka record loop), ``segment.py`` (the walk: zero tail, resynchronisation),
+``encode.py`` (back to bytes), ``partition.py`` (a partition directory), ``format.py`` (the
+descriptors).
+"""

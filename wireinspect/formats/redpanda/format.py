@@ -1,0 +1,125 @@
+"""The Redpanda formats: ``redpanda-log`` (a segment) and ``redpanda-partition`` (a
+``<partition>_<revision>/`` directory of segments)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from wireinspect.formats.base import Format
+from wireinspect.formats.kafka.logformat import records_kind
+from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
+from wireinspect.inputs.source import Source
+
+SEGMENT_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.log$")  # <base offset>-<term>-v1.log (storage/segment_utils)
+# a segment in tiered storage or its local cache: <base>-<committed>-<size bytes>-<term>-v1.log.<uploader term>
+# (the docstring of tools/offline_log_viewer/data_directory_inspector.py)
+CLOUD_SEGMENT_NAME = re.compile(r"^[0-9]+-[0-9]+-[0-9]+-[0-9]+-v1\.log\.[0-9]+$")
+
+
+def segment_name(name: str) -> tuple[int, int] | None:
+    """``(base offset, term)`` of a segment file name, else None."""
+    m = SEGMENT_NAME.match(os.path.basename(name or ""))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+PARTITION_DIR = re.compile(r"^([0-9]+)_([0-9]+)$")  # <partition>_<revision>
+
+
+def ntp_of(directory: str | None) -> tuple | None:
+    """``(namespace, topic, partition, revision)`` of a partition directory
+    ``<data>/<namespace>/<topic>/<partition>_<revision>``, from its names; None when its name is not
+    ``<partition>_<revision>``."""
+    if not directory:
+        return None
+    full = os.path.abspath(directory)
+    m = PARTITION_DIR.match(os.path.basename(full))
+    if m is None:
+        return None
+    topic_dir = os.path.dirname(full)
+    return (os.path.basename(os.path.dirname(topic_dir)) or None, os.path.basename(topic_dir) or None,
+            int(m.group(1)), int(m.group(2)))
+
+
+def _sniff(head: bytes, name: str) -> int:
+    named = segment_name(name) is not None or CLOUD_SEGMENT_NAME.match(os.path.basename(name or "")) is not None
+    if len(head) >= HEADER_SIZE and header_ok(head, 0):
+        return 97 if named else 93  # a header whose CRC-32C matches: more than any ".log" name says (90)
+    return 92 if named else 0  # by name: before Kafka's ".log" (90)
+
+
+def _units(source: Source, opts):
+    from wireinspect.formats.redpanda.segment import iter_segment
+
+    return iter_segment(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
+                        max_records=opts.max_records, start=opts.start, internal=records_kind(source, opts))
+
+
+def _check(source: Source, opts):
+    from wireinspect.formats.redpanda.segment import iter_segment
+
+    return iter_segment(source, records=opts.deep, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                        max_records=opts.max_records, internal=records_kind(source, opts))
+
+
+def _entries(source: Source, opts):
+    from wireinspect.formats.redpanda.segment import iter_segment
+
+    return iter_segment(source, records=False, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                        max_records=opts.max_records)
+
+
+def _encode(obj: dict, ctx):
+    from wireinspect.formats.redpanda.encode import encode_log
+
+    return encode_log(obj, ctx)
+
+
+def _partition_units(source: Source, opts):
+    from wireinspect.formats.redpanda.partition import partition_units
+
+    return partition_units(source, opts)
+
+
+def _recover_files(d: str, names, plans) -> list:
+    from wireinspect.formats.redpanda.partition import recover_files
+
+    return recover_files(d, names, plans)
+
+
+def _looks_like_partition(names) -> bool:
+    from wireinspect.formats.redpanda.partition import looks_like_partition
+
+    return looks_like_partition(names)
+
+
+REDPANDA_LOG = Format(
+    id="redpanda-log",
+    description="Redpanda segment (<base offset>-<term>-v1.log): little-endian batch headers with header_crc, "
+                "Kafka records inside",
+    recognised_by="name <offset>-<term>-v1.log (or a tiered-storage <base>-<committed>-<size>-<term>-v1.log.<term>), "
+                  "or a 61-byte header whose header_crc (CRC-32C) matches",
+    sniff=_sniff,
+    units=_units,
+    check=_check,
+    entries=_entries,
+    recoverable=True,
+    encode=_encode,
+    encode_types=frozenset({"redpanda_batch", "unparsed"}),
+    honours=frozenset({"records_as"}),
+)
+
+REDPANDA_PARTITION = Format(
+    id="redpanda-partition",
+    description="Redpanda partition directory (<partition>_<revision>/): segment continuity, index files",
+    recognised_by="a directory holding <offset>-<term>-v1.log files",
+    sniff=lambda head, name: 0,
+    units=_partition_units,
+    dir_sniff=_looks_like_partition,
+    recover_files=_recover_files,
+    encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
+    encode_types=frozenset({"redpanda_partition"}),
+    honours=frozenset({"records_as"}),
+)
+
+FORMATS = (REDPANDA_LOG, REDPANDA_PARTITION)
