@@ -38,3 +38,14 @@ def test_redpanda_consumer_offsets_decode_as_kafkas(tmp_path):
     assert recs[0]["valueDecoded"]["data"]["offset"] == 42
     r, units = _run("dump", "--json", "--records-as", "none", seg)
     assert all("keyDecoded" not in rec for u in units if u["type"] == "redpanda_batch" for rec in u["records"])
+
+
+def test_headers_only_on_a_redpanda_segment(tmp_path):
+    d = tmp_path / "kafka" / "orders" / "0_3"
+    d.mkdir(parents=True)
+    seg = d / "0-1-v1.log"
+    seg.write_bytes(_redpanda_of(offsets_segment()))
+    r, units = _run("dump", "--json", "--headers-only", seg)
+    assert r.exit_code == 0, r.output
+    batches = [u for u in units if u["type"] == "redpanda_batch"]
+    assert batches and all(u["records"] == [] and u["record_count"] > 0 for u in batches)

@@ -109,8 +109,7 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
-    honours=frozenset({"headers_only"}),
+    honours=frozenset({"headers_only", "records_as"}),
     encode=_kafka_log_encode,
     encode_types=frozenset({"batch", "message", "unparsed"}),
-    honours=frozenset({"records_as"}),
 )

@@ -51,7 +51,7 @@ def _sniff(head: bytes, name: str) -> int:
 def _units(source: Source, opts):
     from wireinspect.formats.redpanda.segment import iter_segment
 
-    return iter_segment(source, records="lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
+    return iter_segment(source, records=False if opts.headers_only else "lazy", limit=opts.max_decompressed, max_batch=opts.max_batch,
                         max_records=opts.max_records, start=opts.start, internal=records_kind(source, opts))
 
 
@@ -106,7 +106,7 @@ REDPANDA_LOG = Format(
     recoverable=True,
     encode=_encode,
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
-    honours=frozenset({"records_as"}),
+    honours=frozenset({"records_as", "headers_only"}),
 )
 
 REDPANDA_PARTITION = Format(
