@@ -638,11 +638,14 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @click.option("--problems", "problems_only", is_flag=True, help="Only units with problems.")
 @click.option("--max-units", type=click.IntRange(1), default=2000, show_default=True, metavar="N",
               help="Most units in the page (the page says where it stopped).")
+@click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
+              help="A schema registry's _schemas partition to resolve framed keys and values against (as dump).")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @common_options
 @capture_options
+@records_as_option
 def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
-         problems_only, max_units, force):
+         problems_only, max_units, schemas, force):
     """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
     bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
 
@@ -662,6 +665,8 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     given = [f"--{k.replace('_', '-')} {v}" for k, v in (("offset", offset), ("offsets", offsets), ("time", times),
              ("position", position), ("producer_id", producer_id), ("max_bytes", max_bytes),
              ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else [])
+    _use_schemas(app, paths, schemas, hexdump=False, summary=False, headers_only=False)
+    app.progress(paths)
     try:
         app.found(view_items(app, app.items(paths), out, max_units=max_units, problems_only=problems_only,
                              given=given))

@@ -309,3 +309,27 @@ def test_mutated_inputs_never_break_the_page(fid):
                         assert u["p"] <= node["p"] and node["p"] + node["l"] <= u["p"] + u["l"], (u["label"], node)
 
     check()
+
+
+def test_registry_and_internal_topic_options(tmp_path):
+    """--schemas and --records-as reach the decoders as for dump: the page shows the same tree."""
+    r = view(SAMPLES / "registry", "-o", tmp_path / "r.html")
+    assert r.exit_code == 0, r.output
+    names = {n["n"] for u in page_data((tmp_path / "r.html").read_text())["units"] for n in u["nodes"]}
+    assert "valueSchema" in names
+    r = view(SAMPLES / "v2-none" / "00000000000000000000.log", "--records-as", "offsets", "-o", tmp_path / "o.html")
+    assert r.exit_code in (0, 1), r.output
+    r = view(SAMPLES / "v2-none", "--schemas", SAMPLES / "v2-none", "-o", tmp_path / "s.html")
+    assert r.exit_code == 2 and "--schemas" in r.stderr
+
+
+def test_redpanda_segment(tmp_path):
+    name, data = SEEDS["redpanda-log"][0]
+    src = tmp_path / "in" / os.path.basename(name)
+    src.parent.mkdir()
+    src.write_bytes(data)
+    r = view(f"{src}:redpanda-log", "-o", tmp_path / "rp.html")
+    assert r.exit_code in (0, 1), r.output
+    d = page_data((tmp_path / "rp.html").read_text())
+    assert d["units"] and d["inputs"][0]["strip"]["kind"] == "bytes"
+    assert all(u["spaces"][0]["b"] is not None for u in d["units"])

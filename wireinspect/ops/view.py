@@ -170,6 +170,8 @@ def _one(app, item, page, room: int, problems_only: bool):
     timeline = False
     for unit in units:
         app.where[1] = unit.position
+        fp = unit.file_position  # file bytes done, for the progress bar: a capture's frames carry theirs
+        app.bar.at(fp if fp is not None else unit.position + unit.length)
         node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
         if problems_only and not unit.problems and not node.all_problems():
             continue
