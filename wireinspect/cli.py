@@ -640,12 +640,14 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
               help="Most units in the page (the page says where it stopped).")
 @click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
               help="A schema registry's _schemas partition to resolve framed keys and values against (as dump).")
+@click.option("--headers-only", is_flag=True, help="Batch headers (messages, frames) without the records inside "
+              "them (as dump): a smaller page; the bytes pane still shows every byte.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 @common_options
 @capture_options
 @records_as_option
 def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
-         problems_only, max_units, schemas, force):
+         problems_only, max_units, schemas, headers_only, force):
     """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
     bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
 
@@ -664,8 +666,10 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
         raise click.UsageError(str(e)) from None
     given = [f"--{k.replace('_', '-')} {v}" for k, v in (("offset", offset), ("offsets", offsets), ("time", times),
              ("position", position), ("producer_id", producer_id), ("max_bytes", max_bytes),
-             ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else [])
-    _use_schemas(app, paths, schemas, hexdump=False, summary=False, headers_only=False)
+             ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else []) + (
+             ["--headers-only"] if headers_only else [])
+    app.opts.headers_only = headers_only
+    _use_schemas(app, paths, schemas, hexdump=False, summary=False, headers_only=headers_only)
     app.progress(paths)
     try:
         app.found(view_items(app, app.items(paths), out, max_units=max_units, problems_only=problems_only,

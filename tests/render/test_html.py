@@ -333,3 +333,15 @@ def test_redpanda_segment(tmp_path):
     d = page_data((tmp_path / "rp.html").read_text())
     assert d["units"] and d["inputs"][0]["strip"]["kind"] == "bytes"
     assert all(u["spaces"][0]["b"] is not None for u in d["units"])
+
+
+def test_headers_only(tmp_path):
+    seg = SAMPLES / "v2-gzip" / "00000000000000000000.log"
+    r = view(seg, "--headers-only", "-o", tmp_path / "h.html")
+    assert r.exit_code == 0, r.output
+    d = page_data((tmp_path / "h.html").read_text())
+    assert not any(n["n"].startswith("records[") for u in d["units"] for n in u["nodes"])
+    assert d["units"][0]["spaces"][0]["b"] and "--headers-only" in d["given"]
+    r = view(SAMPLES / "capture" / "librdkafka.pcap", "--headers-only", "--schemas", SAMPLES / "registry",
+             "-o", tmp_path / "x.html")
+    assert r.exit_code == 2
