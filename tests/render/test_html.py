@@ -109,6 +109,13 @@ def test_markup_in_data_stays_data(tmp_path):
     assert any(HOSTILE in t for t in texts)
     assert any("<img src=x onerror=window.pwned=1>" in t for t in texts)
     assert not any("\x1b" in t or "\x00" in t or "\x07" in t for t in texts)  # control characters escaped
+    evil = tmp_path / "in" / '<img src=x onerror="window.pwned=1">.log'
+    evil.write_bytes(hostile_segment())
+    r = view(f"{evil}:kafka-log", "-o", out, "--force")
+    assert r.exit_code == 1, r.output
+    text = out.read_text(encoding="utf-8")
+    assert "<img" not in text and text.count("<script") == 2
+    assert page_data(text)["inputs"][0]["name"].endswith('<img src=x onerror="window.pwned=1">.log')
     csp = text[text.index("Content-Security-Policy"):].split(">", 1)[0]
     assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1].split(";")[0]
 

@@ -53,12 +53,12 @@ def pages(tmp_path_factory):
     """``name -> (path of the page, its data)`` for the damaged sample, a gzip segment, a capture,
     the hostile segment and a partition directory."""
     d = tmp_path_factory.mktemp("view-pages")
-    hostile = d / "in" / "00000000000000000000.log"
+    hostile = d / "in" / '<img src=x onerror="window.pwned=1">.log'  # a name that is markup too
     hostile.parent.mkdir()
     hostile.write_bytes(hostile_segment())
     out = {}
     for name, path in (("damaged", DAMAGED), ("gzip", SAMPLES / "v2-gzip" / "00000000000000000000.log"),
-                       ("capture", SAMPLES / "capture" / "librdkafka.pcap"), ("hostile", hostile),
+                       ("capture", SAMPLES / "capture" / "librdkafka.pcap"), ("hostile", f"{hostile}:kafka-log"),
                        ("partition", SAMPLES / "partition" / "orders-0")):
         page = d / f"{name}.html"
         r = view(path, "-o", page)
@@ -229,6 +229,8 @@ def test_a_script_in_a_record_value_does_not_run(browser, pages):
     assert any("<script>window.pwned=1</script>" in t for t in texts)
     assert page.evaluate("document.querySelectorAll('script').length") == 2
     assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert 'onerror="window.pwned=1">.log' in page.eval_on_selector(".input-name", "e => e.textContent")
+    assert 'onerror="window.pwned=1">.log' in page.title()
     assert page.evaluate("typeof window.pwned") == "undefined"
     assert errors == [] and all(u.startswith("file://") for u in requests)
     page.close()
