@@ -18,6 +18,7 @@ import base64
 import hashlib
 import html as _html
 import json
+import math
 from importlib import resources
 
 from wireinspect.model import Node
@@ -153,7 +154,7 @@ class Page:
         for key, v in (("bo", unit.base_offset), ("lo", unit.last_offset), ("fp", unit.file_position),
                        ("ts", unit.timestamp), ("lat", unit.latency_ms), ("dir", unit.direction),
                        ("tmin", unit.base_timestamp), ("tmax", unit.max_timestamp)):
-            if v is not None:
+            if v is not None and (not isinstance(v, float) or math.isfinite(v)):  # JSON has no NaN
                 u[key] = v
         if lane is not None:
             u["lane"] = list(lane)
