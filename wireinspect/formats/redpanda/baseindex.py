@@ -239,7 +239,13 @@ class BaseIndex(UnitBase):
                     + ("" if self.crc_ok is None else "  checksum valid" if self.crc_ok else "  checksum MISMATCH"))
         if self.decoded is not None:
             LAYOUTS[self.layout].add_nodes(root, self.decoded)
-            ents = root.add("entries", self.position, 0, kind="list", derived=True)
+            for col in root.children:
+                if col.name in COLUMNS:  # an item is one integer: name[i] = value
+                    col.children = [item.children[0] for item in col.children if item.children]
+                    for i, c in enumerate(col.children):
+                        c.name = f"{col.name}[{i}]"
+            at, n = self.decoded.spans.get("relative_offset_index", (self.position, 0))
+            ents = root.add("entries", at, n, kind="list", derived=True)
             for i, (o, t, p, at) in enumerate(self.entry_list()):
                 ents.add(f"entries[{i}]", at, 4, o, display=f"offset {o}  timestamp {t}  position {p}", derived=True)
         for note in self.notes:
