@@ -165,3 +165,15 @@ def test_round_trip_through_the_cli(tmp_path):
     u = parse(out.read_bytes())
     assert u.problems == [] and u.footer.values["keys"] == 2
     assert run("dump", tmp_path / "in0" / NAME).exit_code == 0
+
+
+def test_the_fast_entry_decoder_equals_the_layout():
+    from wireinspect.formats.redpanda.compactionindex import ENTRY, decode_entry
+
+    samples = V3_ENTRIES + V1_ENTRIES + [ci_entry(1, -5, 1 << 40, b""), ci_entry(1, 1 << 62, -1, b"k" * 300),
+                                         b"\x02\x00\x01\xff", b"\x03\x00\x01\x80\x80", b"\x01\x00\x01",
+                                         ci_entry(7, 0, 0, b"")]
+    for e in samples:
+        for n in range(len(e) + 1):
+            buf = b"pad" + e[:n]
+            assert decode_entry(buf, 3, len(buf), 100) == ENTRY.decode(buf, 3, len(buf), 100), (e, n)

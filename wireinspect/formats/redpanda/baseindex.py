@@ -173,6 +173,7 @@ class BaseIndex(UnitBase):
         self.crc_computed = None
         self.problems: list = []
         self.notes: list = []
+        self._entries = None
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -185,7 +186,12 @@ class BaseIndex(UnitBase):
 
     def entry_list(self) -> list:
         """``[(offset, timestamp, position, file position of the entry's offset)]`` of the complete
-        entries (the three columns' common length)."""
+        entries (the three columns' common length); computed once."""
+        if self._entries is None:
+            self._entries = self._entry_list()
+        return self._entries
+
+    def _entry_list(self) -> list:
         v = self.values
         if "base_offset" not in v or "base_timestamp" not in v:
             return []
@@ -201,14 +207,6 @@ class BaseIndex(UnitBase):
     @property
     def entries(self) -> int:
         return len(self.entry_list())
-
-    @property
-    def base_offset(self):
-        return self.values.get("base_offset")
-
-    @property
-    def last_offset(self):
-        return self.values.get("max_offset")
 
     # -- projections --------------------------------------------------------------------------
     def to_json(self, enc) -> dict:
