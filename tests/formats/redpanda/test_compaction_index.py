@@ -126,17 +126,23 @@ def test_encode_errors_name_the_path():
 
 
 # -- a partition directory: the index checked against its segment ----------------------------------
-def directory(tmp_path, entries, n):
+def directory(tmp_path, entries, n, codec=0):
     part = tmp_path / "data" / "kafka" / "orders" / "0_4"
     part.mkdir(parents=True)
-    (part / "0-1-v1.log").write_bytes(rp_batch(0, 3) + rp_batch(3, 3, batch_type=1))
+    (part / "0-1-v1.log").write_bytes(rp_batch(0, 3, codec) + rp_batch(3, 3, codec, batch_type=1))
     (part / "0-1-v1.compaction_index").write_bytes(compaction_index(b"".join(entries), n))
     objs = lines(run("dump", "--json", tmp_path / "data").stdout)
     return objs, next(o for o in objs if o["type"] == "redpanda_partition")
 
 
-def test_directory_with_a_good_compaction_index(tmp_path):
-    objs, pu = directory(tmp_path, V3_ENTRIES, 3)
+# the keys of tests/kafka_bytes.py's records: key-<offset>, null at offsets 0 and 3
+IN_LOG = [ci_entry(1, 0, 2, enhanced_key(1, b"key-2")), ci_entry(1, 3, 0, enhanced_key(1, b"")),
+          ci_entry(1, 3, 2, enhanced_key(1, b"key-5")), ci_entry(2, 5, 0, b"compaction")]
+
+
+@pytest.mark.parametrize("codec", [0, 4], ids=["uncompressed", "zstd"])
+def test_directory_with_a_good_compaction_index(tmp_path, codec):
+    objs, pu = directory(tmp_path, IN_LOG, 4, codec)
     assert pu["problems"] == [] and pu["compacted"] is True
     assert {f["file"]: f["status"] for f in pu["files"]}["0-1-v1.compaction_index"] == "decoded"
     assert run("verify", tmp_path / "data").exit_code == 0
@@ -144,14 +150,16 @@ def test_directory_with_a_good_compaction_index(tmp_path):
 
 
 def test_directory_with_entries_the_log_does_not_hold(tmp_path):
-    ents = [ci_entry(1, 1, 0, enhanced_key(1, b"k")),  # offset 1 is inside the first batch
-            ci_entry(1, 3, 5, enhanced_key(1, b"k")),  # delta above last_offset_delta 2
-            ci_entry(1, 0, 0, enhanced_key(2, b"k")),  # the batch is raft_data, not raft_configuration
-            ci_entry(1, 0, 0, enhanced_key(1, b"k", 1))]  # not a control batch
-    _, pu = directory(tmp_path, ents, 4)
+    ents = [ci_entry(1, 1, 0, enhanced_key(1, b"key-1")),  # offset 1 is inside the first batch
+            ci_entry(1, 3, 5, enhanced_key(1, b"key-8")),  # delta above last_offset_delta 2
+            ci_entry(1, 0, 0, enhanced_key(2, b"")),  # the batch is raft_data, not raft_configuration
+            ci_entry(1, 0, 0, enhanced_key(1, b"", 1)),  # not a control batch
+            ci_entry(1, 3, 1, enhanced_key(1, b"key-9"))]  # the record at offset 4 has key-4
+    _, pu = directory(tmp_path, ents, 5)
     assert [(p["code"], p["file"]) for p in pu["problems"]] == [
         ("offset_not_found", "0-1-v1.compaction_index"), ("offset_not_found", "0-1-v1.compaction_index"),
-        ("key_batch_type_mismatch", "0-1-v1.compaction_index"), ("key_batch_type_mismatch", "0-1-v1.compaction_index")]
+        ("key_batch_type_mismatch", "0-1-v1.compaction_index"), ("key_batch_type_mismatch", "0-1-v1.compaction_index"),
+        ("key_mismatch", "0-1-v1.compaction_index")]
 
 
 def test_round_trip_through_the_cli(tmp_path):

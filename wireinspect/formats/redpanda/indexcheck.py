@@ -16,8 +16,9 @@ What Redpanda writes (``src/v/storage/segment_index.cc`` ``maybe_track``, ``inde
 * a ``.compaction_index`` key entry is a record of the batch whose base offset is ``offset``, at
   ``delta`` in it. Codes: ``offset_not_found`` (no valid batch has that base offset, or ``delta`` is
   above its ``last_offset_delta``), ``key_batch_type_mismatch`` (the key's batch-type prefix, or
-  version 3's control flag, differs from the batch's). Truncation entries are not compared. The
-  record keys themselves are not compared (the records are not decoded here).
+  version 3's control flag, differs from the batch's), ``key_mismatch`` (the key after the prefix is not
+  the key of the record at ``delta``: the batch's records are decoded for this; a null key is empty,
+  a key cut to ``max_key_size`` is compared as a prefix). Truncation entries are not compared.
 
 Problems carry the index file's name and a position in it.
 """
@@ -30,6 +31,7 @@ from wireinspect.errors import InputError
 from wireinspect.inputs.source import FileSource
 
 CLAMPED = (0, 0xFFFFFFFF)
+MAX_KEY = 65535 - 2 * 10  # spill_key_index::max_key_size: longer (prefixed) keys are cut to it
 
 
 def load(d: str, name: str):
@@ -121,3 +123,14 @@ def check_compaction_index(unit, name: str, index, seg: dict, by_offset: dict) -
                                                                         "keyIsControl" in parts else "")
                           + f"; the batch is of type {b[2]}, control {bool(b[3] & 0x20)}",
                           expected=b[2], actual=parts["keyBatchType"])
+        keys = b[6] if len(b) > 6 else None
+        if keys is None or "recordKey" not in parts:
+            continue
+        if delta not in keys:
+            unit.fproblem("offset_not_found", name, e.position, f"{where}: the batch at offset {o} holds no "
+                          "decodable record at that delta", actual=o + delta)
+            continue
+        stored, logged = parts["recordKey"], keys[delta] or b""
+        if stored != logged and not (len(dv["key"]) >= MAX_KEY and logged.startswith(stored)):
+            unit.fproblem("key_mismatch", name, e.decoded.spans["key"][0], f"{where}: the index's key "
+                          f"{stored[:40]!r} is not the record's key {logged[:40]!r}")

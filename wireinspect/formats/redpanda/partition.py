@@ -88,12 +88,23 @@ class PartitionUnit(KafkaPartitionUnit):
         return root
 
 
+def record_keys(b) -> dict | None:
+    """``{offset delta: key bytes (None for a null key)}`` of the records of batch ``b`` (read now when
+    they were left lazy), or None when they were not decoded (a batch above ``--max-batch``)."""
+    b.parse_records()
+    if b.records is None:
+        return None
+    return {r.offsetDelta: (None if r.keyLength is None or r.keyLength < 0 else
+                            bytes(b.data[r.p_key:r.p_key + r.keyLength])) for r in b.records if r.ok}
+
+
 def _segment(d: str, name: str, opts, positions=frozenset(), offsets=frozenset()) -> Segment:
     """What the directory needs of one segment: offsets of its first and last valid batch (the
     segment's headers and CRCs are walked, its records not decoded: about 0.3 s per 100 MiB), and
     the valid batches its indexes name: ``byPosition`` (those starting at ``positions``) and
-    ``byOffset`` (those whose base offset is in ``offsets``), each ``(base_offset,
-    last_offset_delta, batch_type, attrs, first_timestamp, max_timestamp)``."""
+    ``byOffset`` (those whose base offset is in ``offsets``; their records are decoded), each
+    ``(base_offset, last_offset_delta, batch_type, attrs, first_timestamp, max_timestamp)``, and for
+    ``byOffset`` their :func:`record_keys`."""
     from wireinspect.formats.redpanda.segment import iter_segment
 
     base, term = segment_name(name)
@@ -108,7 +119,8 @@ def _segment(d: str, name: str, opts, positions=frozenset(), offsets=frozenset()
     with src:
         seg["size"] = src.size
         try:
-            for u in iter_segment(src, records=False, max_batch=getattr(opts, "max_batch", 64 << 20)):
+            for u in iter_segment(src, records="lazy" if offsets else False,
+                                  max_batch=getattr(opts, "max_batch", 64 << 20)):
                 if u.valid and u.base_offset is not None:
                     if u.position in positions or u.base_offset in offsets:
                         h = u.rp
@@ -116,7 +128,7 @@ def _segment(d: str, name: str, opts, positions=frozenset(), offsets=frozenset()
                         if u.position in positions:
                             seg["byPosition"][u.position] = facts
                         if u.base_offset in offsets:
-                            seg["byOffset"][u.base_offset] = facts
+                            seg["byOffset"][u.base_offset] = facts + (record_keys(u),)
                     seg["batches"] += 1
                     if seg["firstOffset"] is None:
                         seg["firstOffset"] = u.base_offset
