@@ -220,3 +220,40 @@ def test_round_trip_through_the_cli(tmp_path):
     u = parse_base_index(out.read_bytes())
     assert u.problems == [] and u.columns()[2] == [0, 5000, 70000]
     assert run("dump", p).exit_code == 0
+
+
+def test_the_column_decoder_equals_the_layout():
+    """decode_columns is Layout.decode with the one-integer items flattened to ints, at every cut."""
+    from wireinspect.formats.redpanda.baseindex import COLUMNS, LAYOUTS, decode_columns
+
+    def flat(d):
+        v = dict(d.values)
+        for c in COLUMNS:
+            if c in v:
+                v[c] = [x["value"] if isinstance(x, dict) else x for x in v[c] if not isinstance(x, dict) or x]
+        return v, d.spans, [(p.code, p.position, p.message) for p in d.problems], d.end, d.complete
+
+    hostile = bytearray(serde_index(9, 0, 0, 0, 0, ENTRIES))
+    struct.pack_into("<I", hostile, 46, 0xFFFFFFFF)
+    cols = serde_index(9, 0, 2, T0, T0, [], cols=([0, 1], [0, 1, 2], [0, 9, 10]))
+    for name, data, _ in CASES + [("hostile", bytes(hostile), {}), ("columns", cols, {})]:
+        if not data:
+            continue
+        layout = LAYOUTS["pre-serde" if data[0] == 3 else "serde"]
+        for n in range(len(data) + 1):
+            got = decode_columns(layout, data, n, 7)
+            assert flat(got) == flat(layout.decode(data, 0, n, 7)), (name, n)
+
+
+def test_a_file_above_the_limit_is_not_decoded_but_round_trips(tmp_path, monkeypatch):
+    import wireinspect.formats.redpanda.baseindex as bi
+
+    monkeypatch.setattr(bi, "MAX_FILE", 40)
+    data = serde_index(9, 100, 140, T0, T0 + 2000, ENTRIES)
+    p = tmp_path / NAME
+    p.write_bytes(data)
+    d = lines(run("dump", "--json", p).stdout)[0]
+    assert [x["code"] for x in d["problems"]] == ["file_too_large"] and d["layout"] is None
+    with pytest.raises(EncodeError):
+        encode_base_index(d, EncodeContext())
+    assert_round_trip(tmp_path, NAME, [data])

@@ -63,13 +63,13 @@ import struct
 
 from wireinspect.errors import EncodeError
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import Array, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
+from wireinspect.layout import Array, Bytes, Count, Crc, Decoded, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
 NEWEST = 9  # index_state's serde version at the commit read
 LEGACY_VERSION = 3  # serde_compat::index_state_serde::ondisk_version
 TIME_OFFSET = 1 << 31  # offset_time_index::offset
-MAX_FILE = 64 << 20
+MAX_FILE = 8 << 20
 """The largest ``.base_index`` decoded (bytes): one entry per ``segment_index_step`` (32 KiB by default)
 of a segment, 16 bytes each, is far below it."""
 
@@ -156,6 +156,49 @@ ENVELOPE = Layout("index_state", tuple(_FIELDS), source="redpanda src/v/storage/
 LAYOUTS = {"pre-serde": LEGACY, "serde": ENVELOPE}
 
 
+def decode_columns(layout: Layout, buf, end: int, base: int) -> Decoded:
+    """``layout.decode(buf, 0, end, base)`` with each Array of one fixed-width integer read at once into
+    a list of ints (``values[name]``; no per-item ``items``), so that an index's memory is its integers:
+    otherwise equal to :meth:`Layout.decode` with those lists flattened (tested)."""
+    values, spans, problems = {}, {}, []
+    pos = 0
+    for f in layout.fields:
+        if not f.present(values):
+            continue
+        if isinstance(f, Array):
+            item = f.item.fields[0]
+            w = item.width
+            count = max(values.get(f.count) or 0, 0)
+            n = min(count, (end - pos) // w)
+            vals = list(struct.unpack_from(f"<{n}{item.code.lstrip('<')}", buf, pos))
+            values[f.name], spans[f.name] = vals, (base + pos, n * w)
+            pos += n * w
+            if n < count:
+                problems.append(Problem("truncated", base + pos, f"{f.item.name}.{item.name} ({item.type_name}) is "
+                                        f"truncated at byte {base + pos}"))
+                return Decoded(values, spans, {}, problems, pos, False)
+            continue
+        if isinstance(f, Int):
+            v, q = f.read(buf, pos, end)
+            if v is None:
+                problems.append(Problem("truncated", base + pos, f"{layout.name}.{f.name} ({f.type_name}) is {q} at "
+                                        f"byte {base + pos}"))
+                return Decoded(values, spans, {}, problems, pos, False)
+        else:  # Bytes
+            n = f.size_of(values, pos, end)
+            if n < 0:
+                problems.append(Problem("bad_length", base + pos, f"{layout.name}.{f.name}: negative size {n}"))
+                return Decoded(values, spans, {}, problems, pos, False)
+            if pos + n > end:
+                problems.append(Problem("truncated", base + pos, f"{layout.name}.{f.name}: {n} bytes at byte "
+                                        f"{base + pos}, only {end - pos} left"))
+                return Decoded(values, spans, {}, problems, pos, False)
+            v, q = bytes(buf[pos:pos + n]), pos + n
+        values[f.name], spans[f.name] = v, (base + pos, q - pos)
+        pos = q
+    return Decoded(values, spans, {}, problems, pos)
+
+
 class BaseIndex(UnitBase):
     """A decoded ``.base_index``: ``layout`` (``"serde"``, ``"pre-serde"`` or None when nothing could be
     decoded), ``decoded`` (the :class:`~wireinspect.layout.Decoded` of the layout), ``data`` (the
@@ -182,7 +225,7 @@ class BaseIndex(UnitBase):
 
     def columns(self) -> tuple:
         v = self.values
-        return tuple([x["value"] for x in v.get(c) or () if "value" in x] for c in COLUMNS)
+        return tuple(v.get(c) or [] for c in COLUMNS)
 
     def entry_list(self) -> list:
         """``[(offset, timestamp, position, file position of the entry's offset)]`` of the complete
@@ -197,12 +240,9 @@ class BaseIndex(UnitBase):
             return []
         ro, rt, pos = self.columns()
         shift = TIME_OFFSET if v.get("with_offset") else 0
-        items = self.decoded.items.get("relative_offset_index") or []
-        out = []
-        for i in range(min(len(ro), len(rt), len(pos))):
-            at = items[i].spans["value"][0] if i < len(items) else self.position
-            out.append((v["base_offset"] + ro[i], v["base_timestamp"] + rt[i] - shift, pos[i], at))
-        return out
+        start = self.decoded.spans.get("relative_offset_index", (self.position, 0))[0]
+        bo, bt = v["base_offset"], v["base_timestamp"] - shift
+        return [(bo + ro[i], bt + rt[i], pos[i], start + 4 * i) for i in range(min(len(ro), len(rt), len(pos)))]
 
     @property
     def entries(self) -> int:
@@ -212,9 +252,7 @@ class BaseIndex(UnitBase):
     def to_json(self, enc) -> dict:
         d = {"type": self.type, "position": self.position, "length": self.length, "layout": self.layout}
         for name, value in self.values.items():
-            if name in COLUMNS:
-                value = [x["value"] for x in value if "value" in x]
-            elif isinstance(value, (bytes, bytearray)):
+            if isinstance(value, (bytes, bytearray)):
                 value = enc(bytes(value))
             d[name] = value
         d["crcValid"] = self.crc_ok
@@ -228,7 +266,8 @@ class BaseIndex(UnitBase):
         ``--keep-crc`` do not give the file's bytes back (damage, trailing bytes), else nothing."""
         from wireinspect.formats.redpanda.rawfile import raw_keys
 
-        return raw_keys(self.to_json(enc), self.data, encode_base_index, enc)
+        stored = self.data if len(self.data) == self.length else bytes(read(self.position, self.length))
+        return raw_keys(self.to_json(enc), stored, encode_base_index, enc)
 
     def to_tree(self) -> Node:
         n = self.entries
@@ -239,9 +278,9 @@ class BaseIndex(UnitBase):
             LAYOUTS[self.layout].add_nodes(root, self.decoded)
             for col in root.children:
                 if col.name in COLUMNS:  # an item is one integer: name[i] = value
-                    col.children = [item.children[0] for item in col.children if item.children]
-                    for i, c in enumerate(col.children):
-                        c.name = f"{col.name}[{i}]"
+                    w = 8 if col.name == "position_index" else 4
+                    for i, x in enumerate(self.values[col.name]):
+                        col.add(f"{col.name}[{i}]", col.position + w * i, w, x)
             at, n = self.decoded.spans.get("relative_offset_index", (self.position, 0))
             ents = root.add("entries", at, n, kind="list", derived=True)
             for i, (o, t, p, at) in enumerate(self.entry_list()):
@@ -285,7 +324,7 @@ def parse_base_index(data: bytes, base: int = 0) -> BaseIndex:
                                       expected=size, actual=left))
         elif size < left:
             end = head + size
-    d = layout.decode(data, 0, end, base)
+    d = decode_columns(layout, data, end, base)
     u.decoded = d
     u.problems.extend(d.problems)
     v = d.values
@@ -359,7 +398,7 @@ def encode_base_index(obj: dict, ctx: EncodeContext) -> bytes:
         return raw
     kind = obj.get("layout")
     if kind is None:
-        if obj.get("version") is None:
+        if obj.get("version") is None and not obj.get("length"):
             return b""  # an empty file
         raise EncodeError(".layout: null: the index was not decoded; give rawBytes")
     layout = LAYOUTS.get(kind)

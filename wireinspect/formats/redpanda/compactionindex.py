@@ -62,22 +62,38 @@ ENTRY = Layout("compacted_index_entry", (
 _SPAN_NAMES = ("size", "entry_type", "offset", "delta", "key")
 
 
-def decode_entry(buf, i: int, end: int, base: int) -> Decoded:
-    """:data:`ENTRY` decoded from ``buf[i:end]`` (``base``: the absolute position of ``buf[0]``), equal to
-    ``ENTRY.decode(buf, i, end, base)`` (tested): the hot loop of a large index reads a sound entry
-    directly and leaves any other to the layout."""
+def read_entry(buf, i: int, end: int) -> tuple | None:
+    """``(size, entry_type, offset, delta, key, offset width, delta width)`` of the sound entry at
+    ``buf[i:end]``, or None when its varints do not fit it (then :data:`ENTRY` tells the problem)."""
     if end - i >= 5:
         j = i + 3
         offset, k = read_varint(buf, j, 10)
         if offset is not None and k <= end:
             delta, m = read_varint(buf, k, 10)
             if delta is not None and m <= end:
-                at = base + i
-                return Decoded({"size": buf[i] | buf[i + 1] << 8, "entry_type": buf[i + 2], "offset": offset,
-                                "delta": delta, "key": bytes(buf[m:end])},
-                               dict(zip(_SPAN_NAMES, ((at, 2), (at + 2, 1), (at + 3, k - j), (base + k, m - k),
-                                                      (base + m, end - m)))), {}, [], end)
-    return ENTRY.decode(buf, i, end, base)
+                return buf[i] | buf[i + 1] << 8, buf[i + 2], offset, delta, bytes(buf[m:end]), k - j, m - k
+    return None
+
+
+def entry_decoded(t: tuple, at: int, end_at: int) -> Decoded:
+    """The :class:`~wireinspect.layout.Decoded` of entry tuple ``t`` (:func:`read_entry`) at absolute
+    position ``at``, ending at ``end_at``."""
+    k = at + 3 + t[5]
+    m = k + t[6]
+    return Decoded(dict(zip(_SPAN_NAMES, t[:5])), dict(zip(_SPAN_NAMES, ((at, 2), (at + 2, 1), (at + 3, t[5]),
+                                                                         (k, t[6]), (m, end_at - m)))), {}, [], end_at)
+
+
+def decode_entry(buf, i: int, end: int, base: int) -> Decoded:
+    """:data:`ENTRY` decoded from ``buf[i:end]`` (``base``: the absolute position of ``buf[0]``), equal to
+    ``ENTRY.decode(buf, i, end, base)`` (tested): the hot loop reads a sound entry directly
+    (:func:`read_entry`) and leaves any other to the layout."""
+    t = read_entry(buf, i, end)
+    if t is None:
+        return ENTRY.decode(buf, i, end, base)
+    d = entry_decoded(t, base + i, base + end)
+    d.end = end
+    return d
 
 
 FOOTER = Layout("compacted_index::footer", (
@@ -130,10 +146,27 @@ def key_parts(key: bytes, version: int | None, entry_type: int) -> dict:
 
 
 class Entry:
-    __slots__ = ("decoded", "position", "length")
+    """One entry: ``position``, ``length`` (bytes, absolute), and either ``fields`` (the tuple of
+    :func:`read_entry`: a sound entry kept small) or ``bad`` (the Decoded of one its varints do not fit).
+    ``decoded`` gives the Decoded of either (built on each call for a sound one)."""
 
-    def __init__(self, decoded, position: int, length: int):
-        self.decoded, self.position, self.length = decoded, position, length
+    __slots__ = ("fields", "bad", "position", "length")
+
+    def __init__(self, position: int, length: int, fields=None, bad=None):
+        self.position, self.length, self.fields, self.bad = position, length, fields, bad
+
+    @property
+    def decoded(self) -> Decoded:
+        return self.bad if self.fields is None else entry_decoded(self.fields, self.position,
+                                                                  self.position + self.length)
+
+    @property
+    def complete(self) -> bool:
+        return self.fields is not None or self.bad.complete
+
+    @property
+    def values(self) -> dict:
+        return self.decoded.values if self.fields is None else dict(zip(_SPAN_NAMES, self.fields[:5]))
 
 
 class CompactionIndex(UnitBase):
@@ -172,7 +205,7 @@ class CompactionIndex(UnitBase):
         d["crcValid"] = self.crc_ok
         ents = []
         for e in self.entry_list:
-            v = e.decoded.values
+            v = e.values
             j = {"position": e.position, "length": e.length}
             for k, x in v.items():
                 j[k] = enc(x) if isinstance(x, (bytes, bytearray)) else x
@@ -204,11 +237,12 @@ class CompactionIndex(UnitBase):
             ents = root.add("entries", self.entry_list[0].position, self.data_end - self.entry_list[0].position,
                             kind="list")
             for i, e in enumerate(self.entry_list):
-                v = e.decoded.values
+                d = e.decoded
+                v = d.values
                 node = ents.add(f"entry[{i}]", e.position, e.length,
                                 display=f"{ENTRY_TYPES.get(v.get('entry_type'), '?')}  offset {v.get('offset')}"
                                 f" + {v.get('delta')}")
-                ENTRY.add_nodes(node, e.decoded)
+                ENTRY.add_nodes(node, d)
         if self.footer is not None:
             node = root.add("footer", self.footer_at, self.length - self.footer_at,
                             display=f"footer version {self.version}")
@@ -286,7 +320,8 @@ def _walk(u: CompactionIndex, source, base: int) -> None:
                                       expected=MAX_ENTRIES, actual=len(u.entry_list)))
             break
         buf, i = win.get(pos, 2 + n)
-        e = Entry(decode_entry(buf, i, i + 2 + n, base + pos - i), base + pos, 2 + n)
+        t = read_entry(buf, i, i + 2 + n)
+        e = Entry(base + pos, 2 + n, t, None if t is not None else ENTRY.decode(buf, i, i + 2 + n, base + pos - i))
         u.entry_list.append(e)
         listed += 2 + n
         _check_entry(u, e)
@@ -313,6 +348,8 @@ def _walk(u: CompactionIndex, source, base: int) -> None:
 
 
 def _check_entry(u: CompactionIndex, e: Entry) -> None:
+    if e.fields is not None and e.fields[1] == 1 and (u.version < 1 or len(e.fields[4]) >= (2 if u.version >= 3 else 1)):
+        return  # the common case: a sound key entry
     d = e.decoded
     v = d.values
     if not d.complete:

@@ -60,8 +60,7 @@ def wanted(index) -> tuple[set, set]:
 
     if isinstance(index, BaseIndex):
         return {p for _, _, p, _ in index.entry_list()}, set()
-    return set(), {e.decoded.values["offset"] for e in index.entry_list
-                   if e.decoded.complete and e.decoded.values.get("entry_type") == 1}
+    return set(), {e.fields[2] for e in index.entry_list if e.fields is not None and e.fields[1] == 1}
 
 
 def check_base_index(unit, name: str, index, seg: dict, batches: dict) -> None:
@@ -104,9 +103,9 @@ def check_compaction_index(unit, name: str, index, seg: dict, by_offset: dict) -
     from wireinspect.formats.redpanda.compactionindex import key_parts
 
     for i, e in enumerate(index.entry_list):
-        dv = e.decoded.values
-        if not e.decoded.complete or dv.get("entry_type") != 1:
+        if e.fields is None or e.fields[1] != 1:
             continue
+        dv = e.values
         o, delta = dv["offset"], dv["delta"]
         where = f"{name}: entry {i} (offset {o} + {delta})"
         b = by_offset.get(o)
