@@ -257,3 +257,14 @@ def test_a_file_above_the_limit_is_not_decoded_but_round_trips(tmp_path, monkeyp
     with pytest.raises(EncodeError):
         encode_base_index(d, EncodeContext())
     assert_round_trip(tmp_path, NAME, [data])
+
+
+def test_the_struct_builder_writes_what_redpanda_writes():
+    """serde_index (packed from index_state.cc) gives Redpanda's own bytes back (the test's version byte aside)."""
+    ro = [10202204, 10202500, 10202833, 10202918, 10203130, 10203897, 10204709, 10205095, 10205184, 10205911]
+    pos = [8178448512, 8178485376, 8179080251, 8179340738, 8180034428, 8180217977, 8181020042, 8181537153,
+           8181765071, 8182211059]
+    ours = serde_index(9, 6321451485771820344, 6925876299231340900, 5331697842032508203, 659192121601013627,
+                       list(zip(ro, [4294967295] * 10, pos)), bitflags=123, with_offset=1,
+                       broker_ts=2166582944039043549, compactible=0, clean=-1, tombstone=1)
+    assert ours[1:] == REDPANDA_V4[1:] and REDPANDA_V4[0] == 4
