@@ -22,7 +22,7 @@ Field kinds:
   itself - or the byte after this field when ``start`` is ``None``, to the end of the unit or of field
   ``end``) - recomputed by encode unless ``keep_lengths``.
 * :class:`Count` - the number of items of an :class:`Array` field ``of``; recomputed likewise.
-* :class:`Crc` - a checksum (``"crc32c"``, ``"crc32"`` or RocketMQ's ``"crc32&0x7fffffff"``) over the
+* :class:`Crc` - a checksum (``"crc32c"``, ``"crc32"``, RocketMQ's ``"crc32&0x7fffffff"`` or ``"xxhash64"``) over the
   bytes from the start of field ``start`` to the end of the unit (or of field ``end``); recomputed
   unless ``keep_crc``.
 * :class:`Array` - items of another Layout, ``count`` the name of a Count field (or ``None``: to the end).
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field as _field
 from typing import Callable
 
 from wireinspect.codec.bytesfmt import decode_bytes
-from wireinspect.codec.crc import crc32, crc32c
+from wireinspect.codec.crc import crc32, crc32c, xxhash64
 from wireinspect.codec.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 from wireinspect.errors import EncodeError
 from wireinspect.model import Node, Problem
@@ -53,7 +53,8 @@ VARLONG = "varlong"  # zig-zag int64, 1-10 bytes
 UVARINT = "uvarint"  # unsigned int32, 1-5 bytes
 CRCS = {"crc32c": crc32c, "crc32": crc32,
         # RocketMQ's UtilAll.crc32: CRC-32/IEEE with the sign bit cleared (a positive Java int)
-        "crc32&0x7fffffff": lambda data: crc32(data) & 0x7FFFFFFF}
+        "crc32&0x7fffffff": lambda data: crc32(data) & 0x7FFFFFFF,
+        "xxhash64": xxhash64}  # Redpanda's pre-serde .base_index (code "<Q")
 
 _RANGES = {"b": (-(1 << 7), (1 << 7) - 1), "B": (0, (1 << 8) - 1), "h": (-(1 << 15), (1 << 15) - 1),
            "H": (0, (1 << 16) - 1), "i": (-(1 << 31), (1 << 31) - 1), "I": (0, (1 << 32) - 1),

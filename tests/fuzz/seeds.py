@@ -526,7 +526,24 @@ def redpanda_seeds() -> list:
     real = EXTERNAL / "redpanda" / "test_segment.bin"
     if real.exists():
         cases.append(single("redpanda", "external-test_segment", rp, real.read_bytes()[:MAX_SEED]))
-    return cases
+    return cases + redpanda_index_seeds()
+
+
+def redpanda_index_seeds() -> list:
+    """Redpanda's .base_index (Redpanda's own serialized index_state from index_state_test.cc; struct-packed
+    pre-serde v3 and serde v9) and .compaction_index (footer versions 1 and 3, a truncation entry)."""
+    from tests.formats.redpanda.rp_index_bytes import (REDPANDA_V4, ci_entry, compaction_index, enhanced_key,
+                                                       serde_index, v3_index)
+
+    ents = [(0, 5, 0), (7, 900, 4096), (20, 2000, 70000)]
+    bi, ci = "0-1-v1.base_index", "0-1-v1.compaction_index"
+    keys = ci_entry(1, 0, 2, enhanced_key(1, b"k1")) + ci_entry(2, 5, 0, b"compaction")
+    return [single("redpanda", "index_state_test-binary_compatibility", bi, REDPANDA_V4),
+            single("redpanda", "base-index-v3", bi, v3_index(100, 140, 1, 2, ents)),
+            single("redpanda", "base-index-v9", bi, serde_index(9, 100, 140, 1, 2, ents, broker_ts=3, clean=4)),
+            single("redpanda", "compaction-index-v3", ci, compaction_index(keys, 2, 3, flags=1)),
+            single("redpanda", "compaction-index-v1", ci,
+                   compaction_index(ci_entry(1, 9, 1, enhanced_key(1, b"a", None)), 1, 1))]
 
 
 FAMILIES = {

@@ -4,6 +4,7 @@
 
 ``header.py`` (the 61-byte batch header, batch types), ``batch.py`` (one batch: header, both CRCs,
 records through the Kafka record loop), ``segment.py`` (the walk: zero tail, resynchronisation),
-``encode.py`` (back to bytes), ``partition.py`` (a partition directory), ``format.py`` (the
-descriptors).
+``encode.py`` (back to bytes), ``partition.py`` (a partition directory), ``baseindex.py`` and
+``compactionindex.py`` (``.base_index``, ``.compaction_index``), ``indexcheck.py`` (both against their
+segment), ``rawfile.py`` (raw keys of a whole-file unit), ``format.py`` (the descriptors).
 """

@@ -1,4 +1,5 @@
-"""The Redpanda formats: ``redpanda-log`` (a segment) and ``redpanda-partition`` (a
+"""The Redpanda formats: ``redpanda-log`` (a segment), ``redpanda-base-index`` and
+``redpanda-compaction-index`` (the files beside it) and ``redpanda-partition`` (a
 ``<partition>_<revision>/`` directory of segments)."""
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ def segment_name(name: str) -> tuple[int, int] | None:
     """``(base offset, term)`` of a segment file name, else None."""
     m = SEGMENT_NAME.match(os.path.basename(name or ""))
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+INDEX_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.(base_index|compaction_index)$")  # storage/segment_utils
+
+
+def index_kind(name: str) -> str | None:
+    """``"base_index"`` or ``"compaction_index"`` for a file named ``<base>-<term>-v1.<kind>``, else None."""
+    m = INDEX_NAME.match(os.path.basename(name or ""))
+    return m.group(3) if m else None
 
 
 PARTITION_DIR = re.compile(r"^([0-9]+)_([0-9]+)$")  # <partition>_<revision>
@@ -122,4 +132,51 @@ REDPANDA_PARTITION = Format(
     honours=frozenset({"records_as"}),
 )
 
-FORMATS = (REDPANDA_LOG, REDPANDA_PARTITION)
+def _base_index_units(source: Source, opts):
+    from wireinspect.formats.redpanda.baseindex import base_index_units
+
+    return base_index_units(source, opts)
+
+
+def _compaction_index_units(source: Source, opts):
+    from wireinspect.formats.redpanda.compactionindex import compaction_index_units
+
+    return compaction_index_units(source, opts)
+
+
+def _encode_base_index(obj: dict, ctx):
+    from wireinspect.formats.redpanda.baseindex import encode_base_index
+
+    return [(None, encode_base_index(obj, ctx))]
+
+
+def _encode_compaction_index(obj: dict, ctx):
+    from wireinspect.formats.redpanda.compactionindex import encode_compaction_index
+
+    return [(None, encode_compaction_index(obj, ctx))]
+
+
+REDPANDA_BASE_INDEX = Format(
+    id="redpanda-base-index",
+    description="Redpanda segment index (.base_index, storage::index_state): offset/time -> position; serde "
+                "versions 4-9 (CRC-32C) and the pre-serde version 3 (XXH64); checked against the segment in its "
+                "partition directory",
+    recognised_by="name <offset>-<term>-v1.base_index",
+    sniff=lambda head, name: 95 if index_kind(name) == "base_index" else 0,
+    units=_base_index_units,
+    encode=_encode_base_index,
+    encode_types=frozenset({"redpanda_base_index"}),
+)
+
+REDPANDA_COMPACTION_INDEX = Format(
+    id="redpanda-compaction-index",
+    description="Redpanda compaction index (.compaction_index): key -> offset entries, footer versions 1-3 "
+                "(CRC-32C); checked against the segment in its partition directory",
+    recognised_by="name <offset>-<term>-v1.compaction_index",
+    sniff=lambda head, name: 95 if index_kind(name) == "compaction_index" else 0,
+    units=_compaction_index_units,
+    encode=_encode_compaction_index,
+    encode_types=frozenset({"redpanda_compaction_index"}),
+)
+
+FORMATS = (REDPANDA_LOG, REDPANDA_BASE_INDEX, REDPANDA_COMPACTION_INDEX, REDPANDA_PARTITION)

@@ -10,12 +10,10 @@ Checks, every file of the directory accounted for (``files``: name, kind, status
   (``base_offset_mismatch``), continuity with the previous segment (``segment_gap``,
   ``segment_overlap``; gaps are notes on a compacted topic, which has ``.compaction_index`` files),
   terms that go down (``term_order``);
-* ``.base_index`` (``src/v/storage/index_state.h``: offset/time -> position) and ``.compaction_index``
-  (``src/v/storage/compacted_index.h``): listed, not decoded: their layouts are versioned
-  (``index_state_serde_compat.h``, serde envelopes; the compaction footer's version) and no file
-  written by Redpanda was at hand to test a decoder against, so they are not checked against the
-  log; an index without its segment is ``orphan_index`` (a note: Redpanda rebuilds indexes from the
-  log);
+* ``.base_index`` (:mod:`~.baseindex`) and ``.compaction_index`` (:mod:`~.compactionindex`): decoded
+  (each has its own report before the directory's) and checked against the segment beside them
+  (:mod:`~.indexcheck`); an index without its segment is ``orphan_index`` (a note: Redpanda rebuilds
+  indexes from the log);
 * ``*.staging`` files of an interrupted compaction (``leftover_file``), and state machine snapshots
   (``snapshot``, ``tx.snapshot``, ``archival_metadata.snapshot``...: listed, not decoded).
 
@@ -25,21 +23,18 @@ Problems carry ``file``: the file their position is in. Read-only.
 from __future__ import annotations
 
 import os
-import re
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit
-from wireinspect.formats.redpanda.format import ntp_of, segment_name
+from wireinspect.formats.redpanda.format import INDEX_NAME, ntp_of, segment_name
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
 
-INDEX_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.(base_index|compaction_index)$")
 INDEX_REASON = {
-    "base_index": "the offset/time -> position index (storage/index_state.h): a versioned layout (v3 in "
-                  "index_state_serde_compat.h, serde envelopes from v4) not decoded here; Redpanda rebuilds it from "
-                  "the log",
-    "compaction_index": "the key -> offset index of compaction (storage/compacted_index.h, a versioned footer at the "
-                        "end) not decoded here; Redpanda rebuilds it from the log",
+    "base_index": "the offset/time -> position index (storage/index_state.h): its own redpanda-base-index report comes "
+                  "before; its entries are checked against the segment",
+    "compaction_index": "the key -> offset index of compaction (storage/compacted_index.h): its own "
+                        "redpanda-compaction-index report comes before; its key entries are checked against the segment",
 }
 SNAPSHOT_REASON = "a Raft or state machine snapshot (serde), outside the log"
 
@@ -93,14 +88,29 @@ class PartitionUnit(KafkaPartitionUnit):
         return root
 
 
-def _segment(d: str, name: str, opts) -> Segment:
+def record_keys(b) -> dict | None:
+    """``{offset delta: key bytes (None for a null key)}`` of the records of batch ``b`` (read now when
+    they were left lazy), or None when they were not decoded (a batch above ``--max-batch``)."""
+    b.parse_records()
+    if b.records is None:
+        return None
+    return {r.offsetDelta: (None if r.keyLength is None or r.keyLength < 0 else
+                            bytes(b.data[r.p_key:r.p_key + r.keyLength])) for r in b.records if r.ok}
+
+
+def _segment(d: str, name: str, opts, positions=frozenset(), offsets=frozenset()) -> Segment:
     """What the directory needs of one segment: offsets of its first and last valid batch (the
-    segment's headers and CRCs are walked, its records not decoded: about 0.3 s per 100 MiB)."""
+    segment's headers and CRCs are walked, its records not decoded: about 0.3 s per 100 MiB), and
+    the valid batches its indexes name: ``byPosition`` (those starting at ``positions``) and
+    ``byOffset`` (those whose base offset is in ``offsets``; their records are decoded), each
+    ``(base_offset, last_offset_delta, batch_type, attrs, first_timestamp, max_timestamp)``, and for
+    ``byOffset`` their :func:`record_keys`."""
     from wireinspect.formats.redpanda.segment import iter_segment
 
     base, term = segment_name(name)
     seg = Segment({"file": name, "baseOffset": base, "term": term, "size": 0, "firstOffset": None,
-                   "lastOffset": None, "nextOffset": None, "batches": 0, "why": None})
+                   "lastOffset": None, "nextOffset": None, "batches": 0, "why": None, "byPosition": {},
+                   "byOffset": {}})
     try:
         src = FileSource(os.path.join(d, name))
     except InputError as e:
@@ -109,8 +119,16 @@ def _segment(d: str, name: str, opts) -> Segment:
     with src:
         seg["size"] = src.size
         try:
-            for u in iter_segment(src, records=False, max_batch=getattr(opts, "max_batch", 64 << 20)):
+            for u in iter_segment(src, records="lazy" if offsets else False,
+                                  max_batch=getattr(opts, "max_batch", 64 << 20)):
                 if u.valid and u.base_offset is not None:
+                    if u.position in positions or u.base_offset in offsets:
+                        h = u.rp
+                        facts = (h[2], h[6], h[3], h[5], h[7], h[8])
+                        if u.position in positions:
+                            seg["byPosition"][u.position] = facts
+                        if u.base_offset in offsets:
+                            seg["byOffset"][u.base_offset] = facts + (record_keys(u),)
                     seg["batches"] += 1
                     if seg["firstOffset"] is None:
                         seg["firstOffset"] = u.base_offset
@@ -126,7 +144,7 @@ def _classify(name: str) -> tuple[str, str, str]:
     """``(kind, status, reason)`` of a file of the directory that is not a segment."""
     m = INDEX_NAME.match(name)
     if m:
-        return m.group(3), "not decoded", INDEX_REASON[m.group(3)]
+        return m.group(3), "decoded", INDEX_REASON[m.group(3)]
     if name.endswith(".staging") or ".compaction." in name or "log.compaction" in name:
         return "staging", "leftover", "the output of an interrupted compaction (Redpanda removes or replaces it)"
     if "snapshot" in name:
@@ -163,15 +181,48 @@ def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
             unit.fproblem("leftover_file", n, 0, f"{n}: {reason} (evidence: copy it before starting a broker on "
                           "this directory)")
     unit.info["files"] = listed
+    indexes = {}  # segment name -> [(index file name, decoded index)]
+    for n in sorted(files):
+        im = INDEX_NAME.match(n)
+        log = f"{im.group(1)}-{im.group(2)}-v1.log" if im else None
+        if log in log_names:
+            from wireinspect.formats.redpanda.indexcheck import load
+
+            idx = load(d, n)
+            if idx is not None:
+                indexes.setdefault(log, []).append((n, idx))
     for _, n in logs:
-        unit.segments.append(_segment(d, n, opts))
+        from wireinspect.formats.redpanda.indexcheck import wanted
+
+        positions, offsets = set(), set()
+        for _, idx in indexes.get(n, ()):
+            p, o = wanted(idx)
+            positions |= p
+            offsets |= o
+        unit.segments.append(_segment(d, n, opts, positions, offsets))
     _check_segments(unit)
+    _check_indexes(unit, indexes)
     last = unit.segments[-1] if unit.segments else None
     unit.info["logEndOffset"] = None if last is None else (
         last["nextOffset"] if last["nextOffset"] is not None else last["baseOffset"] if last["size"] == 0 else None)
     for s in unit.segments:
-        s.pop("why", None)
+        for k in ("why", "byPosition", "byOffset"):
+            s.pop(k, None)
     return unit
+
+
+def _check_indexes(unit: PartitionUnit, indexes: dict) -> None:
+    from wireinspect.formats.redpanda.baseindex import BaseIndex
+    from wireinspect.formats.redpanda.indexcheck import check_base_index, check_compaction_index
+
+    for s in unit.segments:
+        if s["why"]:
+            continue
+        for name, idx in indexes.get(s["file"], ()):
+            if isinstance(idx, BaseIndex):
+                check_base_index(unit, name, idx, s, s["byPosition"])
+            else:
+                check_compaction_index(unit, name, idx, s, s["byOffset"])
 
 
 def _check_segments(unit: PartitionUnit) -> None:
