@@ -27,7 +27,7 @@ from wireinspect.model import Problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 ENC = bytes_encoder("base64")
 B64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
 CTX = EncodeContext()
