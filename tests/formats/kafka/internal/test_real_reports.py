@@ -182,3 +182,14 @@ def test_metadata_of_real_brokers(tmp_path):
     code, objs, _ = run("metadata", "--json", ldi / "bootstrap.checkpoint")
     assert code == 0 and problems(objs) == []
     assert [o for o in objs if o["type"] == "metadataImage"][0]["features"] == {"metadata.version": 19}
+
+
+@pytest.mark.parametrize("source", ["ldi-poc", "weebee", "mashakosher"])
+def test_verify_of_real_brokers_is_clean(tmp_path, source):
+    # a compacted __consumer_offsets segment named 0 that starts at 785 (mashakosher) is compaction's
+    root = fixtures.EXTERNAL / source
+    if not root.is_dir():
+        pytest.skip(f"external/{source}: the external fixtures are not present (WIREINSPECT_EXTERNAL)")
+    shutil.copytree(root, tmp_path / source)
+    code, objs, err = run("verify", "--json", tmp_path / source)
+    assert code == 0, [o for o in objs if o.get("problems")]
