@@ -20,6 +20,9 @@ from click.testing import CliRunner
 from tests.formats.kafka.internal import fixtures
 from tests.formats.kafka.internal import internal_bytes as kb
 from wireinspect.cli import cli
+from wireinspect.codec.bytesfmt import bytes_encoder
+from wireinspect.formats.kafka.internal.encode import encode_decoded
+from wireinspect.layout import EncodeContext
 
 LOGS = (".log", ".checkpoint")
 # where a local log fixture goes in a broker's log directory (external ones keep their own path)
@@ -261,3 +264,22 @@ def test_consumer_protocol_fixture_decodes_inside_a_group_member(tmp_path, name)
     assert diffs == []
     assert problems_of(units) == []
     assert code == 0
+
+
+@pytest.mark.parametrize("name", LOG_NAMES)
+def test_every_decoded_key_and_value_encodes_to_the_stored_bytes(tmp_path, name):
+    # the encoder from the decoded objects alone (no stored bytes to fall back on), in their schema
+    data = _bytes_of(name)
+    rel, records_as = place(name)
+    _, units = dump(tmp_path, rel, data, records_as)
+    ctx, enc = EncodeContext(bytes_mode="hex"), bytes_encoder("hex")
+    count = 0
+    for rec in records_of(units):
+        for field in ("key", "value"):
+            dec = rec.get(field + "Decoded")
+            if dec is None or dec.get("type") is None:
+                continue
+            count += 1
+            got = encode_decoded(dec, None, ctx, f"offset {rec['offset']}.{field}Decoded", enc)
+            assert got.hex() == rec[field], (rec["offset"], field, dec.get("type"))
+    assert count or name == "java-clients__txn-markers.log"
