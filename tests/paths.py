@@ -3,8 +3,9 @@
 
 ``WIREINSPECT_EXTERNAL`` overrides that folder for a local run: set it to a directory laid out like
 ``../shared/external`` (``kafka-internal/``, ``redpanda/``...), e.g.
-``WIREINSPECT_EXTERNAL=/tmp/rb/for-shared/external pytest tests/formats/kafka/internal``; tests that
-need a file it lacks still skip."""
+``WIREINSPECT_EXTERNAL=/tmp/rb/for-shared/external pytest tests/formats/kafka/internal``. It replaces
+the whole folder: the kafka-internal tests skip a file it lacks, but the tests that walk every external
+file expect all of ``../shared/external`` (copy it in; symbolic links to directories are not followed)."""
 
 import os
 from pathlib import Path

@@ -265,7 +265,12 @@ def _real_files():
     return out
 
 
-@pytest.mark.parametrize("path", _real_files(), ids=lambda p: str(p.relative_to(ROOT.parent)))
+def _real_id(p) -> str:
+    """``samples/...`` or ``external/...`` (wherever WIREINSPECT_EXTERNAL puts it)."""
+    return str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else "external" / p.relative_to(EXTERNAL))
+
+
+@pytest.mark.parametrize("path", _real_files(), ids=_real_id)
 def test_real_files_round_trip(tmp_path, path):
     from wireinspect.catalog import choose_format
     from wireinspect.inputs.capture import reassembled
