@@ -83,6 +83,7 @@ def test_group_offsets_of_kafka_4_0(java_logdir):
         == [("orders", 0, 42, 3, "checkpoint-1")]  # orders-1: deleted by its tombstone (offset 4)
     assert classic["offsetsDeleted"] == 1
     assert groups["g-empty"]["state"] == "Dead"
+    assert groups["g-848"]["state"] == "Reconciling"  # its member's current assignment was deleted last
     cg = groups["g-848"]["consumerGroup"]
     assert cg["epoch"] == 5 and [m["memberId"] for m in cg["members"]] == ["m848-1"]
     assert cg["members"][0]["ClientId"] == "rdk-848"
