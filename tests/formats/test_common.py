@@ -27,7 +27,7 @@ from wireinspect.model import Problem
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 ENC = bytes_encoder("base64")
 B64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
 CTX = EncodeContext()
@@ -265,7 +265,12 @@ def _real_files():
     return out
 
 
-@pytest.mark.parametrize("path", _real_files(), ids=lambda p: str(p.relative_to(ROOT.parent)))
+def _real_id(p) -> str:
+    """``samples/...`` or ``external/...`` (wherever WIREINSPECT_EXTERNAL puts it)."""
+    return str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else "external" / p.relative_to(EXTERNAL))
+
+
+@pytest.mark.parametrize("path", _real_files(), ids=_real_id)
 def test_real_files_round_trip(tmp_path, path):
     from wireinspect.catalog import choose_format
     from wireinspect.inputs.capture import reassembled

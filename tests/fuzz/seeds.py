@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 SEG = "00000000000000000000.log"
 MAX_SEED = 4096
 

@@ -20,7 +20,7 @@ from wireinspect.ops.options import Options
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 
 
 def streams_back(path, tmp_path, *args, dump_args=()) -> dict:

@@ -13,7 +13,7 @@ from wireinspect.catalog import all_formats, choose_format
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 
 
 def _files(top: pathlib.Path):

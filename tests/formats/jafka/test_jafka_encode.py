@@ -25,7 +25,7 @@ from wireinspect.layout import EncodeContext
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 K07_SAMPLE = SAMPLES / "jafka" / "00000000000000000000.kafka"
 B64 = lambda b: None if b is None else base64.b64encode(bytes(b)).decode()  # noqa: E731
 CTX = EncodeContext()

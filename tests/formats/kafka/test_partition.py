@@ -261,3 +261,18 @@ def test_what_kafka_recovers_at_next_start(tmp_path):
     assert code == 0
     (note,) = rep["notes"]
     assert note["code"] == "recovery_at_next_start" and SEG1 in note["message"] and SEG0 not in note["message"]
+
+
+def test_coordinator_topics_are_compacted_without_a_cleaner_checkpoint(tmp_path):
+    # a copied __consumer_offsets partition (Kafka compacts it always): its segment 0 starts at 785
+    # and the next one leaves a gap; the same files in an ordinary topic's directory are problems
+    files = {mps.name(0, "log"): segment(785, 2)[mps.name(785, "log")]}  # (its indexes count from 785)
+    files.update(segment(900, 1))
+    for name, status in (("__consumer_offsets-15", 0), ("orders-0", 1)):
+        d = tmp_path / name
+        mps.write(str(d), files)
+        code, rep, _ = partition_report(d)
+        assert code == status
+        found = rep["notes"] if status == 0 else rep["problems"]
+        assert {p["code"] for p in found} == {"base_offset_mismatch", "segment_gap"}
+        assert all(("compacted topic" in p["message"]) is (status == 0) for p in found)

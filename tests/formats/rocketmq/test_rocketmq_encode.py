@@ -31,7 +31,7 @@ from wireinspect.layout import EncodeContext
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "samples"
-EXTERNAL = ROOT.parent / "shared" / "external"
+from tests.paths import EXTERNAL  # noqa: E402  (WIREINSPECT_EXTERNAL overrides it)
 RMQ = EXTERNAL / "rocketmq"
 
 

@@ -7,7 +7,9 @@ only the directory as a whole shows, as one ``partition`` unit (format ``kafka-p
 * segments (``<20-digit base offset>.log``) in offset order: the first entry's baseOffset against
   the base offset in the file name, and continuity between segments (a segment's base offset
   against the previous segment's next offset: gaps and overlaps, with figures). Gaps below the
-  partition's offset in the parent's ``cleaner-offset-checkpoint`` are compaction's: notes;
+  partition's offset in the parent's ``cleaner-offset-checkpoint`` are compaction's: notes, as are
+  all of those of the topics Kafka always compacts (``__consumer_offsets``, ``__transaction_state``,
+  ``__share_group_state``);
 * orphan index files (no ``.log``; Kafka deletes them at load);
 * leftover ``.deleted``/``.swap``/``.cleaned`` files and ``.tmp`` checkpoint writes, reported as
   evidence (Kafka deletes or renames them at its next load; wireinspect never touches them);
@@ -47,6 +49,10 @@ LEFTOVER_MEANING = {
     ".tmp": "an interrupted checkpoint write; Kafka overwrites it at its next write",
 }
 SIDECAR_NAMES = ("leader-epoch-checkpoint", "partition.metadata")
+# topics Kafka always creates with cleanup.policy=compact (the group, transaction and share
+# coordinators' topics): a segment that starts after its name's offset, or a gap, is compaction's
+# even without a cleaner-offset-checkpoint beside them (a copied partition directory)
+COMPACTED_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
 @dataclass(slots=True)
@@ -310,6 +316,7 @@ def _log_end(unit: PartitionUnit) -> int | None:
 
 
 def _check_segments(unit: PartitionUnit, cleaned: int | None) -> None:
+    always = unit.info.get("topic") in COMPACTED_TOPICS
     prev = None
     for i, s in enumerate(unit.segments):
         if s.why:
@@ -318,7 +325,8 @@ def _check_segments(unit: PartitionUnit, cleaned: int | None) -> None:
         elif s.size == 0 and i < len(unit.segments) - 1:
             unit.fproblem("empty_segment", s.log, 0, f"{s.log}: empty segment that is not the last one", note=True)
         if s.first is not None and s.first.base_offset != s.base:
-            compacted = cleaned is not None and s.first.base_offset > s.base and s.first.base_offset <= cleaned
+            compacted = s.first.base_offset > s.base and (always or (cleaned is not None
+                                                                     and s.first.base_offset <= cleaned))
             unit.fproblem("base_offset_mismatch", s.log, 0,
                           f"{s.log}: the file name says base offset {s.base}, its first entry starts at offset "
                           f"{s.first.base_offset}" + (" (compacted away: normal on a compacted topic)" if compacted
@@ -327,7 +335,7 @@ def _check_segments(unit: PartitionUnit, cleaned: int | None) -> None:
         if prev is not None and prev.next_offset is not None:
             expect = prev.next_offset
             if s.base > expect:
-                compacted = cleaned is not None and s.base <= cleaned
+                compacted = always or (cleaned is not None and s.base <= cleaned)
                 unit.fproblem("segment_gap", s.log, 0, f"{s.log}: offsets {expect}..{s.base - 1} ({s.base - expect} "
                               f"offsets) are in no segment: {prev.log} ends at offset {expect - 1}"
                               + (" (compaction removed them: normal on a compacted topic)" if compacted else ""),

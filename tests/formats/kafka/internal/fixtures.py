@@ -4,7 +4,9 @@ and the values a decoder should find in them (see ``fixtures/README.md``).
 * ``load(name) -> bytes``: a fixture's bytes. ``name`` is a file stem in ``fixtures/`` (stored as
   ``<name>.hex``: hex digits, ``#`` comment lines naming the writer), or ``external/<path>`` for real
   broker files kept outside the repository in ``../shared/external/kafka-internal/<path>``
-  (``FileNotFoundError`` when that folder is absent: use ``available(name)`` or skip).
+  (``FileNotFoundError`` when that folder is absent: use ``available(name)`` or skip). For a local
+  run against files kept elsewhere, ``WIREINSPECT_EXTERNAL`` names the folder that stands for
+  ``../shared/external`` (``tests/paths.py``).
 * ``expected(name) -> list[dict]``: the values derived from the bytes by ``fixtures/independent_reader.py``
   (record batches read with ``struct``, structs walked from the message-spec JSON), one dict per
   record for a log/checkpoint, one dict for a consumer-protocol blob.
@@ -17,8 +19,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests import paths
+
 HERE = Path(__file__).resolve().parent / "fixtures"
-EXTERNAL = Path(__file__).resolve().parents[4].parent / "shared" / "external" / "kafka-internal"
+EXTERNAL = paths.EXTERNAL / "kafka-internal"  # ../shared/external, or $WIREINSPECT_EXTERNAL (tests/paths.py)
 
 
 def _path(name: str) -> Path:

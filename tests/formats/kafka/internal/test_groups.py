@@ -1,7 +1,7 @@
 """group-offsets: the last committed offset per group and topic-partition, and the classic group state, from
 record dicts of the internal-topics contract."""
 
-from tests.formats.kafka.internal.contract import T0, Log, group_metadata, marker, offset_commit
+from tests.formats.kafka.internal.contract import T0, Log, coordinator, group_metadata, marker, offset_commit
 from wireinspect.formats.kafka.internal.groups import GroupOffsets
 
 PATH = "/data/__consumer_offsets-3/00000000000000000000.log"
@@ -115,3 +115,53 @@ def test_tables():
     tables = {b[1]: b for b in out.blocks if b[0] == "table"}
     assert tables["groups"][3] == [["g", "Stable", "consumer", "1", "range", "-", "c@h"]]
     assert tables["committed offsets"][3] == [["g", "t", 0, 9, -1, "", "2023-11-14T22:13:20.000Z", 1]]
+
+
+def _cg(kind, group, value=None, member=None):
+    """A record of a consumer-protocol (KIP-848) group: ``kind`` the key type without ``ConsumerGroup``."""
+    types = {"Metadata": 3, "MemberMetadata": 5, "TargetAssignmentMetadata": 6, "CurrentMemberAssignment": 8}
+    key = {"GroupId": group} if member is None else {"GroupId": group, "MemberId": member}
+    return coordinator(f"ConsumerGroup{kind}Key", types[kind], key, f"ConsumerGroup{kind}Value", value)
+
+
+def test_consumer_protocol_group_state_as_kafka_replays_it():
+    # ConsumerGroup.maybeUpdateGroupState after each step of a group's life
+    meta = {"ClientId": "c", "ClientHost": "/h", "SubscribedTopicNames": ["orders"]}
+    steps = [
+        (_cg("MemberMetadata", "g", meta, "m1"), "Stable"),  # a member, epochs 0 (as Kafka creates them)
+        (_cg("Metadata", "g", {"Epoch": 1}), "Assigning"),  # group epoch 1 > assignment epoch 0
+        (_cg("TargetAssignmentMetadata", "g", {"AssignmentEpoch": 1}), "Reconciling"),  # m1 still at 0
+        (_cg("CurrentMemberAssignment", "g", {"MemberEpoch": 1, "State": 1}, "m1"), "Reconciling"),  # revoking
+        (_cg("CurrentMemberAssignment", "g", {"MemberEpoch": 1, "State": 0}, "m1"), "Stable"),
+        (_cg("CurrentMemberAssignment", "g", None, "m1"), "Reconciling"),  # leaving: member epoch -1
+        (_cg("MemberMetadata", "g", None, "m1"), "Empty"),
+    ]
+    log = Log()
+    units = []
+    for rec, state in steps:
+        units.append(log.batch(rec))
+        out = run(units)
+        assert out.problems == []
+        (g,) = out.objects
+        assert g["state"] == state, (len(units), g["consumerGroup"])
+    assert g["consumerGroup"]["epoch"] == 1 and g["consumerGroup"]["assignmentEpoch"] == 1
+    units.append(log.batch(_cg("Metadata", "g")))  # the group's tombstone
+    assert by_group(run(units))["g"]["consumerGroup"] is None
+
+
+def test_consumer_protocol_group_of_kafka_4_0(tmp_path):
+    # Kafka 4.0.0's own records (fixtures): the member's current assignment is deleted last (offset 14)
+    from tests.formats.kafka.internal import fixtures
+    from wireinspect.codec.bytesfmt import bytes_encoder
+    from wireinspect.formats.kafka.segment import iter_log
+    from wireinspect.inputs.source import BytesSource
+
+    units = [u.to_json(bytes_encoder("base64")) for u in iter_log(
+        BytesSource(fixtures.load("java-server__consumer_offsets.log"), "co"), internal="offsets")]
+    g = by_group(run(units))["g-848"]
+    assert g["state"] == "Reconciling"
+    assert [(m["memberId"], m["memberEpoch"], m["memberState"]) for m in g["consumerGroup"]["members"]] \
+        == [("m848-1", -1, 0)]
+    g = by_group(run([u for u in units if u["baseOffset"] < 14]))["g-848"]
+    assert g["state"] == "Stable"
+    assert (g["consumerGroup"]["epoch"], g["consumerGroup"]["assignmentEpoch"]) == (5, 5)

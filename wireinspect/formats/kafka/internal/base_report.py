@@ -69,6 +69,19 @@ def with_iso(obj: dict, *keys: str) -> dict:
 
 
 TOPIC_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>[0-9]+)$")
+# the files a broker keeps at the top of a log directory, beside its partition directories (Kafka's
+# names: MetaPropertiesEnsemble, LogManager, ReplicaManager, LogCleanerManager, LogLoader and KRaft's
+# BootstrapDirectory): none holds records of a partition
+LOG_DIR_FILES = frozenset({"meta.properties", "recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                           "log-start-offset-checkpoint", "cleaner-offset-checkpoint", ".lock",
+                           ".kafka_cleanshutdown", "bootstrap.checkpoint"})
+BOOTSTRAP = "bootstrap.checkpoint"  # KRaft's bootstrap metadata: the records a new cluster's log starts with
+
+
+def log_dir_file(path: str) -> bool:
+    """A file a broker keeps at the top of a log directory (:data:`LOG_DIR_FILES`), outside any
+    partition directory."""
+    return path != "-" and os.path.basename(path) in LOG_DIR_FILES and topic_of(path) is None
 
 
 def topic_of(path: str) -> str | None:
@@ -118,12 +131,15 @@ def other_topic(topic: str, topics) -> str:
 def choose_segments(paths, topics) -> dict:
     """What a report over the log of ``topics`` reads (see ``ops/analyse.py``): the segments
     (``*.log``) of their partition directories and any file outside a partition directory (stdin, a
-    copied segment, a hex dump); the sidecars of a partition are passed over silently, and a
-    partition of another topic with its reason."""
+    copied segment, a hex dump); the sidecars of a partition and the files at the top of a log
+    directory (:data:`LOG_DIR_FILES`) are passed over silently, and a partition of another topic with
+    its reason."""
     out = {}
     for p in paths:
         topic = None if p == "-" else topic_of(p)
-        if topic is None:
+        if log_dir_file(p):
+            out[p] = ""
+        elif topic is None:
             out[p] = None
         elif topic not in topics:
             out[p] = ""

@@ -34,16 +34,18 @@ _CUT = frozenset({"field_truncated", "bad_length", "bad_count"})  # the walker's
 class Decoded:
     """One decoded key or value. ``type``: the spec's name (``None`` when unknown); ``record_type``
     (coordinator keys), ``frame_version``/``api_key`` (metadata values) and ``version``: the framing's
-    values; ``entries``: the walker's entries of the struct (``None`` when it was not read);
+    values; ``schema``: the alternate schema set the struct was read with (``None``: the trunk specs);
+    ``entries``: the walker's entries of the struct (``None`` when it was not read);
     ``prefix``: the framing fields ``(name, absolute position, length, value)``; ``problems``:
     absolute positions (the decompressed space of a compressed batch); ``expansions``: the
     consumer-protocol bytes decoded inside it, ``(member index, field name, entry, Decoded)``."""
 
-    __slots__ = ("type", "record_type", "frame_version", "api_key", "version", "entries", "prefix", "problems",
-                 "expansions")
+    __slots__ = ("type", "record_type", "frame_version", "api_key", "version", "schema", "entries", "prefix",
+                 "problems", "expansions")
 
     def __init__(self):
         self.type = self.record_type = self.frame_version = self.api_key = self.version = None
+        self.schema = None  # the alternate schema set it was read with (registry.ALTERNATES), None: trunk's
         self.entries = None
         self.prefix: list = []
         self.problems: list = []
@@ -71,7 +73,7 @@ class Decoded:
         return data
 
     def to_json(self, enc) -> dict:
-        """``{"type", ["recordType"], ["frameVersion", "apiKey"], "version", "data", ["problems"]}``
+        """``{"type", ["recordType"], ["frameVersion", "apiKey"], "version", ["schema"], "data", ["problems"]}``
         (docs/json.md); ``enc`` turns bytes into JSON strings."""
         d = {"type": self.type}
         if self.record_type is not None:
@@ -80,6 +82,8 @@ class Decoded:
             d["frameVersion"] = self.frame_version
             d["apiKey"] = self.api_key
         d["version"] = self.version
+        if self.schema is not None:
+            d["schema"] = self.schema
         d["data"] = self.data_json(enc)
         if self.problems:
             d["problems"] = [p.to_dict() for p in self.problems]
@@ -106,6 +110,8 @@ class Decoded:
         node.problems.extend(self.problems)
         if self.type and not node.display:
             node.display = self.type if self.version is None else f"{self.type} v{self.version}"
+            if self.schema is not None:
+                node.display += f" ({self.schema} schema)"
 
 
 def _find(node: Node, name: str, pos: int) -> Node | None:
@@ -219,10 +225,29 @@ def decode_coordinator_value(kind: str, record_type: int | None, buf, p: int, n:
     if spec is None:
         return d
     read_struct(d, spec, v, buf, p + 2, p + n, base)
+    if d.problems:
+        d = read_alternate(kind, record_type, d, buf, p, n, base)
     if spec.name == "GroupMetadataValue":
         from wireinspect.formats.kafka.internal.consumer import expand_members
 
         expand_members(d, buf, base)
+    return d
+
+
+def read_alternate(kind: str, record_type: int, d: Decoded, buf, p: int, n: int, base: int) -> Decoded:
+    """A value the trunk spec could not read (``d``: its problems) read with an alternate schema of
+    its record type and version (registry.ALTERNATES: what a released Kafka wrote before the trunk
+    layout changed), the first that reads every byte without a problem; ``d`` when none does."""
+    for schema, spec in table(kind).alternates.get(record_type, ()):
+        lo, hi = spec.valid
+        if not lo <= d.version <= hi:
+            continue
+        alt = Decoded()
+        alt.prefix = list(d.prefix)
+        read_struct(alt, spec, d.version, buf, p + 2, p + n, base)
+        if not alt.problems:
+            alt.schema = schema
+            return alt
     return d
 
 

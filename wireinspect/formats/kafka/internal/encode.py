@@ -24,7 +24,7 @@ from wireinspect.formats.kafka.internal.consumer import decode_consumer
 from wireinspect.formats.kafka.internal.decode import (decode_control_value, decode_coordinator_key,
                                                        decode_coordinator_value, decode_metadata_value,
                                                        expansion_key)
-from wireinspect.formats.kafka.internal.registry import CONTROL_VERSION, TRANSACTION_STATES, by_name
+from wireinspect.formats.kafka.internal.registry import ALTERNATES, CONTROL_VERSION, TRANSACTION_STATES, by_name, table
 from wireinspect.formats.kafka.protocol.encode import UNKNOWN_TAGS, encode_struct
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs
 
@@ -130,6 +130,12 @@ def encode_decoded(obj: dict, raw: bytes | None, ctx, where: str, enc) -> bytes 
     if stored is not None and _canonical(stored.to_json(enc)) == _canonical(obj):
         return raw
     kind, role, spec = found
+    schema = obj.get("schema")
+    if schema is not None:  # read with an alternate schema set (registry.ALTERNATES): written with it
+        spec = table(kind).alternate(spec.name, schema) if role == "value" else None
+        if spec is None:
+            raise EncodeError(f"{where}.schema: {schema!r} has no {obj.get('type')} (alternate schemas: "
+                              f"{', '.join(ALTERNATES)})")
     data = _data(obj, stored, enc, ctx, where)
     if role == "key":
         rt = _int(obj, "recordType", where, -0x8000, 0x7FFF, int(spec.api_key))

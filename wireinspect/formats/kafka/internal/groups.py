@@ -19,7 +19,13 @@ loading rules are Kafka's (``GroupMetadataManager.doLoadGroupsAndOffsets``, and
 * ``ConsumerGroupMetadataKey`` {GroupId} / ``ConsumerGroupMetadataValue`` {Epoch} and
   ``ConsumerGroupMemberMetadataKey`` {GroupId, MemberId} / ``ConsumerGroupMemberMetadataValue``
   {ClientId, ClientHost, InstanceId, RackId, SubscribedTopicNames...}: a group of the new consumer
-  protocol (KIP-848), its epoch and members; tombstones delete them.
+  protocol (KIP-848), its epoch and members; tombstones delete them. Its state is the one
+  ``ConsumerGroup.maybeUpdateGroupState`` gives after the replay: ``Empty`` without members,
+  ``Assigning`` while the group epoch is above the target assignment's epoch
+  (``ConsumerGroupTargetAssignmentMetadataValue`` {AssignmentEpoch}; its tombstone: -1),
+  ``Reconciling`` while a member is not reconciled to it (its
+  ``ConsumerGroupCurrentMemberAssignmentValue`` {MemberEpoch, State}: State 0, STABLE, at that epoch;
+  the tombstone of a member's current assignment sets its epoch to -1, leaving), else ``Stable``.
 
 Times are ms since the epoch, with ``...Iso`` (ISO-8601 UTC) beside them.
 """
@@ -32,7 +38,11 @@ from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decod
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 MEMBER_FIELDS = ("memberId", "groupInstanceId", "clientId", "clientHost", "rebalanceTimeout", "sessionTimeout")
 GROUP_FIELD = {"OffsetCommitKey": "group", "LegacyOffsetCommitKey": "group", "GroupMetadataKey": "group",
-               "ConsumerGroupMetadataKey": "GroupId", "ConsumerGroupMemberMetadataKey": "GroupId"}
+               "ConsumerGroupMetadataKey": "GroupId", "ConsumerGroupMemberMetadataKey": "GroupId",
+               "ConsumerGroupTargetAssignmentMetadataKey": "GroupId",
+               "ConsumerGroupCurrentMemberAssignmentKey": "GroupId"}
+LEAVE_GROUP_MEMBER_EPOCH = -1  # ConsumerGroupMember: a member whose current assignment was deleted
+STABLE_MEMBER = 0  # MemberState.STABLE
 CONSUMER_MEMBER_FIELDS = ("InstanceId", "RackId", "ClientId", "ClientHost", "SubscribedTopicNames",
                           "SubscribedTopicRegex", "ServerAssignor", "RebalanceTimeoutMs")
 
@@ -42,13 +52,13 @@ class GroupOffsets:
 
     JSON, one object per group, by group id::
 
-        {"type": "group", "group": "g", "state": "Stable"|"Empty"|"Dead"|null,
+        {"type": "group", "group": "g", "state": "Stable"|"Empty"|"Dead"|"Assigning"|"Reconciling"|null,
          "classic": {"protocolType", "generation", "protocol", "leader", "currentStateTimestamp",
                      "members": [{"memberId", "groupInstanceId", "clientId", "clientHost",
                                   "rebalanceTimeout", "sessionTimeout"}],
                      "path", "recordOffset", "position"} | null,
-         "consumerGroup": {"epoch", "members": [{"memberId", "ClientId", "ClientHost", ...}],
-                           "path", "recordOffset", "position"} | null,
+         "consumerGroup": {"epoch", "assignmentEpoch", "members": [{"memberId", "ClientId", "ClientHost",
+                           ..., "memberEpoch", "memberState"}], "path", "recordOffset", "position"} | null,
          "deleted": {"path", "recordOffset", "position"} | null,   # the tombstone of the classic group
          "offsets": [{"topic", "partition", "offset", "leaderEpoch", "metadata", "commitTimestamp",
                       "commitTimestampIso", "expireTimestamp", "transactional", "path",
@@ -136,17 +146,34 @@ class GroupOffsets:
             if vd is None:
                 g["consumerGroup"] = None
                 return
-            members = g["consumerGroup"]["members"] if g["consumerGroup"] else {}
-            g["consumerGroup"] = {"epoch": vd.get("Epoch"), "members": members, **w}
-        else:  # ConsumerGroupMemberMetadataKey
-            cg = g["consumerGroup"]
-            if cg is None:  # members are written before the group record of the same epoch
-                cg = g["consumerGroup"] = {"epoch": None, "members": {}, **w}
-            if vd is None:
-                cg["members"].pop(data.get("MemberId"), None)
+            cg = self._consumer_group(g, w)
+            cg.update(epoch=vd.get("Epoch"), **w)
+        else:  # a member or the target assignment of a consumer-protocol group
+            if vd is None and g["consumerGroup"] is None:
+                return  # Kafka ignores the tombstone of what does not exist
+            cg = self._consumer_group(g, w)  # members are written before the group record of their epoch
+            mid = data.get("MemberId")
+            if kt == "ConsumerGroupTargetAssignmentMetadataKey":
+                cg["assignmentEpoch"] = -1 if vd is None else vd.get("AssignmentEpoch")
+            elif vd is None and kt == "ConsumerGroupMemberMetadataKey":
+                cg["members"].pop(mid, None)
+            elif vd is None:  # the current assignment's tombstone: the member is leaving
+                if mid in cg["members"]:
+                    cg["members"][mid]["memberEpoch"] = LEAVE_GROUP_MEMBER_EPOCH
             else:
-                cg["members"][data.get("MemberId")] = {"memberId": data.get("MemberId"),
-                                                       **{k: vd.get(k) for k in CONSUMER_MEMBER_FIELDS}}
+                m = cg["members"].setdefault(mid, {"memberId": mid, **dict.fromkeys(CONSUMER_MEMBER_FIELDS),
+                                                   "memberEpoch": 0, "memberState": STABLE_MEMBER})
+                if kt == "ConsumerGroupMemberMetadataKey":
+                    m.update({k: vd.get(k) for k in CONSUMER_MEMBER_FIELDS})
+                else:
+                    m.update(memberEpoch=vd.get("MemberEpoch"), memberState=vd.get("State"))
+
+    @staticmethod
+    def _consumer_group(g: dict, w: dict) -> dict:
+        """The consumer-protocol group of ``g``, created as Kafka creates it (epochs 0, no members)."""
+        if g["consumerGroup"] is None:
+            g["consumerGroup"] = {"epoch": 0, "assignmentEpoch": 0, "members": {}, **w}
+        return g["consumerGroup"]
 
     def _offset(self, group, tp: tuple, vd: dict | None, batch: dict, w: dict) -> None:
         """An offset commit (``vd`` None: its tombstone); a transactional one waits for its marker."""
@@ -181,14 +208,15 @@ class GroupOffsets:
             if cg is not None:
                 cg = dict(cg, members=[cg["members"][k] for k in sorted(cg["members"], key=str)])
             classic = g["classic"]
-            state = "Dead" if g["deleted"] else (("Stable" if classic["members"] else "Empty") if classic else None)
+            state = "Dead" if g["deleted"] else (("Stable" if classic["members"] else "Empty") if classic
+                                                 else consumer_group_state(cg) if cg else None)
             offsets = [g["offsets"][k] for k in sorted(g["offsets"], key=lambda tp: (str(tp[0]), tp[1] or 0))]
             out.objects.append({"type": "group", "group": name, "state": state, "classic": classic,
                                 "consumerGroup": cg, "deleted": g["deleted"], "offsets": offsets,
                                 "offsetsDeleted": g["offsetsDeleted"]})
             if classic is not None or g["deleted"] or cg is not None:
                 members = classic["members"] if classic else (cg["members"] if cg else [])
-                group_rows.append([name, state or ("consumer" if cg else "-"),
+                group_rows.append([name, state or "-",
                                    (classic or {}).get("protocolType") or ("consumer" if cg else "-"),
                                    str((classic or {}).get("generation", (cg or {}).get("epoch", "-"))),
                                    (classic or {}).get("protocol") or "-", (classic or {}).get("leader") or "-",
@@ -204,3 +232,15 @@ class GroupOffsets:
         out.blocks.append(("table", "committed offsets", ["group", "topic", "partition", "offset", "leader epoch",
                                                           "metadata", "commit time", "record offset"], offset_rows))
         return out
+
+
+def consumer_group_state(cg: dict) -> str:
+    """``ConsumerGroup.maybeUpdateGroupState`` on a replayed consumer-protocol group (members as a list)."""
+    if not cg["members"]:
+        return "Empty"
+    epoch, target = cg["epoch"], cg["assignmentEpoch"]
+    if isinstance(epoch, int) and isinstance(target, int) and epoch > target:
+        return "Assigning"
+    if any(m["memberState"] != STABLE_MEMBER or m["memberEpoch"] != target for m in cg["members"]):
+        return "Reconciling"
+    return "Stable"

@@ -50,8 +50,8 @@ import re
 
 from wireinspect.codec.times import iso_ms
 from wireinspect.formats.kafka.internal import diff
-from wireinspect.formats.kafka.internal.base_report import (Outcome, decoded, other_topic, problem, records_of,
-                                                            topic_of, undecoded, where)
+from wireinspect.formats.kafka.internal.base_report import (BOOTSTRAP, Outcome, decoded, log_dir_file, other_topic,
+                                                            problem, records_of, topic_of, undecoded, where)
 
 TOPIC = "__cluster_metadata"
 SNAPSHOT = re.compile(r"^(?P<end>[0-9]{20})-(?P<epoch>[0-9]{10})\.checkpoint$")
@@ -373,13 +373,19 @@ class MetadataReplay:
         """The segments of ``__cluster_metadata`` and one snapshot: the newest whose end offset is at
         most the target (``--at-offset N``: N + 1, the image after N; ``--changes A..B``: A); with
         ``--at-time``, every snapshot, newest last, and the newest whose header's
-        LastContainedLogTimestamp is at most the time is replayed. Snapshots come first, then the log."""
-        out, snaps, logs = {}, [], []
+        LastContainedLogTimestamp is at most the time is replayed. Snapshots come first, then the log.
+        The files at the top of a log directory are passed over; KRaft's ``bootstrap.checkpoint`` is
+        read (as a log) only when nothing else is: the log begins with its records."""
+        out, snaps, logs, bootstrap = {}, [], [], []
         limit = self._limit()
         for p in paths:
             topic = None if p == "-" else topic_of(p)
             end = snapshot_end(p)
-            if topic is not None and topic not in self.topics:
+            if log_dir_file(p):
+                out[p] = ""
+                if os.path.basename(p) == BOOTSTRAP:
+                    bootstrap.append(p)
+            elif topic is not None and topic not in self.topics:
                 out[p] = ""
                 out[os.path.dirname(p)] = other_topic(topic, self.topics)
             elif end is not None:
@@ -395,6 +401,12 @@ class MetadataReplay:
         for end, p in snaps:
             if (end, p) not in usable:
                 out[p] = "a snapshot the replay does not need"
+        for p in bootstrap:  # KRaft's bootstrap metadata: read only when there is nothing else to read
+            if usable or logs:
+                out[p] = "KRaft's bootstrap metadata: the __cluster_metadata log starts with its records"
+            else:
+                out.pop(p)
+                logs.append(p)
         chosen = {p: None for _, p in usable}
         chosen.update({p: None for p in logs})
         chosen.update(out)

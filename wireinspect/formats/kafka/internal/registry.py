@@ -11,6 +11,10 @@ no field is listed here).
   ``RemoteLogMetadataSerde``).
 * KRaft control records: the type of the control key (``ControlRecordType``) -> the top-level
   ``data`` spec, read at version 0 (``ControlRecordUtils.*_CURRENT_VERSION``).
+* Alternate schemas (:data:`ALTERNATES`): a released Kafka that wrote a value with a layout the trunk
+  spec of the same name and version no longer has (the early-access share-group records of Kafka 4.0:
+  ``internal/kafka-4.0/``). Each is tied to the record type of the trunk spec of its name, and is
+  read only when the trunk reading fails or leaves bytes (``decode.decode_coordinator_value``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ FOLDERS = {"offsets": ("group-coordinator", "removed"), "transactions": ("transa
 # ControlRecordType -> the spec of its value (ABORT/COMMIT are control.py's EndTransactionMarker)
 CONTROL_SPECS = {2: "LeaderChangeMessage", 3: "SnapshotHeaderRecord", 4: "SnapshotFooterRecord",
                  5: "KRaftVersionRecord", 6: "VotersRecord"}
+# alternate schema sets: the folder of internal/ that holds each, by the name a decoded object gives it
+ALTERNATES = ("kafka-4.0",)
 CONTROL_VERSION = 0  # ControlRecordUtils: every control value is read and written at version 0
 
 # TransactionLogValue.TransactionStatus (int8): Kafka's TransactionState ids
@@ -36,9 +42,10 @@ TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareA
 
 class Table:
     """The specs of one kind: ``keys`` and ``values`` (coordinator kinds) or ``records`` (metadata
-    kinds), each ``{apiKey: Spec}``; ``framing`` ``"coordinator"`` or ``"metadata"``."""
+    kinds), each ``{apiKey: Spec}``; ``framing`` ``"coordinator"`` or ``"metadata"``; ``alternates``:
+    ``{apiKey: [(schema, Spec)]}``, the values of the alternate schema sets (:data:`ALTERNATES`)."""
 
-    __slots__ = ("kind", "framing", "keys", "values", "records")
+    __slots__ = ("kind", "framing", "keys", "values", "records", "alternates")
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -54,6 +61,21 @@ class Table:
                 into = wanted.get(spec.kind)
                 if into is not None and spec.api_key is not None:
                     into.setdefault(int(spec.api_key), spec)
+        self.alternates: dict[int, list] = {}
+        by_value_name = {spec.name: key for key, spec in self.values.items()}
+        for schema in ALTERNATES:
+            for spec in folders.get(schema, ()):
+                key = by_value_name.get(spec.name)
+                if key is not None:
+                    self.alternates.setdefault(key, []).append((schema, spec))
+
+    def alternate(self, name: str, schema: str) -> Spec | None:
+        """The value spec ``name`` of the alternate set ``schema`` (``None`` when it has none)."""
+        for specs_ in self.alternates.values():
+            for sch, spec in specs_:
+                if sch == schema and spec.name == name:
+                    return spec
+        return None
 
 
 @lru_cache(maxsize=None)

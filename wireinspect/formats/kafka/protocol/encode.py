@@ -6,7 +6,8 @@ version; :mod:`.walker` reads a plan, :func:`encode_struct` writes one. Encoding
 ``protocol/types/Type.java`` and ``MessageDataGenerator``: big-endian fixed-width integers, classic
 strings (INT16 length, -1 null), bytes/records (INT32 length, -1 null) and arrays (INT32 count, -1
 null); in flexible versions compact forms (UNSIGNED_VARINT length+1, 0 null) and a tagged-field
-section after every struct; nullable structs carry an INT8 marker (-1 null, 1 present).
+section after every struct; nullable structs carry an INT8 marker (-1 null, 1 present), a UVARINT
+one (0 null, 1 present) as tagged fields.
 
 Values are those of ``dump --json`` (docs/protocol.md): ints, bools, floats (``"nan"``/``"inf"``/
 ``"-inf"`` for non-finite float64), uuids as Kafka's URL-safe base64 text, strings, bytes as JSON
@@ -160,9 +161,10 @@ def encode_value(code: int, value, op, name: str, compact: bool, nullable: bool,
             raw = _records(value, ctx, where)
         return _prefix(len(raw), compact, True, where) + raw
     if code == T_STRUCT:
+        tagged = op is not None and op.tag is not None  # a tagged nullable struct: UVARINT marker 0/1
         if value is None:
             _null(nullable, where, "struct")
-            return b"\xff"
+            return b"\x00" if tagged else b"\xff"
         body = encode_struct(op.sub, value, ctx, where)
         return (b"\x01" + body) if nullable else body
     if code == T_ARRAY:

@@ -9,7 +9,8 @@ range (docs/protocol.md, shared/reference/kafka-protocol.md section 5).
 
 The record definitions of Kafka's internal topics (``specs/internal/<folder>/*.json``: the
 coordinators' ``coordinator-key``/``coordinator-value`` records, KRaft ``metadata`` records, the
-remote-log-metadata records, and ``removed/`` for the types Kafka deleted) are the same JSON read by
+remote-log-metadata records, ``removed/`` for the types Kafka deleted, and ``kafka-4.0/``: the values
+Kafka 4.0.0 wrote in a layout trunk changed since) are the same JSON read by
 the same generator in Kafka; :meth:`SpecSet.internal` loads them on first use, by folder, and
 :func:`plan_for` compiles them like any other spec (see :mod:`wireinspect.formats.kafka.internal`).
 

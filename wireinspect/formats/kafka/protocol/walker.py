@@ -5,7 +5,9 @@ shared/reference/kafka-protocol.md sections 2.5-2.6): big-endian fixed-width int
 strings (INT16 length, -1 null), bytes/records (INT32 length, -1 null) and arrays (INT32 count, -1
 null); in flexible versions compact forms (UNSIGNED_VARINT length+1, 0 null) and a tagged-field
 section (``UVARINT count, [UVARINT tag, UVARINT size, bytes]``) after every struct; nullable
-structs carry an INT8 marker (-1 null, 1 present).
+structs carry an INT8 marker (-1 null, 1 present), or, as a tagged field, a UVARINT marker (0 null,
+1 present: ``MessageDataGenerator.generateStructReader``; a tagged nullable struct whose default is
+not null is written even when null, as tag, size 1, marker 0).
 
 One parse, two projections: :func:`walk` fills a list of :class:`F` entries (name, absolute
 position, length, value, kind); :func:`fields_json` and :func:`fields_tree` project them.
@@ -205,7 +207,12 @@ def read_value(buf, p, end, base, op, code, name, compact, nullable, ctx, out, t
             out.append(f)
         return p + n
     if code == T_STRUCT:
-        if nullable:
+        if nullable and tag is not None:  # a tagged nullable struct: UVARINT marker, 0 null, 1 present
+            marker, p = read_uvarint(buf, p, end, base, f"{name} null marker")
+            if marker <= 0:
+                out.append(F(name, base + start, p - start, None, K_STRUCT, tag, code))
+                return p
+        elif nullable:
             _need(p, 1, end, base, name)
             marker = _I8(buf, p)[0]
             p += 1
