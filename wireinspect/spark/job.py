@@ -81,6 +81,9 @@ def start_session(cfg: ScanConfig):
         # Tasks hold files of few topic-partitions: one open Parquet writer each, no sort of the
         # task's rows before writing (past 16, Spark falls back to sorting, spilling to disk).
         "spark.sql.maxConcurrentOutputFileWriters": "16",
+        # The tasks' input rows are files (key, and the content of a remote file Spark read):
+        # one file per Arrow batch into the task, so no batch holds many files' contents.
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "1",
     }
     if not under_submit:
         defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
@@ -187,19 +190,44 @@ def check_output(spark, cfg: ScanConfig) -> None:
 
 
 def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
-    """The function each task runs over its ``(key, content or None)`` pairs: rows out, one
-    accumulator update (files and problems rows) when the task ends."""
-    def scan(pairs):
+    """The function each task runs (``mapInArrow``) over the Arrow batches of its ``(key, content)``
+    input rows (``content`` null for files the task reads itself): ``records`` record batches out,
+    one accumulator update (files and problems rows) when the task ends."""
+    def scan(batches):
         from wireinspect.spark.task import scan_file
 
         results: dict = {}
         try:
-            for key, content in pairs:
-                for rows in scan_file(descs[key], content, opts, in_memory_limit, fs_options, results):
-                    yield from rows
+            for inputs in batches:
+                keys, contents = inputs.column(0), inputs.column(1)
+                for i in range(inputs.num_rows):
+                    content = contents[i].as_py()
+                    yield from scan_file(descs[keys[i].as_py()], content, opts, in_memory_limit, fs_options,
+                                         results)
+                    del content
         finally:
             acc.add(results)
     return scan
+
+
+def map_in_arrow(df, fn, columns):
+    """``df.mapInArrow(fn, schema)`` without pyspark's check for pandas, which ``mapInArrow`` itself
+    never uses (pyspark >= 3.3 builds it on a pandas UDF wrapper); the same Java call and UDF."""
+    from pyspark.rdd import PythonEvalType
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+
+    try:
+        from pyspark.sql.classic.dataframe import DataFrame  # noqa: F811 - Spark 4
+    except ImportError:
+        pass
+    udf = UserDefinedFunction(fn, returnType=S.ddl(columns), evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[df[c] for c in df.columns])
+    try:
+        jdf = df._jdf.mapInArrow(column._jc, False, None)  # Spark >= 3.5: (udf, barrier, profile)
+    except Exception:  # noqa: BLE001 - Py4JError: Spark 3.3/3.4 take the UDF alone
+        jdf = df._jdf.mapInArrow(column._jc)
+    return DataFrame(jdf, df.sparkSession)
 
 
 class Progress:
@@ -350,7 +378,8 @@ def _run_job(spark, cfg: ScanConfig, descs, total: int):
     if whole:
         parts.append(sc.binaryFiles(",".join(whole)))
     pairs = parts[0] if len(parts) == 1 else sc.union(parts)
-    records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
+    inputs = rows_frame(spark, pairs, "`key` string, `content` binary")
+    records = map_in_arrow(inputs, _scan_fn(*args), S.RECORDS)
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     t = time.monotonic()
     with Progress(spark, cfg, acc, len(descs), total):
