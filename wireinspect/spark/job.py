@@ -43,6 +43,7 @@ class ScanConfig:
     in_memory_limit: int = DEFAULT_IN_MEMORY_LIMIT
     overwrite: bool = False
     quiet: bool = False
+    ship_env: bool = True
     app_name: str = "wireinspect spark scan"
 
 
@@ -97,8 +98,16 @@ def start_session(cfg: ScanConfig):
         raise InputError(f"cannot start Spark: {java_message(e)} (is Java 17+ installed, JAVA_HOME set, "
                          "and the --master reachable?)") from None
     spark.sparkContext.setLogLevel(cfg.conf.get("spark.log.level", "OFF"))
-    if not spark.sparkContext.master.startswith("local"):
-        _ship_package(spark)
+    if cfg.ship_env and not spark.sparkContext.master.startswith("local"):
+        from wireinspect.spark.shipenv import ship
+
+        try:
+            ship(spark)
+        except Exception as e:  # noqa: BLE001 - OSError, Py4JError...
+            from wireinspect.spark.listing import java_message
+
+            raise InputError(f"cannot ship wireinspect and its dependencies to the executors: {java_message(e)} "
+                             "(--no-ship-env if their Python has them)") from None
     return spark
 
 
@@ -127,25 +136,6 @@ def _log_config() -> str:
         with open(path, "w") as f:
             f.write(LOG4J2)
     return path
-
-
-def _ship_package(spark) -> None:
-    """Send this wireinspect's Python code to the executors (they still need its dependencies:
-    crc32c, lz4, python-snappy, zstandard, xxhash, pyarrow)."""
-    import tempfile
-    import zipfile
-
-    import wireinspect
-
-    pkg = os.path.dirname(os.path.abspath(wireinspect.__file__))
-    zpath = os.path.join(tempfile.mkdtemp(prefix="wireinspect-"), "wireinspect.zip")
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for root, dirs, files in os.walk(pkg):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for f in files:
-                full = os.path.join(root, f)
-                z.write(full, os.path.relpath(full, os.path.dirname(pkg)))
-    spark.sparkContext.addPyFile(zpath)
 
 
 def list_inputs(spark, cfg: ScanConfig):

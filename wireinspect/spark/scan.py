@@ -56,8 +56,12 @@ def _conf(ctx, param, values) -> dict:
               help="Kafka logs: decode record keys and values as this internal topic's (their problems are "
                    "rows of DIR/problems); none: never. Default: from the partition directory's name.")
 @click.option("--overwrite", is_flag=True, help="Replace the datasets if DIR already holds them.")
+@click.option("--ship-env/--no-ship-env", default=True, show_default=True,
+              help="On a cluster (a master that is not local), send wireinspect and its dependencies, packed "
+                   "from this Python's environment, to the executors; --no-ship-env when their Python has them.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, records_as, overwrite, quiet):
+def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, records_as, overwrite,
+         ship_env, quiet):
     """Decode every INPUT on Spark into Parquet: DIR/records (one row per record), DIR/problems (one
     row per problem), DIR/files (one row per file).
 
@@ -74,7 +78,8 @@ def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memo
     except click.BadParameter as e:
         raise click.UsageError(str(e)) from None
     cfg = ScanConfig(inputs=tuple(inputs), output=output.rstrip("/") or "/", master=master, conf=conf,
-                     forced=fmt, opts=opts, in_memory_limit=limit, overwrite=overwrite, quiet=quiet)
+                     forced=fmt, opts=opts, in_memory_limit=limit, overwrite=overwrite, quiet=quiet,
+                     ship_env=ship_env)
     sys.exit(run_scan(cfg))
 
 
