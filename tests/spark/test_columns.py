@@ -100,8 +100,17 @@ def test_every_sample_equals_dump_json():
     assert {"kafka-log", "jafka-log"} <= seen
 
 
-def test_generated_formats_equal_dump_json(tmp_path):
+@pytest.mark.parametrize("plain", ["bytes", "spans"])
+def test_generated_formats_equal_dump_json(tmp_path, monkeypatch, plain):
+    """Both ways a Kafka batch's records fill the columns: straight from the bytes (fill_plain) and,
+    when it gives up, from the decoder's record spans."""
+    from wireinspect.spark import columns
+
+    used = []
+    real = columns.fill_plain
+    monkeypatch.setattr(columns, "fill_plain", lambda *a: used.append(1) or (real(*a) if plain == "bytes" else None))
     rows = {p: _check(p) for p in _inputs(tmp_path)}
+    assert used
     jafka = next(v for k, v in rows.items() if k.endswith(".jafka"))
     assert [r["value"] for r in jafka][:3] == [b"jafka 0", b"jafka 1", b"jafka 2"] and len(jafka) == 6
     rmq = next(v for k, v in rows.items() if "/commitlog/" in k)
@@ -127,7 +136,7 @@ def test_damaged_segments_equal_dump_json(tmp_path):
         _check(str(p))
 
 
-def test_fast_path_is_taken_and_batches_are_bounded(tmp_path, monkeypatch):
+def test_plain_batches_take_the_byte_path_and_batches_are_bounded(tmp_path, monkeypatch):
     from wireinspect.spark import columns
 
     p = tmp_path / "t-0" / "00000000000000000000.log"
@@ -135,6 +144,7 @@ def test_fast_path_is_taken_and_batches_are_bounded(tmp_path, monkeypatch):
     p.write_bytes(_segment(0, 0, 30, 10))
     calls = []
     monkeypatch.setattr(columns.RecordColumns, "_add_json", lambda self, u: calls.append(u))
+    monkeypatch.setattr(columns.RecordColumns, "_add_kafka_batch", lambda self, u: calls.append(u))
     monkeypatch.setattr(columns, "BATCH_ROWS", 64)
     from wireinspect.spark.task import FileDesc, scan_file
 

@@ -8,9 +8,13 @@ offsets, keys, values) that become one ``list<struct<key, value>>`` array withou
 :data:`BATCH_ROWS` rows or about :data:`BATCH_BYTES` bytes of keys and values (``full`` says when to
 take it): memory per task stays bounded whatever the file size.
 
-Two ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
+Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
-* a plain Kafka magic-2 :class:`~wireinspect.formats.kafka.records.Batch` (header complete, not a
+* a plain valid Kafka magic-2 batch (``Batch.plain_records``: CRC checked, no problems, not control,
+  not an internal topic's) has its records read straight from the bytes into the columns, with no
+  per-record objects (:func:`fill_plain`, the columns' twin of ``fastjson.fast_records_json``); at
+  the first irregularity it gives up and the next way takes the batch;
+* any other Kafka magic-2 :class:`~wireinspect.formats.kafka.records.Batch` (header complete, not a
   control batch, records not decoded as an internal topic's) is read from the decoder's record spans
   (:class:`~wireinspect.formats.kafka.records.Record`) without building its ``to_json`` object;
 * every other unit (legacy messages, Redpanda, Jafka, RocketMQ, control and internal-topic batches,
@@ -20,6 +24,7 @@ Two ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
 from __future__ import annotations
 
+from wireinspect.formats.kafka.fastjson import _vi  # the zig-zag varint reader of the JSON fast path
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
 
@@ -94,6 +99,9 @@ class RecordColumns:
     def add(self, unit) -> None:
         """Add the records of one unit (none for a unit without records)."""
         if type(unit) is Batch:
+            got = unit.plain_records()
+            if got is not None and self._add_plain(unit, got):
+                return
             unit.parse_records()
             h = unit.header
             if h is not None and unit.records is not None and not h[5] & 0x20 and unit.internal is None:
@@ -107,6 +115,43 @@ class RecordColumns:
         cols["unitProblems"] = len(unit.problems)
         self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra,))
         return len(self.units) - 1
+
+    def _add_plain(self, b: Batch, got) -> bool:
+        """A plain valid batch straight from its bytes; False (nothing added) at any irregularity."""
+        h = b.header
+        cols = fill_plain(h, *got)
+        if cols is None:
+            return False
+        position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
+        n = len(position)
+        if not n:
+            return True
+        ui = self._unit(b.header_json(), b)
+        self.unit_of.extend([ui] * n)
+        self.position += position
+        self.length += length
+        self.offset += offset
+        self.timestamp += timestamp
+        self.key += key
+        self.value += value
+        end = self.header_end
+        if hkey:
+            last = end[-1]
+            for c in hcount:
+                last += c
+                end.append(last)
+            self.header_key += hkey
+            self.header_value += hval
+        else:
+            end.extend([end[-1]] * n)
+        self.headers_null.extend([False] * n)
+        self.unverified.extend([False] * n)  # a plain batch's CRC matched
+        none = [None] * n
+        self.control_type.extend(none)
+        self.coordinator_epoch.extend(none)
+        self.record_extra.extend(none)
+        self.bytes += size
+        return True
 
     def _add_kafka_batch(self, b: Batch) -> None:
         """A plain magic-2 batch from its record spans: the same values ``Batch.to_json`` gives."""
@@ -240,3 +285,91 @@ class RecordColumns:
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self._reset()
         return batch
+
+
+def fill_plain(h, data, p: int, stop: int, dbase):
+    """The record columns of a plain valid batch read straight from ``data[p:stop]`` (``dbase``: the
+    absolute position of ``data[0]``, None when decompressed; ``h``: the batch header tuple):
+    ``(position, length, offset, timestamp, key, value, header counts, header keys, header values,
+    bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
+    takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py)."""
+    base_offset, base_ts, max_ts = h[0], h[7], h[8]
+    log_append = h[5] & 0x08
+    position, length, offset, timestamp, key, value = [], [], [], [], [], []
+    hcount, hkey, hval = [], [], []
+    vi = _vi
+    size = 0
+    od = 0
+    try:
+        for _ in range(h[12]):
+            start = p
+            ln, p = vi(data, p)
+            end = p + ln
+            if ln <= 0 or end > stop:
+                return None
+            p += 1  # attributes
+            b = data[p]  # one-byte varints inline: the common case
+            if b < 0x80:
+                tsd = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                tsd, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                od = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                od, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                kl = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                kl, p = vi(data, p)
+            if kl >= 0:
+                key.append(bytes(data[p:p + kl]))
+                p += kl
+                size += kl
+            elif kl == -1:
+                key.append(None)
+            else:
+                return None
+            vl, p = vi(data, p)
+            if vl >= 0:
+                value.append(bytes(data[p:p + vl]))
+                p += vl
+                size += vl
+            elif vl == -1:
+                value.append(None)
+            else:
+                return None
+            hc, p = vi(data, p)
+            if hc:
+                if hc < 0:
+                    return None
+                for _ in range(hc):
+                    hkl, p = vi(data, p)
+                    if hkl < 0:
+                        return None
+                    hkey.append(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"))
+                    p += hkl
+                    hvl, p = vi(data, p)
+                    if hvl >= 0:
+                        hval.append(bytes(data[p:p + hvl]))
+                        p += hvl
+                    elif hvl == -1:
+                        hval.append(None)
+                    else:
+                        return None
+            hcount.append(hc)
+            if p != end:
+                return None
+            position.append(None if dbase is None else dbase + start)
+            length.append(end - start)
+            offset.append(base_offset + od)
+            timestamp.append(max_ts if log_append else base_ts + tsd)
+    except (IndexError, TypeError):
+        return None
+    if p != stop or (position and od > h[6]):
+        return None
+    return position, length, offset, timestamp, key, value, hcount, hkey, hval, size
