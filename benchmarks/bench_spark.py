@@ -260,12 +260,16 @@ def main() -> None:
     pinned = [v for k, v in jobs.items() if "taskset" in k]
     if pinned:
         ratio_note += f"; local[2] on two cores / local[1] on one core: {pinned[0] / jobs['local[2]']:.2f}"
-    table = ["| run | wall s | job s | records/s (wall) | records/s (job) | CPU s | cores used | "
+    table = ["| run | wall s | job s | records/s (wall) | records/s (job) | CPU s | records per CPU s | cores used | "
              "other processes' CPU s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, wall, job, cpu, other in rows:
         table.append(f"| {name} | {wall:.1f} | {job:.1f} | {records / wall:,.0f} | {records / job:,.0f} | "
-                     f"{cpu:.0f} | {cpu / wall:.2f} | {other:.0f} |")
+                     f"{cpu:.0f} | {records / cpu:,.0f} | {cpu / wall:.2f} | {other:.0f} |")
+    cpu_ratio = rows[0][3] / rows[-1][3]
+    print(f"CPU seconds per record, dump --json / local[2]: {cpu_ratio:.2f}")
+    ratio_note += (f"; CPU per record, `dump --json` / `local[2]`: {cpu_ratio:.2f} (on two cores of its own, "
+                   f"`local[2]` could at best reach {2 * cpu_ratio:.2f}x)")
     text = "\n".join(table)
     print(text)
     if not args.no_doc:

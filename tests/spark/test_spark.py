@@ -1,4 +1,5 @@
-"""``wireinspect spark scan`` on a local[2] Spark, row for row against the single-machine CLI.
+"""``wireinspect spark scan`` on a local[2] Spark, row for row against the single-machine CLI, and
+on a Spark standalone cluster (a master and a worker started by the test) against local mode.
 
 One Spark session for the module; run alone with ``pytest -m spark``. Skipped when pyspark,
 pyarrow or Java is missing.

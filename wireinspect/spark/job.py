@@ -213,10 +213,18 @@ def map_in_arrow(df, fn, columns):
         pass
     udf = UserDefinedFunction(fn, returnType=S.ddl(columns), evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
     column = udf(*[df[c] for c in df.columns])
-    try:
-        jdf = df._jdf.mapInArrow(column._jc, False, None)  # Spark >= 3.5: (udf, barrier, profile)
-    except Exception:  # noqa: BLE001 - Py4JError: Spark 3.3/3.4 take the UDF alone
-        jdf = df._jdf.mapInArrow(column._jc)
+    from py4j.protocol import Py4JError
+
+    # Spark 4: (udf, barrier, profile); 3.5: (udf, barrier); 3.3 and 3.4: (udf)
+    for args in ((column._jc, False, None), (column._jc, False), (column._jc,)):
+        try:
+            jdf = df._jdf.mapInArrow(*args)
+            break
+        except Py4JError as e:
+            if "does not exist" not in str(e):
+                raise
+    else:
+        raise RuntimeError("this Spark has no mapInArrow (pyspark >= 3.4 is needed)")
     return DataFrame(jdf, df.sparkSession)
 
 
