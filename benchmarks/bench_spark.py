@@ -1,22 +1,23 @@
-"""Records per second of ``wireinspect spark scan`` on ``local[1]`` and ``local[2]``, side by side
-with the single-machine ``wireinspect dump --json`` on the same files.
+"""Records per second of ``wireinspect spark scan --master local[2]`` side by side with the
+single-process ``wireinspect dump --json`` on the same real-shaped segments, in one run.
 
-    python benchmarks/bench_spark.py                 # 2 GiB: 16 partitions x 128 MiB
+    python benchmarks/bench_spark.py                 # 1 GiB: 8 partitions x 128 MiB
     python benchmarks/bench_spark.py --gib 0.25      # a smoke run
+    python benchmarks/bench_spark.py --local1        # also local[1], and local[1] on one core
 
-Segments are written by kafka-python's ``DefaultRecordBatchBuilder`` (a pool of distinct batches
-built once and repeated with a rewritten ``baseOffset``, outside the CRC, as a broker writes it),
-into ``benchmarks/data/spark/bench-<p>/00000000000000000000.log`` (git-ignored, reused by later
-runs), with the batches of ``bench_segment.py``: values 50-300 random bytes, keys ``key-<i>``, no
-headers, 100 records a batch, uncompressed.
+Real-shaped segments, written by kafka-python's ``DefaultRecordBatchBuilder`` (a pool of distinct
+batches built once and repeated with a rewritten ``baseOffset``, outside the CRC, as a broker writes
+it) into ``benchmarks/data/spark-real/bench-<p>/00000000000000000000.log`` (git-ignored, reused by
+later runs): 100 records a batch, every record with one header (``("h", b"v")``), keys ``key-<i>``,
+values of 50-300 random bytes, the batches' codecs a mix of none, lz4, zstd, gzip and snappy (one
+batch in five each).
 
 Each figure is one run with the files in the page cache (every run reads them all first).
 ``dump --json`` runs once per file, one process after another, its output to /dev/null. Spark runs
 are the whole ``wireinspect spark scan`` command (JVM start-up and Parquet writing included); the
 job time (decode + write, printed by the command) is given too. CPU seconds of the whole process
 tree (the JVM and Spark's Python workers included, sampled from /proc) show how many cores each
-run really used. The figures are printed and
-written to ``docs/benchmarks-spark.md``.
+run really used. The figures are printed and written to ``docs/benchmarks-spark.md``.
 """
 
 from __future__ import annotations
@@ -34,18 +35,32 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA = os.path.join(HERE, "data", "spark")
+DATA = os.path.join(HERE, "data", "spark-real")
 DOC = os.path.join(ROOT, "docs", "benchmarks-spark.md")
 SEGMENT = 128 << 20
 
 
-def build_pool():
-    """bench_segment.py's pool of 64 distinct kafka-python batches of 100 records (the same records
-    as its ``dump --json`` figure); returns (pool, records per batch)."""
-    sys.path.insert(0, HERE)
-    from bench_segment import build_pool as segment_pool
+CODECS = (0, 2, 4, 1, 3)  # kafka-python's ids: none, lz4, zstd, gzip, snappy
 
-    return segment_pool(64, 100), 100
+
+def build_pool(n_batches: int = 80, per: int = 100, seed: int = 1):
+    """Distinct kafka-python batches of ``per`` records (see the module's docstring), the codecs in
+    turn; returns (pool, records per batch)."""
+    import random
+
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    rnd = random.Random(seed)
+    pool = []
+    for b in range(n_batches):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=CODECS[b % len(CODECS)], is_transactional=False,
+                                            producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
+        for i in range(per):
+            value = rnd.randbytes(rnd.randint(50, 300))
+            builder.append(i, timestamp=1_700_000_000_000 + b * 1000 + i, key=b"key-%d" % i, value=value,
+                           headers=[("h", b"v")])
+        pool.append(bytes(builder.build()))
+    return pool, per
 
 
 def write_segments(gib: float) -> tuple[list[str], int, int]:
@@ -180,7 +195,7 @@ def bench_dump(paths) -> tuple[float, float, float]:
     wall = cpu = other = 0.0
     with open(os.devnull, "w") as null:
         for p in paths:
-            w, c, _ = run(["wireinspect", "dump", "--json", p], stdout=null)
+            w, c, _ = run([sys.executable, "-m", "wireinspect", "dump", "--json", p], stdout=null)
             wall += w
             cpu += c
             other += OTHER.pop()
@@ -191,7 +206,7 @@ def bench_spark(master: str, out: str, cpus: str | None = None) -> tuple[float, 
     """One whole ``spark scan``; ``cpus`` (e.g. "0") pins its process tree with taskset."""
     shutil.rmtree(out, ignore_errors=True)
     pin = ["taskset", "-c", cpus] if cpus else []
-    cmd = pin + ["wireinspect", "spark", "scan", os.path.join(DATA, "bench-*", "*.log"), "--output", out, "--master", master, "-q",
+    cmd = pin + [sys.executable, "-m", "wireinspect", "spark", "scan", os.path.join(DATA, "bench-*", "*.log"), "--output", out, "--master", master, "-q",
            "--conf", "spark.driver.memory=4g"]
     wall, cpu, text = run(cmd)
     m = re.search(r"\(([\d,]+) records/s in the job\)", text)
@@ -202,7 +217,8 @@ def bench_spark(master: str, out: str, cpus: str | None = None) -> tuple[float, 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gib", type=float, default=2.0, help="GiB of segments (default 2)")
+    ap.add_argument("--gib", type=float, default=1.0, help="GiB of segments (default 1)")
+    ap.add_argument("--local1", action="store_true", help="also run local[1], and local[1] held to one core")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/benchmarks-spark.md")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -216,51 +232,60 @@ def main() -> None:
     rows.append(("`wireinspect dump --json FILE > /dev/null`, files one after another", w, w, c, o))
     print(f"dump --json: {w:.1f} s, {records / w:,.0f} records/s, CPU {c:.0f} s", flush=True)
     split = []
-    runs = [("local[1]", None), ("local[2]", None)]
-    if shutil.which("taskset") and os.cpu_count() and os.cpu_count() >= 2:
-        runs.insert(0, ("local[1]", "0"))  # the whole process tree on one core
+    runs = [("local[2]", None)]
+    if args.local1:
+        runs.insert(0, ("local[1]", None))
+        if shutil.which("taskset") and os.cpu_count() and os.cpu_count() >= 2:
+            runs.insert(0, ("local[1]", "0"))  # the whole process tree on one core
     jobs = {}
     for master, cpus in runs:
         w, c, job = bench_spark(master, out, cpus)
         label = f"{master}" + (f", one core (`taskset -c {cpus}`)" if cpus else "")
         jobs[label] = job
-        rows.append((f"`wireinspect spark scan 'benchmarks/data/spark/bench-*/*.log' --output OUT --master {master}`"
+        rows.append((f"`wireinspect spark scan 'benchmarks/data/spark-real/bench-*/*.log' --output OUT --master {master}`"
                      + (f" under `taskset -c {cpus}`" if cpus else ""), w, job, c, OTHER.pop()))
         kinds = KINDS.pop()
         split.append(f"{label}: JVM {kinds.get('java', 0):.0f} s, Python {kinds.get('python', 0):.0f} s")
         print(f"spark {master}: {w:.1f} s ({job:.1f} s in the job), {records / w:,.0f} records/s "
               f"({records / job:,.0f} in the job), CPU {c:.0f} s ({split[-1]})", flush=True)
     shutil.rmtree(out, ignore_errors=True)
-    ratio = jobs["local[1]"] / jobs["local[2]"]
-    print(f"local[2]/local[1] (job): {ratio:.2f}")
+    dump_wall = rows[0][1]
+    vs_dump = dump_wall / jobs["local[2]"]
+    vs_dump_wall = dump_wall / rows[-1][1]
+    print(f"local[2] / dump --json, records/s: {vs_dump:.2f} (job time), {vs_dump_wall:.2f} (whole command)")
+    ratio_note = (f"`local[2]` / one-process `dump --json`, records/s: **{vs_dump:.2f}x** (job time), "
+                  f"{vs_dump_wall:.2f}x (whole command, JVM start-up included)")
+    if "local[1]" in jobs:
+        ratio_note += f"; local[2]/local[1] (job time): {jobs['local[1]'] / jobs['local[2]']:.2f}"
     pinned = [v for k, v in jobs.items() if "taskset" in k]
     if pinned:
-        print(f"local[2] on 2 cores / local[1] on 1 core (job): {pinned[0] / jobs['local[2]']:.2f}")
-        ratio_note = f"; local[2] on two cores / local[1] on one core: **{pinned[0] / jobs['local[2]']:.2f}**"
-    else:
-        ratio_note = ""
-    table = ["| run | wall s | job s | records/s (wall) | records/s (job) | CPU s | cores used | "
+        ratio_note += f"; local[2] on two cores / local[1] on one core: {pinned[0] / jobs['local[2]']:.2f}"
+    table = ["| run | wall s | job s | records/s (wall) | records/s (job) | CPU s | records per CPU s | cores used | "
              "other processes' CPU s |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, wall, job, cpu, other in rows:
         table.append(f"| {name} | {wall:.1f} | {job:.1f} | {records / wall:,.0f} | {records / job:,.0f} | "
-                     f"{cpu:.0f} | {cpu / wall:.2f} | {other:.0f} |")
+                     f"{cpu:.0f} | {records / cpu:,.0f} | {cpu / wall:.2f} | {other:.0f} |")
+    cpu_ratio = rows[0][3] / rows[-1][3]
+    print(f"CPU seconds per record, dump --json / local[2]: {cpu_ratio:.2f}")
+    ratio_note += (f"; CPU per record, `dump --json` / `local[2]`: {cpu_ratio:.2f} (on two cores of its own, "
+                   f"`local[2]` could at best reach {2 * cpu_ratio:.2f}x)")
     text = "\n".join(table)
     print(text)
     if not args.no_doc:
-        write_doc(text + "\n\nCPU seconds by process: " + "; ".join(split) + ".", paths, total, records, ratio,
-                  ratio_note)
+        write_doc(text + "\n\nCPU seconds by process: " + "; ".join(split) + ".", paths, total, records, ratio_note)
 
 
-def write_doc(table: str, paths, total: int, records: int, ratio: float, ratio_note: str = "") -> None:
+def write_doc(table: str, paths, total: int, records: int, ratio_note: str) -> None:
     import pyspark
 
     cpu = platform.processor() or platform.machine()
     head = (f"# spark scan: records per second\n\nMeasured by `python benchmarks/bench_spark.py` on "
             f"{time.strftime('%Y-%m-%d')}: {len(paths)} segments of 128 MiB ({total / (1 << 30):.2f} GiB, "
-            f"{records:,} records; values 50-300 bytes, no headers, uncompressed, written by kafka-python), files in the page "
+            f"{records:,} records; one header a record, keys `key-N`, values 50-300 random bytes, codecs none/lz4/zstd/"
+            "gzip/snappy one batch in five each, written by kafka-python), files in the page "
             f"cache; {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}, Spark {pyspark.__version__}, "
-            "`spark.driver.memory=4g`. One run each.\n\n")
+            "`spark.driver.memory=4g`. One run each, in this order.\n\n")
     marker = "<!-- analysis -->"
     keep = ""
     if os.path.exists(DOC):
@@ -269,7 +294,7 @@ def write_doc(table: str, paths, total: int, records: int, ratio: float, ratio_n
         if marker in old:
             keep = old[old.index(marker):]
     with open(DOC, "w") as f:
-        f.write(head + table + f"\n\nlocal[2]/local[1] (job time): **{ratio:.2f}**{ratio_note}\n\n"
+        f.write(head + table + f"\n\n{ratio_note}\n\n"
                 + (keep or marker + "\n"))
 
 

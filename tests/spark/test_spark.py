@@ -1,4 +1,5 @@
-"""``wireinspect spark scan`` on a local[2] Spark, row for row against the single-machine CLI.
+"""``wireinspect spark scan`` on a local[2] Spark, row for row against the single-machine CLI, and
+on a Spark standalone cluster (a master and a worker started by the test) against local mode.
 
 One Spark session for the module; run alone with ``pytest -m spark``. Skipped when pyspark,
 pyarrow or Java is missing.
@@ -11,6 +12,8 @@ import json
 import os
 import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -151,6 +154,8 @@ def _cli_rows(path: str):
     recs = []
     for line in dump.stdout.splitlines():
         for head, rec in S.record_pairs(json.loads(line), _b64):
+            rec.pop("keySchema", None)  # Schema Registry labels are dump's reading, not columns (docs/spark.md)
+            rec.pop("valueSchema", None)
             recs.append(json.dumps([_clean(head), _clean(rec)], sort_keys=True))
     verify = runner.invoke(cli, ["verify", "--json", "--deep", path])
     assert verify.exit_code in (0, 1), verify.output
@@ -350,11 +355,55 @@ def test_headers_only_gives_one_row_per_batch():
 
     path = SAMPLES / "partition" / "orders-0" / "00000000000000000000.log"
     results = {}
-    rows = [r for b in scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None,
-                                 Options(headers_only=True), 1 << 26, {}, results) for r in b]
-    names = [n for n, _ in S.RECORDS]
-    got = [dict(zip(names, r)) for r in rows]
+    got = [r for b in scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None,
+                                Options(headers_only=True), 1 << 26, {}, results) for r in b.to_pylist()]
     shown = [json.loads(ln) for ln in CliRunner().invoke(cli, ["dump", "--json", "--headers-only", str(path)]).stdout.splitlines()]
     assert [(g["baseOffset"], g["recordsCount"]) for g in got] == [(o["baseOffset"], o["recordsCount"]) for o in shown]
     assert all(g[n] is None for g in got for n, _ in S.RECORD_COLUMNS)
     assert results[str(path)][0]["records"] == 60  # the files row still counts the records
+
+
+def _sample_rows(out) -> dict:
+    """The three datasets' rows of the files under samples/, as sorted JSON text."""
+    def keep(rows):
+        return sorted(json.dumps(r, sort_keys=True, default=bytes.hex) for r in rows if r["path"].startswith("samples/"))
+    return {name: keep(rows) for name, rows in zip(("records", "problems", "files"), _read(out))}
+
+
+def _scan_process(master: str, out, env: dict, timeout: float = 420) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "wireinspect", "spark", "scan", "samples", "--output", str(out), "--master", master,
+           "-q", "--conf", "spark.driver.memory=1g", "--conf", "spark.executor.memory=1g"]
+    return subprocess.run(cmd, cwd=SAMPLES.parent, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_standalone_cluster_with_a_bare_worker_python(scanned, tmp_path):
+    """``spark scan --master spark://...`` against a Spark standalone cluster (a master and a worker
+    started from the installed pyspark on 127.0.0.1, tests/spark/cluster.py) whose executors run a
+    bare ``python -m venv`` without any of wireinspect's dependencies: the scan ships wireinspect
+    and its dependencies itself (``--ship-env``, the default on a cluster), and the rows of samples/
+    equal local mode's. About a minute: the cluster's JVMs, the driver's, the archives unpacked."""
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        pytest.skip("no Java: a Spark standalone cluster needs Java 17+")
+    from tests.spark.cluster import StandaloneCluster
+
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    bare_python = str(bare / "bin" / "python")
+    probe = subprocess.run([bare_python, "-c", "import crc32c"], capture_output=True, text=True, env={})
+    assert probe.returncode != 0 and "crc32c" in probe.stderr  # the executors' Python has none of our dependencies
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(SAMPLES.parent)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # The executors run the bare venv's python: the worker's PATH and PYSPARK_PYTHON name it, and so
+    # does the driver (the executors' Python is the driver's PYSPARK_PYTHON, as on any cluster).
+    worker_env = {"PYSPARK_PYTHON": bare_python, "PATH": f"{bare / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    with StandaloneCluster(tmp_path / "cluster", worker_env=worker_env) as cluster:
+        r = _scan_process(cluster.url, tmp_path / "cluster-out", {**env, "PYSPARK_PYTHON": bare_python})
+        work = tmp_path / "cluster" / "work"
+        executor_logs = "".join(p.read_text(errors="replace")[-2000:] for p in work.rglob("stderr"))
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-3000:] + executor_logs
+    assert "Traceback" not in r.stderr
+    assert list(work.rglob("wireinspect-deps")), "the dependencies were not shipped to the executor"
+    mine = _sample_rows(tmp_path / "cluster-out")
+    assert mine == _sample_rows(scanned[1]) and len(mine["records"]) > 300

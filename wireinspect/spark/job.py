@@ -43,6 +43,7 @@ class ScanConfig:
     in_memory_limit: int = DEFAULT_IN_MEMORY_LIMIT
     overwrite: bool = False
     quiet: bool = False
+    ship_env: bool = True
     app_name: str = "wireinspect spark scan"
 
 
@@ -81,6 +82,9 @@ def start_session(cfg: ScanConfig):
         # Tasks hold files of few topic-partitions: one open Parquet writer each, no sort of the
         # task's rows before writing (past 16, Spark falls back to sorting, spilling to disk).
         "spark.sql.maxConcurrentOutputFileWriters": "16",
+        # The tasks' input rows are files (key, and the content of a remote file Spark read):
+        # one file per Arrow batch into the task, so no batch holds many files' contents.
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "1",
     }
     if not under_submit:
         defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
@@ -94,8 +98,16 @@ def start_session(cfg: ScanConfig):
         raise InputError(f"cannot start Spark: {java_message(e)} (is Java 17+ installed, JAVA_HOME set, "
                          "and the --master reachable?)") from None
     spark.sparkContext.setLogLevel(cfg.conf.get("spark.log.level", "OFF"))
-    if not spark.sparkContext.master.startswith("local"):
-        _ship_package(spark)
+    if cfg.ship_env and not spark.sparkContext.master.startswith("local"):
+        from wireinspect.spark.shipenv import ship
+
+        try:
+            ship(spark)
+        except Exception as e:  # noqa: BLE001 - OSError, Py4JError...
+            from wireinspect.spark.listing import java_message
+
+            raise InputError(f"cannot ship wireinspect and its dependencies to the executors: {java_message(e)} "
+                             "(--no-ship-env if their Python has them)") from None
     return spark
 
 
@@ -124,25 +136,6 @@ def _log_config() -> str:
         with open(path, "w") as f:
             f.write(LOG4J2)
     return path
-
-
-def _ship_package(spark) -> None:
-    """Send this wireinspect's Python code to the executors (they still need its dependencies:
-    crc32c, lz4, python-snappy, zstandard, xxhash, pyarrow)."""
-    import tempfile
-    import zipfile
-
-    import wireinspect
-
-    pkg = os.path.dirname(os.path.abspath(wireinspect.__file__))
-    zpath = os.path.join(tempfile.mkdtemp(prefix="wireinspect-"), "wireinspect.zip")
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as z:
-        for root, dirs, files in os.walk(pkg):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for f in files:
-                full = os.path.join(root, f)
-                z.write(full, os.path.relpath(full, os.path.dirname(pkg)))
-    spark.sparkContext.addPyFile(zpath)
 
 
 def list_inputs(spark, cfg: ScanConfig):
@@ -187,19 +180,52 @@ def check_output(spark, cfg: ScanConfig) -> None:
 
 
 def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
-    """The function each task runs over its ``(key, content or None)`` pairs: rows out, one
-    accumulator update (files and problems rows) when the task ends."""
-    def scan(pairs):
+    """The function each task runs (``mapInArrow``) over the Arrow batches of its ``(key, content)``
+    input rows (``content`` null for files the task reads itself): ``records`` record batches out,
+    one accumulator update (files and problems rows) when the task ends."""
+    def scan(batches):
         from wireinspect.spark.task import scan_file
 
         results: dict = {}
         try:
-            for key, content in pairs:
-                for rows in scan_file(descs[key], content, opts, in_memory_limit, fs_options, results):
-                    yield from rows
+            for inputs in batches:
+                keys, contents = inputs.column(0), inputs.column(1)
+                for i in range(inputs.num_rows):
+                    content = contents[i].as_py()
+                    yield from scan_file(descs[keys[i].as_py()], content, opts, in_memory_limit, fs_options,
+                                         results)
+                    del content
         finally:
             acc.add(results)
     return scan
+
+
+def map_in_arrow(df, fn, columns):
+    """``df.mapInArrow(fn, schema)`` without pyspark's check for pandas, which ``mapInArrow`` itself
+    never uses (pyspark >= 3.3 builds it on a pandas UDF wrapper); the same Java call and UDF."""
+    from pyspark.rdd import PythonEvalType
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import UserDefinedFunction
+
+    try:
+        from pyspark.sql.classic.dataframe import DataFrame  # noqa: F811 - Spark 4
+    except ImportError:
+        pass
+    udf = UserDefinedFunction(fn, returnType=S.ddl(columns), evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    column = udf(*[df[c] for c in df.columns])
+    from py4j.protocol import Py4JError
+
+    # Spark 4: (udf, barrier, profile); 3.5: (udf, barrier); 3.3 and 3.4: (udf)
+    for args in ((column._jc, False, None), (column._jc, False), (column._jc,)):
+        try:
+            jdf = df._jdf.mapInArrow(*args)
+            break
+        except Py4JError as e:
+            if "does not exist" not in str(e):
+                raise
+    else:
+        raise RuntimeError("this Spark has no mapInArrow (pyspark >= 3.4 is needed)")
+    return DataFrame(jdf, df.sparkSession)
 
 
 class Progress:
@@ -338,7 +364,8 @@ def _run_job(spark, cfg: ScanConfig, descs, total: int):
     if whole:
         parts.append(sc.binaryFiles(",".join(whole)))
     pairs = parts[0] if len(parts) == 1 else sc.union(parts)
-    records = rows_frame(spark, pairs.mapPartitions(_scan_fn(*args)), S.ddl(S.RECORDS))
+    inputs = rows_frame(spark, pairs, "`key` string, `content` binary")
+    records = map_in_arrow(inputs, _scan_fn(*args), S.RECORDS)
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     t = time.monotonic()
     with Progress(spark, cfg, acc, len(descs), total):

@@ -58,9 +58,12 @@ def _conf(ctx, param, values) -> dict:
 @click.option("--overwrite", is_flag=True, help="Replace the datasets if DIR already holds them.")
 @click.option("--headers-only", is_flag=True, help="One records row per batch (Kafka segments and captures, Kafka "
               "0.7/Jafka logs) with the record columns empty: batch headers without decoding records.")
+@click.option("--ship-env/--no-ship-env", default=True, show_default=True,
+              help="On a cluster (a master that is not local), send wireinspect and its dependencies, packed "
+                   "from this Python's environment, to the executors; --no-ship-env when their Python has them.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal).")
 def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memory_limit, records_as, overwrite,
-         headers_only, quiet):
+         headers_only, ship_env, quiet):
     """Decode every INPUT on Spark into Parquet: DIR/records (one row per record), DIR/problems (one
     row per problem), DIR/files (one row per file).
 
@@ -84,7 +87,8 @@ def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memo
     except click.BadParameter as e:
         raise click.UsageError(str(e)) from None
     cfg = ScanConfig(inputs=tuple(inputs), output=output.rstrip("/") or "/", master=master, conf=conf,
-                     forced=fmt, opts=opts, in_memory_limit=limit, overwrite=overwrite, quiet=quiet)
+                     forced=fmt, opts=opts, in_memory_limit=limit, overwrite=overwrite, quiet=quiet,
+                     ship_env=ship_env)
     sys.exit(run_scan(cfg))
 
 

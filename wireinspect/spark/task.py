@@ -1,7 +1,8 @@
 """What one Spark task does with one file: open it (bounded reads), choose its format as the CLI
 does, decode its units with the format's own ``units`` (the code ``dump`` runs), and turn them into
 ``records`` rows; the ``verify`` report of the same units gives the
-``files`` row and the ``problems`` rows.
+``files`` row and the ``problems`` rows. Records go out as Arrow record batches
+(:mod:`~wireinspect.spark.columns`), decoded in a thread while the previous batch is sent.
 
 Runs in the Python workers (no JVM there): local files are read with ``pread``/``mmap``
 (:class:`FileSource`), files Spark's ``binaryFile`` source already read (remote files up to
@@ -20,9 +21,7 @@ from wireinspect.inputs.open import Item, maybe_hex, pick_format
 from wireinspect.inputs.source import BytesSource, FileSource, Source
 from wireinspect.ops.verify import verify_item
 from wireinspect.spark import schema as S
-
-BATCH_ROWS = 4096  # rows handed from the decoding thread at a time
-BATCH_BYTES = 16 << 20  # ... or fewer when keys and values reach this many bytes
+from wireinspect.spark.columns import RecordColumns
 
 
 @dataclass(frozen=True)
@@ -108,91 +107,6 @@ def open_desc(desc: FileDesc, content: bytes | None, in_memory_limit: int, fs_op
                          "or make the filesystem reachable from pyarrow (libhdfs for hdfs://)") from None
 
 
-_PLAIN = {"position", "length", "offset", "timestamp", "key", "value", "headers"}
-_BYTES = (bytes, type(None))
-_INT = (int, type(None))
-
-
-def _ints(r: dict) -> bool:
-    return (type(r["position"]) in _INT and type(r["length"]) in _INT and type(r["offset"]) in _INT
-            and type(r["timestamp"]) in _INT)
-
-
-def _headers_ok(h) -> bool:
-    return type(h) is list and all(len(x) == 2 and type(x[0]) is str and type(x[1]) in _BYTES for x in h)
-
-
-class RecordRows:
-    """``records`` rows (tuples in :data:`schema.RECORDS` column order) of the units given to
-    ``add``; ``take()`` hands over what was gathered."""
-
-    def __init__(self, path: str, topic, partition, headers_only: bool = False):
-        self.path, self.topic, self.partition = path, topic, partition
-        self.headers_only = headers_only  # --headers-only: one row per batch, the record columns empty
-        self.unit_names = [n for n, _ in S.UNIT_COLUMNS]
-        self.record_names = [n for n, _ in S.RECORD_COLUMNS]
-        self.rows: list = []
-        self.bytes = 0
-
-    def add(self, unit) -> None:
-        d = unit.to_json(S.raw_bytes)
-        recs = d.get("records")
-        if not recs and S.message_kind(d) is None:
-            if self.headers_only and d.get("type") in ("batch", "message"):
-                ucols, uextra = S.unit_fields(d)
-                ucols["unitValid"], ucols["unitProblems"] = bool(unit.valid), len(unit.problems)
-                self.rows.append((self.path,) + tuple(ucols.get(n) for n in self.unit_names)
-                                 + (None,) * len(self.record_names) + (uextra, None, self.topic, self.partition))
-            return
-        valid = bool(unit.valid)
-        nprobs = len(unit.problems)
-        tail = (self.topic, self.partition)
-        names = self.record_names
-        rows = self.rows
-        size = 0
-        if not recs or S.message_kind(recs[0]) is not None:  # Jafka / RocketMQ messages
-            for u, r in S.record_pairs(d):
-                ucols, uextra = S.unit_fields(u)
-                ucols["unitValid"], ucols["unitProblems"] = valid, nprobs
-                rcols, rextra = S.record_fields(r)
-                h = rcols.get("headers")
-                if h:
-                    rcols["headers"] = [(x["key"], x["value"]) for x in h]
-                rows.append((self.path,) + tuple(ucols.get(n) for n in self.unit_names)
-                            + tuple(rcols.get(n) for n in names) + (uextra, rextra) + tail)
-                size += len(rcols.get("value") or b"") + len(rcols.get("key") or b"")
-            self.bytes += size
-            return
-        ucols, uextra = S.unit_fields(d)
-        ucols["unitValid"] = valid
-        ucols["unitProblems"] = nprobs
-        head = (self.path,) + tuple(ucols.get(n) for n in self.unit_names)
-        plain = _PLAIN
-        for r in recs:
-            # The common shape (a Kafka record) without the general checks of record_fields.
-            if r.keys() == plain and type(k := r["key"]) in _BYTES and type(v := r["value"]) in _BYTES and \
-                    _ints(r) and _headers_ok(h := r["headers"]):
-                rows.append(head + (r["position"], r["length"], r["offset"], r["timestamp"], k, v,
-                                    [tuple(x) for x in h], False, None, None, uextra, None) + tail)
-                size += (len(v) if v else 0) + (len(k) if k else 0)
-                continue
-            rcols, rextra = S.record_fields(r)
-            h = rcols.get("headers")
-            if h:
-                rcols["headers"] = [(x["key"], x["value"]) for x in h]
-            rows.append(head + tuple(rcols.get(n) for n in names) + (uextra, rextra) + tail)
-            size += len(rcols.get("value") or b"") + len(rcols.get("key") or b"")
-        self.bytes += size
-
-    @property
-    def full(self) -> bool:
-        return len(self.rows) >= BATCH_ROWS or self.bytes >= BATCH_BYTES
-
-    def take(self) -> list:
-        rows, self.rows, self.bytes = self.rows, [], 0
-        return rows
-
-
 def _put(q: queue.Queue, item, stop: threading.Event) -> bool:
     while not stop.is_set():
         try:
@@ -203,7 +117,7 @@ def _put(q: queue.Queue, item, stop: threading.Event) -> bool:
     return False
 
 
-def _decode(item: Item, opts, cols: RecordRows, q: queue.Queue, stop: threading.Event) -> None:
+def _decode(item: Item, opts, cols: RecordColumns, q: queue.Queue, stop: threading.Event) -> None:
     """Thread body: run ``verify_item`` over the format's full ``units`` (what ``dump`` decodes),
     handing record batches to ``q`` as they fill; ends with ``("done", FileReport)`` or
     ``("error", exception)``."""
@@ -217,7 +131,7 @@ def _decode(item: Item, opts, cols: RecordRows, q: queue.Queue, stop: threading.
 
         rep = verify_item(item, opts, units=units())
         last = cols.take()
-        if last:
+        if last is not None:
             _put(q, ("batch", last), stop)
         _put(q, ("done", rep), stop)
     except BaseException as e:  # noqa: BLE001 - handed to the consumer, which reports it
@@ -229,8 +143,8 @@ def _internal(e: BaseException, doing: str) -> str:
 
 
 def scan_file(desc: FileDesc, content, opts, in_memory_limit: int, fs_options: dict, results: dict):
-    """Yield lists of ``records`` rows (tuples, at most :data:`BATCH_ROWS` a list) of ``desc``'s records; store ``results[desc.key] = (files row,
-    [problems rows])``. Never raises for bad bytes or an unreadable file (they become a files row
+    """Yield ``pyarrow.RecordBatch`` objects of ``desc``'s ``records`` rows (bounded: see
+    :mod:`~wireinspect.spark.columns`); store ``results[desc.key] = (files row, [problems rows])``. Never raises for bad bytes or an unreadable file (they become a files row
     with status ``problems``, ``error`` or ``skipped``)."""
     topic, partition = S.topic_partition(desc.name)
 
@@ -265,7 +179,7 @@ def scan_file(desc: FileDesc, content, opts, in_memory_limit: int, fs_options: d
             else:
                 failed("skipped", "not a recognised format", src.name)
             return
-        cols = RecordRows(src.name, topic, partition, opts.headers_only)
+        cols = RecordColumns(src.name, topic, partition, opts.headers_only)
         q: queue.Queue = queue.Queue(maxsize=2)
         stop = threading.Event()
         worker = threading.Thread(target=_decode, args=(Item(src, fmt), opts, cols, q, stop), daemon=True,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.formats.redpanda.rp_bytes import rp_segment
 from wireinspect.inputs.source import BytesSource
 from wireinspect.ops.options import Options
@@ -16,13 +18,13 @@ def test_topic_and_partition_from_redpandas_directories():
 
 def test_records_rows():
     from wireinspect.catalog import get_format
-    from wireinspect.spark.task import RecordRows
+    pytest.importorskip("pyarrow")
+    from wireinspect.spark.columns import RecordColumns
 
-    rows = RecordRows("/d/kafka/t/0_1/0-1-v1.log", "t", 0)
+    cols = RecordColumns("/d/kafka/t/0_1/0-1-v1.log", "t", 0)
     for u in get_format("redpanda-log").units(BytesSource(rp_segment(2, 3, codec=1), "0-1-v1.log"), Options()):
-        rows.add(u)
-    got = rows.take()
-    names = [n for n, _ in S.RECORDS]
-    assert [r[names.index("offset")] for r in got] == list(range(6))
-    assert {r[names.index("unitType")] for r in got} == {"redpanda_batch"}
-    assert all(r[names.index("unitValid")] and r[names.index("topic")] == "t" for r in got)
+        cols.add(u)
+    got = cols.take().to_pylist()
+    assert [r["offset"] for r in got] == list(range(6))
+    assert {r["unitType"] for r in got} == {"redpanda_batch"}
+    assert all(r["unitValid"] and r["topic"] == "t" for r in got)

@@ -324,6 +324,18 @@ class Batch(UnitBase):
             self._lazy = None
             _parse_records(self, buf, pos, base, limit, max_records)
 
+    def plain_records(self):
+        """``(data, first, stop, data_base)`` of the records of a plain valid batch whose records are
+        not parsed yet (CRC checked, no problems, not control, not of an internal topic, within
+        ``max_records``), decompressed if needed; ``None`` otherwise. For fast projections that read
+        the records straight from the bytes and give up to the full decoder at any irregularity
+        (``spark/columns.py``, as :meth:`json_line` does with :func:`fast_records_json`)."""
+        lazy = self._lazy
+        if lazy is None or not self.crc_ok or self.problems or self.header[5] & 0x20 or self.internal is not None:
+            return None
+        buf, pos, base, limit, max_records = lazy
+        return None if self.header[12] > max_records else _records_data(self, buf, pos, base, limit)
+
     def header_json(self) -> dict:
         d = {"type": "batch", "position": self.position, "length": self.length}
         if self.header:

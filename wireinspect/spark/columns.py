@@ -1,0 +1,392 @@
+"""``records`` rows as Arrow columns: what a Spark task hands to the JVM (``mapInArrow``).
+
+:class:`RecordColumns` gathers the records of the units given to ``add`` straight into one Python
+list per column (no row tuples): a unit's own columns are kept once per unit and spread over its
+records with one ``take`` per column when the batch is built; headers are three flat columns (list
+offsets, keys, values) that become one ``list<struct<key, value>>`` array without per-row objects.
+``take()`` returns a ``pyarrow.RecordBatch`` in :data:`schema.RECORDS` column order, at most
+:data:`BATCH_ROWS` rows or about :data:`BATCH_BYTES` bytes of keys and values (``full`` says when to
+take it): memory per task stays bounded whatever the file size.
+
+Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
+
+* a plain valid Kafka magic-2 batch (``Batch.plain_records``: CRC checked, no problems, not control,
+  not an internal topic's) has its records read straight from the bytes into the columns, with no
+  per-record objects (:func:`fill_plain`, the columns' twin of ``fastjson.fast_records_json``); at
+  the first irregularity it gives up and the next way takes the batch;
+* any other Kafka magic-2 :class:`~wireinspect.formats.kafka.records.Batch` (header complete, not a
+  control batch, records not decoded as an internal topic's) is read from the decoder's record spans
+  (:class:`~wireinspect.formats.kafka.records.Record`) without building its ``to_json`` object;
+* every other unit (legacy messages, Redpanda, Jafka, RocketMQ, control and internal-topic batches,
+  any format added later) goes through its ``to_json`` object and :mod:`~wireinspect.spark.schema`'s
+  field mapping (``record_pairs``, ``unit_fields``, ``record_fields``).
+"""
+
+from __future__ import annotations
+
+from wireinspect.formats.kafka.fastjson import _vi  # the zig-zag varint reader of the JSON fast path
+from wireinspect.formats.kafka.records import Batch
+from wireinspect.spark import schema as S
+
+BATCH_ROWS = 8192  # rows in one Arrow record batch at most
+BATCH_BYTES = 16 << 20  # ... or fewer when keys and values reach this many bytes
+
+_UNIT_NAMES = tuple(n for n, _ in S.UNIT_COLUMNS)
+_RECORD_NAMES = tuple(n for n, _ in S.RECORD_COLUMNS)
+_PLAIN = {"position", "length", "offset", "timestamp", "key", "value", "headers"}
+_BYTES = (bytes, type(None))
+_INT = (int, type(None))
+
+
+def arrow_type(t: str):
+    import pyarrow as pa
+
+    return {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_(), "binary": pa.binary(),
+            "headers": pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))}[t]
+
+
+def arrow_schema(columns=S.RECORDS):
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(t)) for name, t in columns])
+
+
+def _ints(r: dict) -> bool:
+    return (type(r["position"]) in _INT and type(r["length"]) in _INT and type(r["offset"]) in _INT
+            and type(r["timestamp"]) in _INT)
+
+
+def _headers_ok(h) -> bool:
+    return type(h) is list and all(len(x) == 2 and type(x[0]) is str and type(x[1]) in _BYTES for x in h)
+
+
+class RecordColumns:
+    """The ``records`` columns of the units given to ``add`` (see the module's docstring)."""
+
+    def __init__(self, path: str, topic, partition, headers_only: bool = False):
+        self.path, self.topic, self.partition = path, topic, partition
+        self.headers_only = headers_only  # --headers-only: one row per batch or message, the record columns null
+        self.schema = arrow_schema()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.units: list = []  # one tuple per unit: its UNIT_COLUMNS values, then unitExtra
+        self.unit_of: list = []  # per row: index into self.units
+        self.position: list = []
+        self.length: list = []
+        self.offset: list = []
+        self.timestamp: list = []
+        self.key: list = []
+        self.value: list = []
+        self.header_end: list = [0]  # list offsets into header_key / header_value
+        self.header_key: list = []
+        self.header_value: list = []
+        self.headers_null: list = []  # per row: headers column null (no headers field at all)
+        self.any_headers_null = False
+        self.unverified: list = []
+        self.control_type: list = []
+        self.coordinator_epoch: list = []
+        self.record_extra: list = []
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self.position)
+
+    @property
+    def full(self) -> bool:
+        return len(self.position) >= BATCH_ROWS or self.bytes >= BATCH_BYTES
+
+    # -- in ------------------------------------------------------------------------------------
+    def add(self, unit) -> None:
+        """Add the records of one unit (none for a unit without records; with ``headers_only``, one row
+        for a batch or message, its record columns null)."""
+        if self.headers_only:
+            d = unit.to_json(S.raw_bytes)
+            if d.get("type") in ("batch", "message", "redpanda_batch"):
+                self._add_header_row(self._unit(d, unit))
+            return
+        if type(unit) is Batch:
+            got = unit.plain_records()
+            if got is not None and self._add_plain(unit, got):
+                return
+            unit.parse_records()
+            h = unit.header
+            if h is not None and unit.records is not None and not h[5] & 0x20 and unit.internal is None:
+                self._add_kafka_batch(unit)
+                return
+        self._add_json(unit)
+
+    def _unit(self, d: dict, unit) -> int:
+        cols, extra = S.unit_fields(d)
+        cols["unitValid"] = bool(unit.valid)
+        cols["unitProblems"] = len(unit.problems)
+        self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra,))
+        return len(self.units) - 1
+
+    def _add_plain(self, b: Batch, got) -> bool:
+        """A plain valid batch straight from its bytes; False (nothing added) at any irregularity."""
+        h = b.header
+        cols = fill_plain(h, *got)
+        if cols is None:
+            return False
+        position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
+        n = len(position)
+        if not n:
+            return True
+        ui = self._unit(b.header_json(), b)
+        self.unit_of.extend([ui] * n)
+        self.position += position
+        self.length += length
+        self.offset += offset
+        self.timestamp += timestamp
+        self.key += key
+        self.value += value
+        end = self.header_end
+        if hkey:
+            last = end[-1]
+            for c in hcount:
+                last += c
+                end.append(last)
+            self.header_key += hkey
+            self.header_value += hval
+        else:
+            end.extend([end[-1]] * n)
+        self.headers_null.extend([False] * n)
+        self.unverified.extend([False] * n)  # a plain batch's CRC matched
+        none = [None] * n
+        self.control_type.extend(none)
+        self.coordinator_epoch.extend(none)
+        self.record_extra.extend(none)
+        self.bytes += size
+        return True
+
+    def _add_kafka_batch(self, b: Batch) -> None:
+        """A plain magic-2 batch from its record spans: the same values ``Batch.to_json`` gives."""
+        recs = b.records
+        if not recs:
+            return
+        ui = self._unit(b.header_json(), b)
+        h = b.header
+        data, base = b.data, b.data_base
+        h0, h7, h8 = h[0], h[7], h[8]
+        log_append = bool(h[5] & 0x08)
+        n = len(recs)
+        position, length, offset, timestamp = self.position, self.length, self.offset, self.timestamp
+        key, value, hend, hkey, hval = self.key, self.value, self.header_end, self.header_key, self.header_value
+        size = 0
+        for r in recs:
+            start = r.start
+            position.append(None if base is None else base + start)
+            length.append(r.end - start)
+            od = r.offsetDelta
+            offset.append(None if od is None else h0 + od)
+            if log_append:
+                timestamp.append(h8)
+            else:
+                td = r.timestampDelta
+                timestamp.append(None if td is None else h7 + td)
+            p = r.p_key
+            if p is not None and r.keyLength >= 0:
+                k = bytes(data[p:p + r.keyLength])
+                key.append(k)
+                size += len(k)
+            else:
+                key.append(None)
+            p = r.p_val
+            if p is not None and r.valueLength >= 0:
+                v = bytes(data[p:p + r.valueLength])
+                value.append(v)
+                size += len(v)
+            else:
+                value.append(None)
+            if r.headers:
+                for x in r.headers:
+                    hkey.append(bytes(data[x.p_key:x.p_key + x.klen]).decode("utf-8", "backslashreplace"))
+                    hval.append(None if x.vlen < 0 else bytes(data[x.p_val:x.p_val + x.vlen]))
+            hend.append(len(hkey))
+        self.unit_of.extend([ui] * n)
+        self.headers_null.extend([False] * n)
+        self.unverified.extend([b.crc_ok is not True] * n)
+        none = [None] * n
+        self.control_type.extend(none)
+        self.coordinator_epoch.extend(none)
+        self.record_extra.extend(none)
+        self.bytes += size
+
+    def _add_header_row(self, ui: int) -> None:
+        """One row of unit ``ui`` whose record columns are all null (``--headers-only``)."""
+        self.unit_of.append(ui)
+        for col in (self.position, self.length, self.offset, self.timestamp, self.key, self.value, self.unverified,
+                    self.control_type, self.coordinator_epoch, self.record_extra):
+            col.append(None)
+        self.headers_null.append(True)
+        self.any_headers_null = True
+        self.header_end.append(len(self.header_key))
+
+    def _add_json(self, unit) -> None:
+        """Any unit, through its ``dump --json`` object."""
+        d = unit.to_json(S.raw_bytes)
+        recs = d.get("records")
+        if not recs and S.message_kind(d) is None:
+            return
+        if not recs or S.message_kind(recs[0]) is not None:  # Jafka / RocketMQ messages
+            last = None
+            for u, r in S.record_pairs(d):
+                if u is not last:  # one unit column tuple per distinct unit object
+                    ui, last = self._unit(u, unit), u
+                self._add_record(ui, r)
+            return
+        ui = self._unit(d, unit)
+        for r in recs:
+            self._add_record(ui, r)
+
+    def _add_record(self, ui: int, r: dict) -> None:
+        if r.keys() == _PLAIN and type(k := r["key"]) in _BYTES and type(v := r["value"]) in _BYTES and \
+                _ints(r) and _headers_ok(h := r["headers"]):
+            cols, extra = {**r, "unverified": False}, None
+        else:
+            cols, extra = S.record_fields(r)
+            h = cols.get("headers")
+            if h is not None:
+                h = [(x["key"], x["value"]) for x in h]
+        self.unit_of.append(ui)
+        self.position.append(cols.get("position"))
+        self.length.append(cols.get("length"))
+        self.offset.append(cols.get("offset"))
+        self.timestamp.append(cols.get("timestamp"))
+        k, v = cols.get("key"), cols.get("value")
+        self.key.append(k)
+        self.value.append(v)
+        if h is None:
+            self.headers_null.append(True)
+            self.any_headers_null = True
+        else:
+            self.headers_null.append(False)
+            for hk, hv in h:
+                self.header_key.append(hk)
+                self.header_value.append(hv)
+        self.header_end.append(len(self.header_key))
+        self.unverified.append(cols.get("unverified"))
+        self.control_type.append(cols.get("controlType"))
+        self.coordinator_epoch.append(cols.get("coordinatorEpoch"))
+        self.record_extra.append(extra)
+        self.bytes += (len(k) if k else 0) + (len(v) if v else 0)
+
+    # -- out -----------------------------------------------------------------------------------
+    def take(self):
+        """The gathered rows as one ``pyarrow.RecordBatch`` (None when there are none); starts afresh."""
+        import pyarrow as pa
+
+        n = len(self.position)
+        if not n:
+            return None
+        idx = pa.array(self.unit_of, pa.int32())
+        units = self.units
+        arrays = [pa.array([self.path] * n, pa.string())]
+        for j, (_, t) in enumerate(S.UNIT_COLUMNS):
+            arrays.append(pa.array([u[j] for u in units], arrow_type(t)).take(idx))
+        string, int64, binary = pa.string(), pa.int64(), pa.binary()
+        arrays += [pa.array(self.position, int64), pa.array(self.length, int64), pa.array(self.offset, int64),
+                   pa.array(self.timestamp, int64), pa.array(self.key, binary), pa.array(self.value, binary)]
+        items = pa.StructArray.from_arrays([pa.array(self.header_key, string), pa.array(self.header_value, binary)],
+                                           fields=list(arrow_type("headers").value_type))
+        mask = pa.array(self.headers_null, pa.bool_()) if self.any_headers_null else None
+        arrays.append(pa.ListArray.from_arrays(pa.array(self.header_end, pa.int32()), items,
+                                               type=arrow_type("headers"), mask=mask))
+        arrays += [pa.array(self.unverified, pa.bool_()), pa.array(self.control_type, string),
+                   pa.array(self.coordinator_epoch, int64)]
+        j = len(S.UNIT_COLUMNS)
+        arrays.append(pa.array([u[j] for u in units], string).take(idx))  # unitExtra
+        arrays += [pa.array(self.record_extra, string), pa.array([self.topic] * n, string),
+                   pa.array([self.partition] * n, int64)]
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        self._reset()
+        return batch
+
+
+def fill_plain(h, data, p: int, stop: int, dbase):
+    """The record columns of a plain valid batch read straight from ``data[p:stop]`` (``dbase``: the
+    absolute position of ``data[0]``, None when decompressed; ``h``: the batch header tuple):
+    ``(position, length, offset, timestamp, key, value, header counts, header keys, header values,
+    bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
+    takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py)."""
+    base_offset, base_ts, max_ts = h[0], h[7], h[8]
+    log_append = h[5] & 0x08
+    position, length, offset, timestamp, key, value = [], [], [], [], [], []
+    hcount, hkey, hval = [], [], []
+    vi = _vi
+    size = 0
+    od = 0
+    try:
+        for _ in range(h[12]):
+            start = p
+            ln, p = vi(data, p)
+            end = p + ln
+            if ln <= 0 or end > stop:
+                return None
+            p += 1  # attributes
+            b = data[p]  # one-byte varints inline: the common case
+            if b < 0x80:
+                tsd = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                tsd, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                od = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                od, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                kl = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                kl, p = vi(data, p)
+            if kl >= 0:
+                key.append(bytes(data[p:p + kl]))
+                p += kl
+                size += kl
+            elif kl == -1:
+                key.append(None)
+            else:
+                return None
+            vl, p = vi(data, p)
+            if vl >= 0:
+                value.append(bytes(data[p:p + vl]))
+                p += vl
+                size += vl
+            elif vl == -1:
+                value.append(None)
+            else:
+                return None
+            hc, p = vi(data, p)
+            if hc:
+                if hc < 0:
+                    return None
+                for _ in range(hc):
+                    hkl, p = vi(data, p)
+                    if hkl < 0:
+                        return None
+                    hkey.append(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"))
+                    p += hkl
+                    hvl, p = vi(data, p)
+                    if hvl >= 0:
+                        hval.append(bytes(data[p:p + hvl]))
+                        p += hvl
+                    elif hvl == -1:
+                        hval.append(None)
+                    else:
+                        return None
+            hcount.append(hc)
+            if p != end:
+                return None
+            position.append(None if dbase is None else dbase + start)
+            length.append(end - start)
+            offset.append(base_offset + od)
+            timestamp.append(max_ts if log_append else base_ts + tsd)
+    except (IndexError, TypeError):
+        return None
+    if p != stop or (position and od > h[6]):
+        return None
+    return position, length, offset, timestamp, key, value, hcount, hkey, hval, size
