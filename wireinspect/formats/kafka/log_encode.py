@@ -154,11 +154,11 @@ def compress(codec: int, data: bytes, magic: int = 2) -> bytes:
 
         return gzip.compress(data, mtime=0)
     if codec == 2:
-        import snappy
+        from cramjam import snappy
 
         out = [b"\x82SNAPPY\x00", (1).to_bytes(4, "big"), (1).to_bytes(4, "big")]
         for i in range(0, len(data), 32 << 10):
-            block = snappy.compress(data[i:i + (32 << 10)])
+            block = bytes(snappy.compress_raw(data[i:i + (32 << 10)]))
             out += [len(block).to_bytes(4, "big"), block]
         return b"".join(out)
     if codec == 3:
