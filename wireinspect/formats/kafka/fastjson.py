@@ -14,6 +14,7 @@ text-mode strings go through orjson when it is installed (stdlib ``json`` otherw
 
 from __future__ import annotations
 
+import os
 from binascii import b2a_base64
 
 from wireinspect.codec.varint import read_varint
@@ -22,6 +23,16 @@ try:
     from orjson import dumps as _orjson_dumps
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib encoder is the fallback
     _orjson_dumps = None
+
+# The compiled twin of fast_records_json (_fastjson.c), built by ``pip install .`` where a C compiler
+# is; ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
+if os.environ.get("WIREINSPECT_PURE"):
+    _compiled = None
+else:
+    try:
+        from wireinspect.formats.kafka._fastjson import records_json as _compiled
+    except ImportError:
+        _compiled = None
 
 SHORT = 32  # header values up to this many bytes are turned into JSON once per batch
 
@@ -51,8 +62,19 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
     base_offset, base_ts = h[0], h[7]
     log_append = h[5] & 0x08
     count = h[12] if first is None else first
-    if type(data) is not bytes:  # bytearray (decompressed), memoryview (mapped): hashable slices
+    if _compiled is not None and mode != "text":
+        text = _compiled(data, p, stop, dbase, base_offset, base_ts, log_append, h[8], h[6], count,
+                         mode == "hex", first is not None, _text)
+        if text is not NotImplemented:
+            return text
+    if type(data) is bytearray:  # decompressed: slices of bytes are hashable (the dicts below)
+        data = bytes(data)
+    elif type(data) is not bytes:  # a mapped file's memoryview: read-only slices hash like bytes
         data = memoryview(data).toreadonly()
+        try:
+            hash(data[0:0])
+        except TypeError:  # a writable exporter
+            data = bytes(data)
     b2a = b2a_base64
     b64 = mode == "base64"
     if b64:
