@@ -6,12 +6,20 @@ import json
 
 from wireinspect.model import Node
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
 try:
+    from orjson import Fragment
     from orjson import dumps as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib encoder is the fallback
-    _orjson = None
+    _orjson = Fragment = None
+
+
+def _default(o):
+    if Fragment is not None and isinstance(o, Fragment):  # pre-rendered JSON (Batch.json_fragment)
+        raise TypeError("an orjson.Fragment in an object orjson refused")  # (the caller writes it without)
+    return str(o)
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default).encode
 
 
 def dumps(obj) -> str:
