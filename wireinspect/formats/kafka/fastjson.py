@@ -166,8 +166,8 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
             if hc:
                 if hc < 0:
                     return None
-                hs = []
-                for _ in range(hc):
+                headers = ""
+                for j in range(hc):
                     b = data[p]
                     if b < 0x80:
                         hkl = (b >> 1) ^ -(b & 1)
@@ -204,8 +204,7 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                         hv = "null"
                     else:
                         return None
-                    hs.append(f"[{hk},{hv}]")
-                headers = ",".join(hs)
+                    headers = f"{headers},[{hk},{hv}]" if j else f"[{hk},{hv}]"
             else:
                 headers = ""
             if p != end:
