@@ -1,6 +1,6 @@
 """Speed of ``wireinspect dump --json`` on a Kafka capture, side by side with ``tshark -T json``.
 
-    python benchmarks/bench_capture.py              # >= 100 MB capture, both tools, best of 3
+    python benchmarks/bench_capture.py              # >= 100 MB capture, both tools, median of 3 alternating runs
     python benchmarks/bench_capture.py --quick      # ~20 MB, one run each
 
 The capture is real librdkafka traffic: a producer (lz4 and uncompressed batches, keys, values of
@@ -20,14 +20,18 @@ import io
 import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA = os.path.join(HERE, "data")
+DATA = os.environ.get("WI_BENCH_DATA") or os.path.join(HERE, "data")  # where the capture is cached
 sys.path.insert(0, ROOT)
+# This tree's wireinspect, byte-compiled as an installed package is.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["PYTHONPATH"] = ROOT + (os.pathsep + ENV["PYTHONPATH"] if ENV.get("PYTHONPATH") else "")
 
 
 def record(n_messages: int):
@@ -99,17 +103,14 @@ def build(path: str, target: int, n_messages: int) -> int:
     return port
 
 
-def timed(cmd, runs: int):
-    best = None
-    for _ in range(runs):
-        t = time.perf_counter()
-        with open(os.devnull, "wb") as devnull:
-            r = subprocess.run(cmd, stdout=devnull, stderr=subprocess.PIPE)
-        dt = time.perf_counter() - t
-        if r.returncode not in (0, 1):
-            raise SystemExit(f"{cmd[0]} failed: {r.stderr[-500:]!r}")
-        best = dt if best is None else min(best, dt)
-    return best
+def timed(cmd) -> float:
+    t = time.perf_counter()
+    with open(os.devnull, "wb") as devnull:
+        r = subprocess.run(cmd, stdout=devnull, stderr=subprocess.PIPE, env=ENV)
+    dt = time.perf_counter() - t
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"{cmd[0]} failed: {r.stderr[-500:]!r}")
+    return dt
 
 
 def main():
@@ -128,16 +129,22 @@ def main():
     size = os.path.getsize(path)
     ours = [sys.executable, "-m", "wireinspect", "dump", "--json", "--port", str(port), path]
     theirs = ["tshark", "-r", path, "-d", f"tcp.port=={port},kafka", "-T", "json"]
-    print(f"capture: {path} ({size / 1e6:.1f} MB)")
-    t_ours = timed(ours, runs)
-    print(f"wireinspect dump --json : {t_ours:8.2f} s  {size / 1e6 / t_ours:7.1f} MB/s   $ {' '.join(ours)} > /dev/null")
-    if shutil.which("tshark"):
-        t_theirs = timed(theirs, runs)
-        print(f"tshark -T json          : {t_theirs:8.2f} s  {size / 1e6 / t_theirs:7.1f} MB/s   $ "
-              f"{' '.join(theirs)} > /dev/null")
-        print(f"ratio: wireinspect is {t_theirs / t_ours:.2f}x the speed of tshark (best of {runs})")
-    else:
+    print(f"capture: {path} ({size / 1e6:.1f} MB); {os.cpu_count()} cores shared (load average "
+          f"{os.getloadavg()[0]:.1f}); median of {runs} alternating runs")
+    if not shutil.which("tshark"):
+        t_ours = statistics.median(timed(ours) for _ in range(runs))
+        print(f"wireinspect dump --json : {t_ours:8.2f} s  {size / 1e6 / t_ours:7.1f} MB/s   $ {' '.join(ours)} > /dev/null")
         print("tshark is not installed: no comparison")
+        return
+    t_ours, t_theirs = [], []
+    for _ in range(runs):  # alternating, so both see the same load
+        t_theirs.append(timed(theirs))
+        t_ours.append(timed(ours))
+    t_ours, t_theirs = statistics.median(t_ours), statistics.median(t_theirs)
+    print(f"wireinspect dump --json : {t_ours:8.2f} s  {size / 1e6 / t_ours:7.1f} MB/s   $ {' '.join(ours)} > /dev/null")
+    print(f"tshark -T json          : {t_theirs:8.2f} s  {size / 1e6 / t_theirs:7.1f} MB/s   $ "
+          f"{' '.join(theirs)} > /dev/null")
+    print(f"ratio: wireinspect is {t_theirs / t_ours:.2f}x the speed of tshark")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ codec both ways (``dump`` writes with :func:`bytes_encoder`, ``encode`` reads wi
 from __future__ import annotations
 
 import base64
+from binascii import b2a_base64
 
 BYTES_MODES = ("base64", "hex", "text")
 
@@ -14,8 +15,8 @@ def bytes_encoder(mode: str):
         return lambda b: None if b is None else bytes(b).hex()
     if mode == "text":
         return lambda b: None if b is None else bytes(b).decode("utf-8", "backslashreplace")
-    if mode == "base64":
-        return lambda b: None if b is None else base64.b64encode(b).decode("ascii")
+    if mode == "base64":  # (binascii directly: base64.b64encode is a Python wrapper around it)
+        return lambda b: None if b is None else b2a_base64(b, newline=False).decode("ascii")
     raise ValueError(f"unknown bytes mode {mode!r}")
 
 

@@ -6,10 +6,32 @@ import json
 
 from wireinspect.model import Node
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+try:
+    from orjson import Fragment
+    from orjson import dumps as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib encoder is the fallback
+    _orjson = Fragment = None
+
+
+def _default(o):
+    if Fragment is not None and isinstance(o, Fragment):  # pre-rendered JSON (Batch.json_fragment)
+        raise TypeError("an orjson.Fragment in an object orjson refused")  # (the caller writes it without)
+    return str(o)
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_default).encode
 
 
 def dumps(obj) -> str:
+    """``obj`` as one line of JSON (UTF-8 text, no spaces), as ``json.dumps(obj, ensure_ascii=False,
+    separators=(",", ":"), default=str)`` writes it. orjson does the work (about 8x the stdlib encoder);
+    what it refuses (integers beyond 64 bits, keys that are not strings, lone surrogates) goes to the
+    stdlib encoder. (Floats may be spelled differently, ``1e-05`` vs ``1e-5``: the same number.)"""
+    if _orjson is not None:
+        try:
+            return _orjson(obj, default=str).decode()
+        except TypeError:  # orjson.JSONEncodeError is a TypeError
+            pass
     return _dumps(obj)
 
 

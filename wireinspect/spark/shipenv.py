@@ -30,7 +30,7 @@ import zipfile
 DEPS_DIR = "wireinspect-deps"
 CODE_DIR = "wireinspect-code"
 PROVIDED = {"pyspark", "py4j"}  # Spark puts its own on the executors' PYTHONPATH
-FALLBACK = ("click", "rich", "crc32c", "lz4", "python-snappy", "zstandard", "xxhash")
+FALLBACK = ("click", "rich", "crc32c", "lz4", "cramjam", "orjson", "zstandard", "xxhash", "fastavro")
 
 
 def _norm(name: str) -> str:

@@ -2,6 +2,8 @@
 
 import tempfile
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,7 +36,7 @@ def both(data: bytes, window=None):
         f.write(data)
         f.flush()
         with FileSource(f.name) as src:
-            slow = summary(iter_log(src, records=False))
+            slow = summary(iter_log(src, records=False, limit=1 << 20, max_batch=1 << 20))  # (the same bounds)
             old = fastscan.WINDOW
             if window:
                 fastscan.WINDOW = window
@@ -69,16 +71,13 @@ def test_small_windows_and_split_agree(monkeypatch):
 SEG = b"".join(v2_batch(i * 3, 3, i % 5) for i in range(6)) + legacy_entry(1, 0, 18) + v2_batch(19, 2)
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, len(SEG) - 1), st.integers(0, 255)), max_size=4),
-       st.integers(0, 200))
-def test_mutations_agree(edits, cut):
-    data = bytearray(SEG)
+def mutated(seg, edits, cut):
+    data = bytearray(seg)
     for pos, val in edits:
-        data[pos] = val
-    data = bytes(data[:len(data) - cut])
-    slow, fast = both(data)
-    assert slow == fast
+        data[pos % len(seg)] = val
+    return bytes(data[:len(data) - cut])
+
+
 
 
 def test_fast_json_equals_full_json():
@@ -122,3 +121,50 @@ def test_fast_json_bails_out_or_agrees(tail, codec):
     lazy = parse_batch(bytes(b), records="lazy")
     line = lazy.json_line(enc, "base64", dumps, {})
     assert json.loads(line) == parse_batch(bytes(b)).to_json(enc)
+
+
+# Legacy entries (magic 0/1): single messages and wrappers of every codec, beside magic-2 batches.
+LEGACY_SEG = (legacy_entry(0, 0, 0) + legacy_entry(1, 0, 1) + legacy_entry(1, 1, 2, 4) + legacy_entry(1, 2, 6, 3)
+              + legacy_entry(1, 3, 9, 5) + legacy_entry(0, 1, 14, 2) + legacy_entry(0, 3, 16, 3)
+              + v2_batch(19, 3, 4) + legacy_entry(1, 0, 22))
+
+
+def test_clean_legacy_segment_is_one_run():
+    units = []
+    with tempfile.NamedTemporaryFile(suffix=".log") as f:
+        f.write(LEGACY_SEG)
+        f.flush()
+        with FileSource(f.name) as src:
+            units = list(fastscan.fast_check(src, limit=1 << 26, max_batch=1 << 26, base_offset=None))
+    assert [u.type for u in units] == ["run"]
+    slow, fast = both(LEGACY_SEG)
+    assert slow == fast and fast[1] == 23 and not fast[2]
+
+
+@pytest.mark.parametrize("seg", [SEG, LEGACY_SEG], ids=["magic2", "legacy"])
+@settings(max_examples=200, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=4), cut=st.integers(0, 200))
+def test_mutations_agree(seg, edits, cut):
+    slow, fast = both(mutated(seg, edits, cut))
+    assert slow == fast
+
+
+def test_legacy_inner_damage_under_a_valid_crc_agrees():
+    """A wrapper whose inner message is bad but whose own CRC was recomputed: the fast path leaves it
+    to the full parser, which reports it."""
+    import struct
+    import zlib
+
+    from wireinspect.codec.compression import decompress
+
+    w = bytearray(legacy_entry(1, 1, 0, 3))
+    # rebuild the wrapper's value with a damaged inner CRC
+    vlen = struct.unpack_from(">i", w, 30)[0]  # (magic 1: keyLength -1 at 26, valueLength at 30)
+    inner = bytearray(decompress(1, bytes(w[34:34 + vlen]))[0])
+    inner[12] ^= 0xFF
+    comp = zlib.compress(bytes(inner))
+    w = w[:30] + struct.pack(">i", len(comp)) + comp
+    struct.pack_into(">i", w, 8, len(w) - 12)
+    struct.pack_into(">I", w, 12, zlib.crc32(bytes(w[16:])))
+    slow, fast = both(bytes(w) + legacy_entry(1, 0, 3))
+    assert slow == fast and any(code == "crc_mismatch" for code, _ in fast[2])

@@ -433,11 +433,11 @@ XERIAL_BLOCK = 32 * 1024  # SnappyOutputStream's default block size (snappy-java
 def _xerial(data: bytes) -> bytes:
     """snappy-java's ``SnappyOutputStream`` framing: the 16-byte header, then ``[int32 length][block]``
     per 32 KiB of input."""
-    import snappy
+    from cramjam import snappy
 
     out = [XERIAL_HEADER]
     for i in range(0, len(data), XERIAL_BLOCK):
-        block = snappy.compress(data[i:i + XERIAL_BLOCK])
+        block = bytes(snappy.compress_raw(data[i:i + XERIAL_BLOCK]))
         out.append(struct.pack(">i", len(block)) + block)
     return b"".join(out)
 

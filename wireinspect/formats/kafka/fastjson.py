@@ -3,17 +3,58 @@ text, with no per-record objects.
 
 A hand-tuned projection of :data:`~wireinspect.formats.kafka.records.RECORD` (``DefaultRecord``) for
 ``dump --json``: it gives up (returns ``None``) at the first irregularity and the full decoder
-takes over; tests/formats/kafka/test_log_encode.py asserts it agrees with ``Batch.to_json`` and
-with ``RECORD.decode`` on real bytes.
+takes over; tests/formats/kafka/test_log_encode.py and test_fastjson.py assert it agrees with
+``Batch.to_json`` and with ``RECORD.decode`` on real, generated and damaged bytes.
+
+Where the time goes (real-shaped records: a key, a 50-300 byte value, one header): the one- and
+two-byte varints are decoded inline (a function call costs as much as the decoding), a header key
+and a short header value are turned into JSON once per batch (a dict keyed by their bytes), and
+text-mode strings go through orjson when it is installed (stdlib ``json`` otherwise).
 """
 
 from __future__ import annotations
+
+import os
+from binascii import b2a_base64
 
 from wireinspect.codec.varint import read_varint
 
 # First bytes of a registry-framed key or value (formats/kafka/registry/framing.py): such records take
 # the full path, which adds keySchema/valueSchema.
 REGISTRY_MAGIC = (0x00, 0x01, 0x03)
+
+try:
+    from orjson import dumps as _orjson_dumps
+except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib encoder is the fallback
+    _orjson_dumps = None
+
+# The compiled twin of fast_records_json (_fastjson.c), built by ``pip install .`` where a C compiler
+# is; ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
+if os.environ.get("WIREINSPECT_PURE"):
+    _compiled = None
+else:
+    try:
+        from wireinspect.formats.kafka._fastjson import records_json as _compiled
+    except ImportError:
+        _compiled = None
+
+SHORT = 32  # header values up to this many bytes are turned into JSON once per batch
+
+
+def json_text(s: str) -> str:
+    """``s`` as a JSON string, as ``json.dumps(s, ensure_ascii=False)`` writes it."""
+    if _orjson_dumps is not None:
+        try:
+            return _orjson_dumps(s).decode()
+        except TypeError:  # lone surrogates (not from backslashreplace decoding, but be safe)
+            pass
+    import json
+
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _text(b) -> str:
+    return json_text(bytes(b).decode("utf-8", "backslashreplace"))
 
 
 def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int | None = None) -> str | None:
@@ -25,37 +66,59 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
     base_offset, base_ts = h[0], h[7]
     log_append = h[5] & 0x08
     count = h[12] if first is None else first
-    from binascii import b2a_base64 as b2a
-
+    if _compiled is not None and mode != "text":
+        text = _compiled(data, p, stop, dbase, base_offset, base_ts, log_append, h[8], h[6], count,
+                         mode == "hex", first is not None, _text)
+        if text is not NotImplemented:
+            return text
+    if type(data) is bytearray:  # decompressed: slices of bytes are hashable (the dicts below)
+        data = bytes(data)
+    elif type(data) is not bytes:  # a mapped file's memoryview: read-only slices hash like bytes
+        data = memoryview(data).toreadonly()
+        try:
+            hash(data[0:0])
+        except TypeError:  # a writable exporter
+            data = bytes(data)
+    b2a = b2a_base64
     b64 = mode == "base64"
     if b64:
-        def enc(a, z):
-            return '"' + b2a(data[a:z], newline=False).decode() + '"'
+        def enc(s):
+            return '"' + b2a(s, newline=False).decode() + '"'
     elif mode == "hex":
-        def enc(a, z):
-            return '"' + data[a:z].hex() + '"'
+        def enc(s):
+            return '"' + s.hex() + '"'
     else:
-        def enc(a, z):
-            return json.dumps(bytes(data[a:z]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
-    import json
-
+        enc = _text
+    hkeys = {}  # header key bytes -> JSON text (per batch: bounded by its records)
+    hvals = {}  # short header value bytes -> JSON text
     out = []
     append = out.append
     vi = _vi
     try:
         for _ in range(count):
             start = p
-            ln, p = vi(data, p)
+            b = data[p]  # varints are decoded inline in their common sizes: a call costs as much
+            if b < 0x80:
+                ln = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                b2 = data[p + 1]
+                if b2 < 0x80:
+                    v = (b & 0x7F) | (b2 << 7)
+                    ln = (v >> 1) ^ -(v & 1)
+                    p += 2
+                else:
+                    ln, p = vi(data, p)
             end = p + ln
             if ln <= 0 or end > stop:
                 return None
             p += 1  # attributes
-            b = data[p]  # the one-byte varints are decoded inline: the common case
+            b = data[p]
             if b < 0x80:
                 tsd = (b >> 1) ^ -(b & 1)
                 p += 1
             else:
-                tsd, p = vi(data, p)
+                tsd, p = vi(data, p, 10)  # a varlong
             b = data[p]
             if b < 0x80:
                 od = (b >> 1) ^ -(b & 1)
@@ -71,7 +134,7 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
             if kl > 0:
                 if kl >= 5 and data[p] in REGISTRY_MAGIC:  # maybe registry-framed: the full path labels it
                     return None
-                key = ('"' + b2a(data[p:p + kl], newline=False).decode() + '"') if b64 else enc(p, p + kl)
+                key = f'"{b2a(data[p:p + kl], newline=False).decode()}"' if b64 else enc(data[p:p + kl])
                 p += kl
             elif kl == -1:
                 key = "null"
@@ -79,11 +142,22 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                 key = '""'
             else:
                 return None
-            vl, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                vl = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                b2 = data[p + 1]
+                if b2 < 0x80:
+                    v = (b & 0x7F) | (b2 << 7)
+                    vl = (v >> 1) ^ -(v & 1)
+                    p += 2
+                else:
+                    vl, p = vi(data, p)
             if vl > 0:
                 if vl >= 5 and data[p] in REGISTRY_MAGIC:
                     return None
-                value = ('"' + b2a(data[p:p + vl], newline=False).decode() + '"') if b64 else enc(p, p + vl)
+                value = f'"{b2a(data[p:p + vl], newline=False).decode()}"' if b64 else enc(data[p:p + vl])
                 p += vl
             elif vl == -1:
                 value = "null"
@@ -91,37 +165,63 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                 value = '""'
             else:
                 return None
-            hc, p = vi(data, p)
+            hc = data[p]
+            if hc < 0x80:
+                hc = (hc >> 1) ^ -(hc & 1)
+                p += 1
+            else:
+                hc, p = vi(data, p)
             if hc:
                 if hc < 0:
                     return None
-                hs = []
-                for _ in range(hc):
-                    hkl, p = vi(data, p)
+                headers = ""
+                for j in range(hc):
+                    b = data[p]
+                    if b < 0x80:
+                        hkl = (b >> 1) ^ -(b & 1)
+                        p += 1
+                    else:
+                        hkl, p = vi(data, p)
                     if hkl < 0:
                         return None
                     if hkl in (15, 17) and data[p:p + 2] == b"__":  # __key_schema_id / __value_schema_id
                         return None
-                    hk = json.dumps(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"), ensure_ascii=False)
-                    p += hkl
-                    hvl, p = vi(data, p)
+                    q = p + hkl
+                    s = data[p:q]
+                    if q > end:  # (a slice past the end is shorter, not an error)
+                        return None
+                    hk = hkeys.get(s)
+                    if hk is None:
+                        hk = hkeys[bytes(s)] = _text(s)
+                    p = q
+                    b = data[p]
+                    if b < 0x80:
+                        hvl = (b >> 1) ^ -(b & 1)
+                        p += 1
+                    else:
+                        hvl, p = vi(data, p)
                     if hvl >= 0:
-                        hv = enc(p, p + hvl)
-                        p += hvl
+                        q = p + hvl
+                        s = data[p:q]
+                        if hvl <= SHORT:
+                            hv = hvals.get(s)
+                            if hv is None:
+                                hv = hvals[bytes(s)] = enc(s)
+                        else:
+                            hv = enc(s)
+                        p = q
                     elif hvl == -1:
                         hv = "null"
                     else:
                         return None
-                    hs.append(f"[{hk},{hv}]")
-                headers = ",".join(hs)
+                    headers = f"{headers},[{hk},{hv}]" if j else f"[{hk},{hv}]"
             else:
                 headers = ""
-            if p != end or end > stop:
+            if p != end:
                 return None
             append(f'{{"position":{"null" if dbase is None else dbase + start},"length":{end - start},'
                    f'"offset":{base_offset + od},"timestamp":{h[8] if log_append else base_ts + tsd},'
                    f'"key":{key},"value":{value},"headers":[{headers}]}}')
-            p = end
     except (IndexError, TypeError):
         return None
     if (p != stop and first is None) or (out and od > h[6]):
@@ -129,9 +229,10 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
     return ",".join(out)
 
 
-def _vi(data, p):
-    """Zig-zag varint at ``p`` (int32): (value, next position); raises IndexError past the end and
-    TypeError (value None) when overlong, which :func:`fast_records_json` treats as irregular."""
+def _vi(data, p, most=5):
+    """Zig-zag varint at ``p`` (int32; ``most=10``: a varlong): (value, next position); raises
+    IndexError past the end and TypeError (value None) when overlong, which
+    :func:`fast_records_json` treats as irregular."""
     b = data[p]
     if b < 0x80:
         return (b >> 1) ^ -(b & 1), p + 1
@@ -139,7 +240,7 @@ def _vi(data, p):
     if b2 < 0x80:
         v = (b & 0x7F) | (b2 << 7)
         return (v >> 1) ^ -(v & 1), p + 2
-    v, q = read_varint(data, p, 10)
+    v, q = read_varint(data, p, most)
     if v is None:
         raise TypeError("bad varint")
     return v, q

@@ -16,6 +16,9 @@ old, wrong frame header checksum.
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
@@ -48,6 +51,7 @@ LOG_OVERHEAD = 12
 MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
 _CRC_FIELD = LEGACY.field("crc")
 _CRC = CRCS[_CRC_FIELD.algo]
+_I32 = struct.Struct(">i")
 
 
 class Message(UnitBase):
@@ -358,3 +362,68 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_record
     if m.magic == 1 and m.attributes & 0x08:
         for im in inner:
             im.abs_timestamp = m.timestamp
+
+
+def clean_entry(buf, pos: int, end: int, limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS):
+    """``verify``'s fast path for the legacy entry ``buf[pos:end]`` (magic 0/1; ``end`` from its size
+    field): ``(messages, base offset)`` when :func:`parse_message` would find no problem in it, else
+    ``None`` (for the full parser to report what it finds). No objects per inner message: the
+    wrapper's message set is walked for framing, magic, CRC-32, codec and fields that fit exactly,
+    as ``parse_message`` checks them; tests/formats/kafka/test_fastscan.py checks the two agree."""
+    if end - pos < HEAD_SIZE:
+        return None
+    offset, size, crc, magic, attributes = _HEAD.unpack_from(buf, pos)
+    if magic not in (0, 1) or size < MIN_SIZE[magic] or LOG_OVERHEAD + size != end - pos:
+        return None
+    crc_at = _AT[_CRC_FIELD.start]
+    if _CRC(buf[pos + crc_at:end]) != crc:
+        return None
+    plan = _PLANS[magic]
+    fast = plan.read(buf, pos, end)
+    if fast is None or fast[1] != end:
+        return None
+    codec = attributes & 7
+    if not codec:
+        return 1, offset
+    idx = _IDX[magic]
+    vlen, vpos = fast[0][idx[-2]], fast[0][idx[-1]]
+    if codec > 4 or vlen < 0:
+        return None
+    data, err = decompress(codec, buf[vpos:vpos + vlen], limit, old_lz4=magic == 0)
+    if err:
+        return None
+    n = 0
+    p = 0
+    stop = len(data)
+    first = last = None
+    unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, zlib.crc32, MIN_SIZE[magic]
+    key_at = HEAD_SIZE + (8 if magic == 1 else 0)  # keyLength, after magic 1's timestamp
+    while p < stop:  # the inner messages: _PLANS[magic].read inlined (keyLength, key, valueLength, value)
+        if n >= max_records or stop - p < HEAD_SIZE:
+            return None
+        ioff, isize, icrc, imagic, iattrs = unpack(data, p)
+        q = p + LOG_OVERHEAD + isize
+        if imagic != magic or iattrs & 7 or isize < minimum or q > stop or crc32(data[p + crc_at:q]) != icrc:
+            return None
+        k = p + key_at
+        for _ in (0, 1):  # key, then value: -1 (null) or a length that fits
+            if k + 4 > q:
+                return None
+            (ln,) = i32(data, k)
+            if ln < -1:
+                return None
+            k += 4 + max(ln, 0)
+        if k != q:
+            return None
+        if first is None:
+            first = ioff
+        last = ioff
+        n += 1
+        p = q
+    if not n:
+        return None
+    if magic == 1 and offset:  # inner offsets relative to the wrapper's (its last inner offset)
+        if offset - last < 0:
+            return None
+        return n, offset - last + first
+    return n, first

@@ -154,11 +154,11 @@ def compress(codec: int, data: bytes, magic: int = 2) -> bytes:
 
         return gzip.compress(data, mtime=0)
     if codec == 2:
-        import snappy
+        from cramjam import snappy
 
         out = [b"\x82SNAPPY\x00", (1).to_bytes(4, "big"), (1).to_bytes(4, "big")]
         for i in range(0, len(data), 32 << 10):
-            block = snappy.compress(data[i:i + (32 << 10)])
+            block = bytes(snappy.compress_raw(data[i:i + (32 << 10)]))
             out += [len(block).to_bytes(4, "big"), block]
         return b"".join(out)
     if codec == 3:
@@ -530,11 +530,50 @@ def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, a
 
 
 def batch_raw_json(b, read, enc) -> dict:
-    """The raw keys of a magic-2 batch (``rawRecords``, or ``rawBytes``): see the module docstring."""
+    """The raw keys of a magic-2 batch (``rawRecords``, or ``rawBytes``): see the module docstring.
+    A batch written canonically (:func:`canonical_plain`) needs none, without encoding it to find out."""
     from wireinspect.formats.kafka.records import RECORD_BATCH_OVERHEAD
 
+    if canonical_plain(b, enc):
+        return {}
     at = RECORD_BATCH_OVERHEAD if b.header and b.length >= RECORD_BATCH_OVERHEAD else None
     return _raw(b, read, enc, "rawRecords", at, encode_batch, batch_attributes)
+
+
+def _varint_size(v: int) -> int:
+    """Bytes of ``v`` written as Kafka writes a zig-zag varint (the shortest form)."""
+    return max(1, (((v << 1) ^ (v >> 63)).bit_length() + 6) // 7)
+
+
+def canonical_plain(b, enc) -> bool:
+    """True when encoding ``b``'s JSON gives its stored bytes back (``--keep-crc``), seen from the bytes:
+    a valid uncompressed batch without problems, not control, not of an internal topic, CreateTime,
+    whose records (attributes 0) and header keys (UTF-8) were written as Kafka writes them: every
+    varint in its shortest form, ``recordsCount`` and ``lastOffsetDelta`` those of the records; bytes
+    as base64 or hex. ``False`` says nothing: the caller encodes to find out (tested to agree)."""
+    h = b.header
+    recs = b.records
+    if (not h or not b.crc_ok or b.problems or b.capped or b.internal is not None or h[5] & 0x2F or not recs
+            or h[12] != len(recs) or h[6] != recs[-1].offsetDelta or mode_of(enc) == "text"):
+        return False
+    data = b.data
+    vs = _varint_size
+    for r in recs:
+        if not r.ok or r.attributes or r.p_attr - r.start != vs(r.length) or r.p_od - r.p_tsd != vs(r.timestampDelta) \
+                or r.p_klen - r.p_od != vs(r.offsetDelta) or r.p_key - r.p_klen != vs(r.keyLength) \
+                or r.p_val - r.p_vlen != vs(r.valueLength):
+            return False
+        hs = r.headers
+        if (hs[0].p_klen if hs else r.end) - r.p_hc != vs(r.headersCount):
+            return False
+        for x in hs:
+            if x.p_key - x.p_klen != vs(x.klen) or x.p_val - x.p_vlen != vs(x.vlen):
+                return False
+            try:
+                bytes(data[x.p_key:x.p_key + x.klen]).decode("utf-8")
+            except UnicodeDecodeError:
+                return False
+    return True
 
 
 def message_raw_json(m, read, enc) -> dict:

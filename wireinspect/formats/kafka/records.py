@@ -239,7 +239,7 @@ class Batch(UnitBase):
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy")
+                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast")
 
     def __init__(self, position):
         self.position = position
@@ -257,6 +257,7 @@ class Batch(UnitBase):
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
         self.internal = None  # the internal-topic kind of its records (parse_batch's ``internal``)
         self._lazy = None  # (buf, pos, base, limit, max_records) while records are not parsed yet
+        self._fast = None  # (mode, JSON text of the records) from settle()
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -348,18 +349,56 @@ class Batch(UnitBase):
             d.update((n.name, n.value) for n in self._partial_nodes())
         return d
 
+    def _fast_text(self, mode: str, first: int | None = None):
+        """The records as JSON text by :func:`fast_records_json` if this batch may take that path
+        (records not parsed yet, CRC checked, no problems, not control, not of an internal topic)
+        and it does; else ``None``."""
+        lazy = self._lazy
+        if lazy is None or not self.crc_ok or self.problems or self.header[5] & 0x20 or self.internal is not None:
+            return None
+        buf, pos, base, limit, _ = lazy
+        got = _records_data(self, buf, pos, base, limit)
+        return None if got is None else fast_records_json(self.header, *got, mode, first)
+
+    def settle(self, mode: str = "base64") -> None:
+        """Parse the records now (``records="lazy"``), unless the fast JSON path takes them: then they
+        stay unparsed and their JSON text is kept for :meth:`json_fragment`. Either way
+        :attr:`problems` is complete afterwards (the fast path takes only records the full decoder
+        finds no problem in). For units whose problems are summed up when decoded (a frame's)."""
+        if self._lazy is None:
+            return
+        if self.header[12] <= self._lazy[4]:  # (a capped batch: its records_limit problem comes from parsing)
+            text = self._fast_text(mode)
+            if text is not None:
+                self._fast = (mode, text)
+                return
+        self.parse_records()
+
+    def json_fragment(self, enc, mode: str) -> dict:
+        """``to_json(enc)``, with the records as one pre-rendered JSON fragment (``orjson.Fragment``)
+        when :meth:`settle` left them to the fast path; for ``render.jsonl.dumps`` only."""
+        fast = self._fast
+        if fast is not None and self._lazy is not None:
+            text = fast[1] if fast[0] == mode else self._fast_text(mode)
+            try:
+                from orjson import Fragment
+            except ImportError:  # pragma: no cover - orjson is a dependency
+                text = None
+            if text is not None:
+                d = self.header_json()
+                d["problems"] = [p.to_dict() for p in self.problems]
+                d["records"] = Fragment("[" + text + "]")
+                return d
+        return self.to_json(enc)
+
     def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
         """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
         control, no problems, not of an internal topic) has its records written straight to JSON text
         by :func:`fast_records_json`; anything else takes the full path."""
-        lazy = self._lazy
-        if lazy is not None and self.crc_ok and not self.problems and not self.header[5] & 0x20 \
-                and self.internal is None:
-            buf, pos, base, limit, max_records = lazy
+        if self._lazy is not None and self.header is not None:
+            max_records = self._lazy[4]
             capped = self.header[12] > max_records
-            got = _records_data(self, buf, pos, base, limit)
-            text = None if got is None else fast_records_json(self.header, *got, mode,
-                                                              max_records if capped else None)
+            text = self._fast_text(mode, max_records if capped else None)
             if text is not None:
                 self._lazy = None
                 if capped:

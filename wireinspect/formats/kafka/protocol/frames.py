@@ -121,13 +121,25 @@ class Frame(UnitBase):
         c = self.conversation
         return None if c is None else c.connection_json()
 
-    def to_json(self, enc) -> dict:
-        """The ``dump --json`` object of a frame (docs/protocol.md)."""
+    def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
+        """``dumps(self.to_json(enc) | extra)``, with the records of plain valid batches as JSON text
+        written by the fast path (:meth:`Batch.json_fragment`)."""
+        d = self.to_json(enc, mode)
+        d.update(extra)
+        try:
+            return dumps(d)
+        except TypeError:  # something orjson refuses (a lone surrogate): the stdlib encoder, no fragments
+            d = self.to_json(enc)
+            d.update(extra)
+            return dumps(d)
+
+    def to_json(self, enc, mode: str | None = None) -> dict:
+        """The ``dump --json`` object of a frame (docs/protocol.md); ``mode``: see :meth:`json_line`."""
         d = {"type": "frame", "protocol": "kafka", "connection": self.connection_json(),
              "direction": self.direction, "position": self.position, "length": self.length,
              "apiKey": self.api_key, "apiName": self.api_name, "apiVersion": self.api_version,
              "correlationId": self.correlation_id, "header": fields_json(self.header, enc),
-             "body": None if self.body is None else fields_json(self.body, enc)}
+             "body": None if self.body is None else fields_json(self.body, enc, mode)}
         if self.timestamp is not None or self.file_position is not None:
             capture_items(self, d)
         if self.notes:

@@ -26,6 +26,7 @@ from wireinspect.codec.varint import read_uvarint as uvarint
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32,
     T_UUID, TYPE_NAMES, Plan)
+from wireinspect.formats.kafka.records import Batch
 from wireinspect.formats.kafka.segment import DEFAULT_MAX_BATCH, iter_log
 from wireinspect.inputs.source import Source
 from wireinspect.model import Node, Problem
@@ -127,7 +128,12 @@ def decode_records(buf, p: int, n: int, base: int, ctx: Ctx):
     if n == 0:
         return [], False
     src = OffsetSource(memoryview(buf)[p:p + n], base + p)
-    units = list(iter_log(src, records=ctx.records, limit=ctx.limit, max_batch=ctx.max_batch, start=base + p))
+    units = list(iter_log(src, records="lazy" if ctx.records else False, limit=ctx.limit, max_batch=ctx.max_batch,
+                          start=base + p))
+    if ctx.records:  # records parsed now (their problems are the frame's), or left to the fast JSON path
+        for u in units:
+            if isinstance(u, Batch):
+                u.settle()
     partial = False
     if ctx.response and units:
         last = units[-1]
@@ -350,9 +356,11 @@ def _fix_partial(entries: list) -> None:
 
 
 # -- projections --------------------------------------------------------------------------------
-def fields_json(entries, enc) -> dict:
+def fields_json(entries, enc, mode: str | None = None) -> dict:
     """Entries -> ``{specName: value}``; unknown tagged fields under ``"_unknownTaggedFields"`` as
-    ``[{"tag", "position", "length", "data"}]``."""
+    ``[{"tag", "position", "length", "data"}]``. ``mode`` (the ``--bytes`` mode of ``enc``): record
+    batches may give their records as pre-rendered JSON (:meth:`Batch.json_fragment`), for
+    ``render.jsonl.dumps`` only."""
     d = {}
     for f in entries:
         k = f.kind
@@ -360,16 +368,17 @@ def fields_json(entries, enc) -> dict:
             v = f.value
             d[f.name] = enc(v) if isinstance(v, bytes) else v
         elif k == K_STRUCT:
-            d[f.name] = None if f.value is None else fields_json(f.value, enc)
+            d[f.name] = None if f.value is None else fields_json(f.value, enc, mode)
         elif k == K_ARRAY:
             d[f.name] = None if f.value is None else [
-                fields_json(e.value, enc) if e.kind == K_STRUCT else (enc(e.value) if isinstance(e.value, bytes)
-                                                                       else e.value) for e in f.value]
+                fields_json(e.value, enc, mode) if e.kind == K_STRUCT else (
+                    enc(e.value) if isinstance(e.value, bytes) else e.value) for e in f.value]
         elif k == K_RECORDS:
             if f.value is None:
                 d[f.name] = None
             else:
-                d[f.name] = units = [u.to_json(enc) for u in f.value]
+                d[f.name] = units = [u.json_fragment(enc, mode) if mode is not None and isinstance(u, Batch)
+                                     else u.to_json(enc) for u in f.value]
                 if f.partial and units:
                     units[-1]["partial"] = True
         elif k == K_UNKNOWN_TAG:
