@@ -95,8 +95,12 @@ def test_generated_batches_agree(recs, codec, mode, log_append, deltas):
 
 
 def _registry_like(b) -> bool:
-    """Starts as a Schema Registry framing might (fastjson.REGISTRY_MAGIC, at least 5 bytes)."""
-    return b is not None and len(b) >= 5 and b[0] in fastjson.REGISTRY_MAGIC
+    """Starts as a Schema Registry framing might (fastjson.REGISTRY_MAGIC, at least 5 bytes, and
+    fastjson.may_be_framed)."""
+    from wireinspect.formats.kafka.registry.store import active
+
+    return b is not None and len(b) >= 5 and b[0] in fastjson.REGISTRY_MAGIC and (
+        active() is not None or fastjson.may_be_framed(b, 0, len(b)))  # (a registry an earlier CLI run left active)
 
 
 @settings(max_examples=300, deadline=None)
@@ -164,3 +168,16 @@ def test_canonical_check_agrees_with_encoding(recs, mode, edits, log_append):
     assert log_encode.batch_raw_json(b, lambda p, n: data[p:p + n], enc) == slow
     if not edits and not log_append and mode != "text":
         assert log_encode.canonical_plain(b, enc)  # kafka-python writes canonically
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([0x00, 0x01, 0x03]), st.binary(min_size=4, max_size=40))
+def test_may_be_framed_is_never_too_strict(first, rest):
+    """Whatever framing.from_prefix + plausible would label (no registry at hand), may_be_framed
+    lets through to the full path."""
+    from wireinspect.formats.kafka.registry.framing import from_prefix, plausible
+
+    b = bytes([first]) + rest
+    f = from_prefix(b)
+    if f is not None and plausible(f, b):
+        assert fastjson.may_be_framed(b, 0, len(b))

@@ -128,6 +128,15 @@ static inline int varint(const unsigned char *d, Py_ssize_t *p, Py_ssize_t end, 
 
 #define VARINT(var, most) do { int r_ = varint(d, &p, end, most, &var); if (r_) { rc = r_; goto done; } } while (0)
 
+/* Could these bytes (n >= 5) get a Schema Registry label with no registry at hand? The same test as
+ * fastjson.may_be_framed: 0x00 and a schema id below 2^24; 0x01 or Glue's 0x03 and a version-4 UUID. */
+static int may_be_framed(const unsigned char *b, int64_t n) {
+    if (b[0] == 0x00) return b[1] == 0;
+    if (b[0] == 0x01) return n >= 17 && (b[7] & 0xF0) == 0x40 && (b[9] & 0xC0) == 0x80;
+    if (b[0] == 0x03) return n >= 18 && (b[1] == 0x00 || b[1] == 0x05) && (b[8] & 0xF0) == 0x40 && (b[10] & 0xC0) == 0x80;
+    return 0;
+}
+
 static PyObject *records_json(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t p, stop;
@@ -182,8 +191,8 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
             if (which == 0) kl = l; else vl = l;
             if (l > 0) {
                 if (l > end - p) { rc = 1; goto done; }
-                /* maybe registry-framed (REGISTRY_MAGIC in fastjson.py): the full path labels it */
-                if (l >= 5 && (d[p] == 0x00 || d[p] == 0x01 || d[p] == 0x03)) { rc = 1; goto done; }
+                /* maybe registry-framed (may_be_framed in fastjson.py): the full path labels it */
+                if (l >= 5 && may_be_framed(d + p, l)) { rc = 1; goto done; }
                 if (put_bytes(&o, d + p, (Py_ssize_t)l, hex) < 0) { rc = -1; goto done; }
                 p += l;
             } else if (l == -1 || l == 0) {

@@ -19,9 +19,23 @@ from binascii import b2a_base64
 
 from wireinspect.codec.varint import read_varint
 
-# First bytes of a registry-framed key or value (formats/kafka/registry/framing.py): such records take
-# the full path, which adds keySchema/valueSchema.
+# First bytes of a registry-framed key or value (formats/kafka/registry/framing.py): records that may
+# be labelled take the full path, which adds keySchema/valueSchema.
 REGISTRY_MAGIC = (0x00, 0x01, 0x03)
+
+
+def may_be_framed(data, p: int, n: int) -> bool:
+    """Could ``data[p:p + n]`` (``n >= 5``, ``data[p]`` in :data:`REGISTRY_MAGIC`) get a registry label
+    when no registry is at hand (``framing.from_prefix`` and ``plausible``)? 0x00: a schema id below
+    2^24 (its high byte 0; Apicurio's 8-byte id too); 0x01 and Glue's 0x03: a version-4 UUID where the
+    GUID sits. Cheap and never too strict: it may say yes where no label comes, never the reverse.
+    (The C twin, ``_fastjson.c``, checks the same.)"""
+    first = data[p]
+    if first == 0x00:
+        return data[p + 1] == 0
+    if first == 0x01:
+        return n >= 17 and data[p + 7] & 0xF0 == 0x40 and data[p + 9] & 0xC0 == 0x80
+    return n >= 18 and data[p + 1] in (0x00, 0x05) and data[p + 8] & 0xF0 == 0x40 and data[p + 10] & 0xC0 == 0x80
 
 try:
     from orjson import dumps as _orjson_dumps
@@ -66,7 +80,10 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
     base_offset, base_ts = h[0], h[7]
     log_append = h[5] & 0x08
     count = h[12] if first is None else first
-    if _compiled is not None and mode != "text":
+    from wireinspect.formats.kafka.registry.store import active
+
+    strict = active() is not None  # with a registry, any id may resolve: every framed-looking value declines
+    if _compiled is not None and mode != "text" and not strict:
         text = _compiled(data, p, stop, dbase, base_offset, base_ts, log_append, h[8], h[6], count,
                          mode == "hex", first is not None, _text)
         if text is not NotImplemented:
@@ -132,8 +149,8 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
             else:
                 kl, p = vi(data, p)
             if kl > 0:
-                if kl >= 5 and data[p] in REGISTRY_MAGIC:  # maybe registry-framed: the full path labels it
-                    return None
+                if kl >= 5 and data[p] in REGISTRY_MAGIC and (strict or may_be_framed(data, p, kl)):
+                    return None  # maybe registry-framed: the full path labels it
                 key = f'"{b2a(data[p:p + kl], newline=False).decode()}"' if b64 else enc(data[p:p + kl])
                 p += kl
             elif kl == -1:
@@ -155,7 +172,7 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
                 else:
                     vl, p = vi(data, p)
             if vl > 0:
-                if vl >= 5 and data[p] in REGISTRY_MAGIC:
+                if vl >= 5 and data[p] in REGISTRY_MAGIC and (strict or may_be_framed(data, p, vl)):
                     return None
                 value = f'"{b2a(data[p:p + vl], newline=False).decode()}"' if b64 else enc(data[p:p + vl])
                 p += vl
