@@ -12,7 +12,7 @@ from wireinspect.spark import shipenv
 
 def test_the_dependencies_are_wireinspects_requirements_without_spark_itself():
     names = {shipenv._norm(d.metadata["Name"]) for d in shipenv.distributions()}
-    assert {"click", "rich", "crc32c", "lz4", "python-snappy", "zstandard", "xxhash", "pyarrow"} <= names
+    assert {"click", "rich", "crc32c", "lz4", "cramjam", "orjson", "zstandard", "xxhash", "fastavro", "pyarrow"} <= names
     assert not names & {"pyspark", "py4j", "pytest", "hypothesis", "wireinspect"}
 
 
