@@ -68,7 +68,10 @@ class _Ctx(EncodeContext):
         return super().blob(value, where, mode)
 
 
-def _pass_bytes(ctx: EncodeContext) -> _Ctx:
+def bytes_context(ctx: EncodeContext) -> EncodeContext:
+    """``ctx`` as a context whose ``blob`` also takes ``bytes`` (what an encoder computed itself, e.g. a
+    compressed payload) where a layout expects a JSON bytes string; ``ctx`` itself when it already does.
+    For an encoder that hands computed bytes to Kafka's layouts (as Redpanda's batch encoder does)."""
     if isinstance(ctx, _Ctx):
         return ctx
     return _Ctx(**{f.name: getattr(ctx, f.name) for f in _dc_fields(EncodeContext)})
@@ -313,7 +316,7 @@ def encode_records(records: list, base_offset: int, base_timestamp: int, control
     offsetDelta or None)``. Raises EncodeError naming ``.records[i].field``."""
     from wireinspect.formats.kafka.records import RECORD
 
-    ctx = _pass_bytes(ctx)
+    ctx = bytes_context(ctx)
     out = []
     od = None
     for i, rec in enumerate(records):
@@ -347,7 +350,7 @@ def encode_batch(obj: dict, ctx: EncodeContext) -> bytes:
     docstring for what is recomputed. Raises EncodeError naming the path inside ``obj``."""
     from wireinspect.formats.kafka.records import BATCH
 
-    ctx = _pass_bytes(ctx)
+    ctx = bytes_context(ctx)
     whole = _raw_whole(obj, ctx)
     if whole is not None:
         return whole
@@ -432,7 +435,7 @@ def encode_message(obj: dict, ctx: EncodeContext) -> bytes:
     they differ); a wrapper's value is its records as a message set, compressed with its codec."""
     from wireinspect.formats.kafka.legacy import LEGACY
 
-    ctx = _pass_bytes(ctx)
+    ctx = bytes_context(ctx)
     whole = _raw_whole(obj, ctx)
     if whole is not None:
         return whole

@@ -22,7 +22,7 @@ from __future__ import annotations
 from wireinspect.codec.bytesfmt import mode_of
 from wireinspect.errors import EncodeError
 from wireinspect.formats import common
-from wireinspect.formats.kafka.log_encode import (_pass_bytes, batch_attributes, encode_batch as kafka_encode_batch,
+from wireinspect.formats.kafka.log_encode import (batch_attributes, bytes_context, encode_batch as kafka_encode_batch,
                                                   records_digest, whole_digest)
 from wireinspect.formats.kafka.records import BATCH_HEADER, RECORD_BATCH_OVERHEAD
 from wireinspect.formats.redpanda.header import HEADER, HEADER_SIZE
@@ -63,7 +63,7 @@ def _rename(e: EncodeError) -> EncodeError:
 def encode_batch(obj: dict, ctx: EncodeContext) -> bytes:
     """The bytes of one ``redpanda_batch`` object (see the module docstring). Raises EncodeError
     naming the path inside ``obj``."""
-    ctx = _pass_bytes(ctx)
+    ctx = bytes_context(ctx)
     raw = obj.get("rawBytes")
     if raw is not None and obj.get("rawBytesDigest") == whole_digest(obj):
         return ctx.blob(raw, ".rawBytes")
