@@ -138,8 +138,9 @@ def whole_digest(obj: dict) -> str:
     return _digest(d)
 
 
-def _raw_whole(obj: dict, ctx) -> bytes | None:
-    """``rawBytes`` when present and the object was not edited since ``dump --raw``."""
+def raw_whole(obj: dict, ctx) -> bytes | None:
+    """``rawBytes`` when present and the object was not edited since ``dump --raw`` (its
+    ``rawBytesDigest`` is still :func:`whole_digest`), else None: what an encoder writes as stored."""
     raw = obj.get("rawBytes")
     if raw is None or obj.get("rawBytesDigest") != whole_digest(obj):
         return None
@@ -351,7 +352,7 @@ def encode_batch(obj: dict, ctx: EncodeContext) -> bytes:
     from wireinspect.formats.kafka.records import BATCH
 
     ctx = bytes_context(ctx)
-    whole = _raw_whole(obj, ctx)
+    whole = raw_whole(obj, ctx)
     if whole is not None:
         return whole
     attributes = batch_attributes(obj)
@@ -436,7 +437,7 @@ def encode_message(obj: dict, ctx: EncodeContext) -> bytes:
     from wireinspect.formats.kafka.legacy import LEGACY
 
     ctx = bytes_context(ctx)
-    whole = _raw_whole(obj, ctx)
+    whole = raw_whole(obj, ctx)
     if whole is not None:
         return whole
     magic = _get_int(obj, "magic", "")
@@ -504,13 +505,16 @@ ENCODE_TYPES = frozenset({"batch", "message", "unparsed"})
 
 
 # -- dump --json --raw ----------------------------------------------------------------------------------
-def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, attrs_fn) -> dict:
-    """The raw keys of one unit, the fewest that give its stored bytes back with ``--keep-crc``: none
-    when its fields do (an uncompressed, canonically written unit); else its stored payload (from
-    ``payload_at``, bytes into the unit) under ``payload_key`` with its digest; else ``rawBytes``."""
-    d = unit.to_json(enc)
+def raw_keys(d: dict, stored: bytes, enc, encode_fn, payload_key: str | None = None, payload_at: int | None = None,
+             attrs_fn=None, view=None) -> dict:
+    """The fewest raw keys that give a unit's ``stored`` bytes back from its JSON ``d`` through
+    ``encode_fn(obj, ctx)`` with ``--keep-crc``: none when its fields do (an uncompressed, canonically
+    written unit); else its stored payload (from ``payload_at``, bytes into the unit) under
+    ``payload_key`` with its :func:`records_digest` (``attrs_fn``: the attributes of the Kafka object);
+    else ``rawBytes`` + ``rawBytesDigest``. ``view``: the Kafka object ``d`` stands for, when its keys
+    are named otherwise (a Redpanda batch), for the attributes and the digest."""
+    k = d if view is None else view(d)
     ctx = _Ctx(keep_crc=True, bytes_mode=mode_of(enc))
-    stored = bytes(read(unit.position, unit.length))
 
     def gives(extra) -> bool:
         try:
@@ -518,18 +522,24 @@ def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, a
         except EncodeError:
             return False
 
-    compressed = payload_at is not None and d.get("attributes") is not None and d["attributes"] & 7
+    compressed = payload_at is not None and k.get("attributes") is not None and k["attributes"] & 7
     if not compressed and gives({}):
         return {}
-    if payload_at is not None and payload_at <= unit.length:
+    if payload_at is not None and payload_at <= len(stored):
         try:
-            attrs = attrs_fn(d)
+            attrs = attrs_fn(k)
         except EncodeError:
             attrs = None
-        extra = {payload_key: enc(stored[payload_at:]), payload_key + "Digest": records_digest(d, attrs)}
+        extra = {payload_key: enc(stored[payload_at:]), payload_key + "Digest": records_digest(k, attrs)}
         if gives(extra):
             return extra
     return {"rawBytes": enc(stored), "rawBytesDigest": whole_digest(d)}
+
+
+def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, attrs_fn) -> dict:
+    """:func:`raw_keys` of one unit (its JSON, its stored bytes read)."""
+    return raw_keys(unit.to_json(enc), bytes(read(unit.position, unit.length)), enc, encode_fn, payload_key,
+                    payload_at, attrs_fn)
 
 
 def batch_raw_json(b, read, enc) -> dict:

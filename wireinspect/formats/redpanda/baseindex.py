@@ -264,10 +264,10 @@ class BaseIndex(UnitBase):
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: ``rawBytes`` + ``rawBytesDigest`` (the file) when the fields with
         ``--keep-crc`` do not give the file's bytes back (damage, trailing bytes), else nothing."""
-        from wireinspect.formats.redpanda.rawfile import raw_keys
+        from wireinspect.formats.kafka.log_encode import raw_keys
 
         stored = self.data if len(self.data) == self.length else bytes(read(self.position, self.length))
-        return raw_keys(self.to_json(enc), stored, encode_base_index, enc)
+        return raw_keys(self.to_json(enc), stored, enc, encode_base_index)
 
     def to_tree(self) -> Node:
         n = self.entries
@@ -391,9 +391,9 @@ def encode_base_index(obj: dict, ctx: EncodeContext) -> bytes:
     """The bytes of a ``redpanda_base_index`` object: ``rawBytes`` when the object is as dumped with
     ``--raw``, else the fields through the layout ``layout`` names (sizes, counts and the checksum
     recomputed unless ``--keep-lengths``/``--keep-crc``). Raises EncodeError naming the path."""
-    from wireinspect.formats.redpanda.rawfile import stored_bytes
+    from wireinspect.formats.kafka.log_encode import raw_whole
 
-    raw = stored_bytes(obj, ctx)
+    raw = raw_whole(obj, ctx)
     if raw is not None:
         return raw
     kind = obj.get("layout")

@@ -223,9 +223,9 @@ class CompactionIndex(UnitBase):
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: ``rawBytes`` + ``rawBytesDigest`` (the whole file) when the entries and
         the footer with ``--keep-crc`` do not give the file's bytes back, else nothing."""
-        from wireinspect.formats.redpanda.rawfile import raw_keys
+        from wireinspect.formats.kafka.log_encode import raw_keys
 
-        return raw_keys(self.to_json(enc), bytes(read(self.position, self.length)), encode_compaction_index, enc)
+        return raw_keys(self.to_json(enc), bytes(read(self.position, self.length)), enc, encode_compaction_index)
 
     def to_tree(self) -> Node:
         n = len(self.entry_list)
@@ -379,9 +379,9 @@ def encode_compaction_index(obj: dict, ctx: EncodeContext) -> bytes:
     with ``--raw``, else its entries through :data:`ENTRY` then the footer of its ``version``, with
     the entries' sizes, the footer's ``size``/``keys`` (and their deprecated copies) and ``crc``
     recomputed unless ``--keep-lengths``/``--keep-crc``. Raises EncodeError naming the path."""
-    from wireinspect.formats.redpanda.rawfile import stored_bytes
+    from wireinspect.formats.kafka.log_encode import raw_whole
 
-    raw = stored_bytes(obj, ctx)
+    raw = raw_whole(obj, ctx)
     if raw is not None:
         return raw
     footer = obj.get("footer")

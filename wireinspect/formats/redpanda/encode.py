@@ -19,11 +19,10 @@ Raw keys, only where the fields cannot give the stored bytes back (as for Kafka 
 
 from __future__ import annotations
 
-from wireinspect.codec.bytesfmt import mode_of
 from wireinspect.errors import EncodeError
 from wireinspect.formats import common
 from wireinspect.formats.kafka.log_encode import (batch_attributes, bytes_context, encode_batch as kafka_encode_batch,
-                                                  records_digest, whole_digest)
+                                                  raw_keys, raw_whole, whole_digest)
 from wireinspect.formats.kafka.records import BATCH_HEADER, RECORD_BATCH_OVERHEAD
 from wireinspect.formats.redpanda.header import HEADER, HEADER_SIZE
 from wireinspect.layout import EncodeContext
@@ -64,9 +63,9 @@ def encode_batch(obj: dict, ctx: EncodeContext) -> bytes:
     """The bytes of one ``redpanda_batch`` object (see the module docstring). Raises EncodeError
     naming the path inside ``obj``."""
     ctx = bytes_context(ctx)
-    raw = obj.get("rawBytes")
-    if raw is not None and obj.get("rawBytesDigest") == whole_digest(obj):
-        return ctx.blob(raw, ".rawBytes")
+    whole = raw_whole(obj, ctx)
+    if whole is not None:
+        return whole
     try:
         kb = kafka_encode_batch(kafka_object(obj), ctx)
     except EncodeError as e:
@@ -93,27 +92,12 @@ def encode_log(obj: dict, ctx: EncodeContext) -> list:
 
 
 def batch_raw_json(b, read, enc) -> dict:
-    """The raw keys of a batch: none when its fields give its bytes back with ``--keep-crc``; else
-    ``rawRecords`` (+ digest) when the header fields and the stored records do; else ``rawBytes``."""
+    """The raw keys of a batch (Kafka's :func:`~wireinspect.formats.kafka.log_encode.raw_keys` of the
+    Kafka batch it holds): none when its fields give its bytes back with ``--keep-crc``; else
+    ``rawRecords`` (+ digest) when the header fields and the stored records do; else ``rawBytes``
+    (always for a header cut short)."""
     d = b.to_json(enc)
-    ctx = EncodeContext(keep_crc=True, bytes_mode=mode_of(enc))
     stored = bytes(read(b.position, b.length))
-
-    def gives(extra) -> bool:
-        try:
-            return encode_batch({**d, **extra}, ctx) == stored
-        except EncodeError:
-            return False
-
-    if b.rp is not None and not b.rp[5] & 7 and gives({}):
-        return {}
-    if b.rp is not None and b.length >= HEADER_SIZE:
-        k = kafka_object(d)
-        try:
-            attrs = batch_attributes(k)
-        except EncodeError:
-            attrs = None
-        extra = {"rawRecords": enc(stored[HEADER_SIZE:]), "rawRecordsDigest": records_digest(k, attrs)}
-        if gives(extra):
-            return extra
-    return {"rawBytes": enc(stored), "rawBytesDigest": whole_digest(d)}
+    if b.rp is None:
+        return {"rawBytes": enc(stored), "rawBytesDigest": whole_digest(d)}
+    return raw_keys(d, stored, enc, encode_batch, "rawRecords", HEADER_SIZE, batch_attributes, kafka_object)
