@@ -30,6 +30,20 @@ class Source:
         self.close()
 
 
+def checksum(source: Source, start: int, end: int, fn, value: int = 0, chunk: int = 8 << 20) -> int:
+    """``fn`` (a running checksum such as ``crc32c(data, value)``) over ``source``'s bytes
+    ``[start, end)``, continuing from ``value``, read ``chunk`` bytes at a time (a range larger than
+    memory); stops early at the end of the source."""
+    pos = start
+    while pos < end:
+        data = source.read(pos, min(chunk, end - pos))
+        if not data:
+            break
+        value = fn(data, value)
+        pos += len(data)
+    return value
+
+
 class BytesSource(Source):
     def __init__(self, data: bytes, name: str, path: str | None = None):
         self.data = bytes(data)

@@ -32,7 +32,7 @@ from wireinspect.formats.common import Unparsed
 from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
 from wireinspect.formats.kafka.fields import compile_table
 from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
-from wireinspect.inputs.source import Source, Window
+from wireinspect.inputs.source import Source, Window, checksum
 from wireinspect.model import Problem
 
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -47,18 +47,6 @@ _MAGIC = re.compile(rb"[\x00\x01\x02]")
 _NONZERO = re.compile(rb"[^\x00]")
 _ZEROS_LEN = 1 << 20
 _ZEROS = bytes(_ZEROS_LEN)
-
-
-def _stream_crc(source: Source, start: int, end: int, fn) -> int:
-    value = 0
-    pos = start
-    while pos < end:
-        chunk = source.read(pos, min(8 << 20, end - pos))
-        if not chunk:
-            break
-        value = fn(chunk, value)
-        pos += len(chunk)
-    return value
 
 
 def entry_ok(win: Window, pos: int) -> int:
@@ -88,7 +76,7 @@ def entry_ok(win: Window, pos: int) -> int:
         buf, i = win.get(pos, total)
         computed = fn(buf[i + first:i + total])
     else:
-        computed = _stream_crc(win.source, pos + first, pos + total, fn)
+        computed = checksum(win.source, pos + first, pos + total, fn)
     return total if computed == stored else 0
 
 
@@ -351,11 +339,11 @@ def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):
     if isinstance(unit, Message) and magic not in (0, 1):
         return unit
     if magic in (0, 1):
-        unit.crc_computed = _stream_crc(win.source, pos + 16, pos + total, crc32)
+        unit.crc_computed = checksum(win.source, pos + 16, pos + total, crc32)
         unit.crc_ok = unit.crc_computed == unit.crc
         stored, at = unit.crc, pos + 12
     else:
-        unit.crc_computed = _stream_crc(win.source, pos + CRC_START, pos + total, crc32c)
+        unit.crc_computed = checksum(win.source, pos + CRC_START, pos + total, crc32c)
         unit.crc_ok = unit.crc_computed == unit.header[4]
         stored, at = unit.header[4], pos + 17
     if not unit.crc_ok:

@@ -29,6 +29,7 @@ from wireinspect.formats.kafka.partition import looks_like_partition, partition_
 from wireinspect.formats.kafka.sidetables import (CHUNK, SNAPSHOT_CRC_START, judge_order, load_table, parse_offset_index,
                                                   parse_producer_snapshot, parse_time_index, parse_txn_index, sibling,
                                                   split_name)
+from wireinspect.inputs.source import checksum
 
 
 def _base(source, default=0):
@@ -78,14 +79,7 @@ def snapshot_units(source, opts):
     buf = source.read(0, hsize + n * esize)
     crc = None
     if size > len(buf) and size >= hsize:
-        crc = crc32c(buf[SNAPSHOT_CRC_START:])
-        pos = len(buf)
-        while pos < size:
-            chunk = source.read(pos, min(CHUNK, size - pos))
-            if not chunk:
-                break
-            crc = crc32c(chunk, crc)
-            pos += len(chunk)
+        crc = checksum(source, len(buf), size, crc32c, crc32c(buf[SNAPSHOT_CRC_START:]), CHUNK)
     unit = parse_producer_snapshot(buf, _base(source, None), size, crc)
     unit.finish()
     return [unit]

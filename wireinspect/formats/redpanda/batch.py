@@ -21,6 +21,7 @@ from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.records import ATTRIBUTE_BITS, Batch, check_header, codec_name, decode_attributes
 from wireinspect.formats.redpanda.header import (AT, HEADER, HEADER_SIZE, NAMES, SPANS, STRUCT, batch_type_name,
                                                  header_crc, kafka_crc_start, kafka_form)
+from wireinspect.inputs.source import checksum
 from wireinspect.model import Node, Problem
 
 
@@ -166,14 +167,7 @@ def parse_big(source, pos: int, size: int, records: bool) -> RedpandaBatch:
     b = parse_batch(head, 0, pos, records=False)
     b.problems = [p for p in b.problems if p.code != "truncated"]
     b.length = size
-    value = kafka_crc_start(b.rp)
-    p = pos + HEADER_SIZE
-    while p < pos + size:
-        chunk = source.read(p, min(8 << 20, pos + size - p))
-        if not chunk:
-            break
-        value = crc32c(chunk, value)
-        p += len(chunk)
+    value = checksum(source, pos + HEADER_SIZE, pos + size, crc32c, kafka_crc_start(b.rp))
     b.crc_computed = value
     b.crc_ok = value == b.rp[4]
     if not b.crc_ok:

@@ -298,7 +298,7 @@ def parse_compaction_index(source, base: int = 0) -> CompactionIndex:
 def _walk(u: CompactionIndex, source, base: int) -> None:
     """The entries before the footer (read through a :class:`~wireinspect.inputs.source.Window`), then
     the CRC-32C of those bytes (read in chunks)."""
-    from wireinspect.inputs.source import Window
+    from wireinspect.inputs.source import Window, checksum
 
     end = u.data_end
     win = Window(source)
@@ -326,14 +326,7 @@ def _walk(u: CompactionIndex, source, base: int) -> None:
         listed += 2 + n
         _check_entry(u, e)
         pos += 2 + n
-    crc = 0
-    at = 0
-    while at < end:
-        chunk = source.read(at, min(CHUNK, end - at))
-        if not chunk:
-            break
-        crc = crc32c(chunk, crc)
-        at += len(chunk)
+    crc = checksum(source, 0, end, crc32c, chunk=CHUNK)
     u.crc_computed = crc
     stored = u.footer.values.get("crc")
     u.crc_ok = crc == stored
