@@ -99,6 +99,25 @@ ATTRIBUTE_BITS = (("compression", "bits 0-2"), ("timestampType", "bit 3"), ("isT
                   ("isControl", "bit 5"), ("hasDeleteHorizonMs", "bit 6"))
 
 
+def crc_display(stored: int, ok: bool | None, computed: int | None) -> str:
+    """A stored CRC as the tree shows it: hex, then ``(valid)`` or the computed value (nothing when not
+    computed)."""
+    return f"0x{stored:08x}" + ("" if ok is None else " (valid)" if ok else f" (computed 0x{computed:08x})")
+
+
+def add_attribute_nodes(node: Node, attributes: int, at: int, size: int) -> None:
+    """The named parts of batch ``attributes`` (:data:`ATTRIBUTE_BITS`) as children of ``node``, each
+    spanning the attributes field (``at``, ``size``)."""
+    for (part, bits), v in zip(ATTRIBUTE_BITS, decode_attributes(attributes).values()):
+        node.add(part, at, size, v, display=f"{v} ({bits})")
+
+
+def batch_display(base_offset: int, last_offset_delta: int, attributes: int, count: int) -> str:
+    """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional."""
+    return (f"offsets {base_offset}..{base_offset + last_offset_delta}  {codec_name(attributes & 7)}  {count} records"
+            + ("  control" if attributes & 0x20 else "") + ("  transactional" if attributes & 0x10 else ""))
+
+
 class Header:
     """One record header: spans of ``headerKey`` and ``headerValue`` (``vlen`` -1 = null)."""
 
@@ -475,16 +494,12 @@ class Batch(UnitBase):
         for (name, off, size), value in zip(BATCH_LAYOUT, h):
             child = node.add(name, base + off, size, value)
             if name == "crc":
-                child.display = f"0x{value:08x}" + ("" if self.crc_ok is None else
-                                                      " (valid)" if self.crc_ok else
-                                                      f" (computed 0x{self.crc_computed:08x})")
+                child.display = crc_display(value, self.crc_ok, self.crc_computed)
             elif name == "attributes":
-                for (part, bits), v in zip(ATTRIBUTE_BITS, decode_attributes(value).values()):
-                    child.add(part, base + off, size, v, display=f"{v} ({bits})")
+                add_attribute_nodes(child, value, base + off, size)
             elif name == "lastOffsetDelta":
                 node.add("lastOffset", base + off, size, h[0] + value, derived=True)
-        node.display = (f"offsets {h[0]}..{h[0] + h[6]}  {codec_name(h[5] & 7)}  {h[12]} records"
-                        + ("  control" if h[5] & 0x20 else "") + ("  transactional" if h[5] & 0x10 else ""))
+        node.display = batch_display(h[0], h[6], h[5], h[12])
         if self.records is not None:
             node.children.append(self._records_tree())
         return node

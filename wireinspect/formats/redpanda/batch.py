@@ -18,7 +18,8 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32c
-from wireinspect.formats.kafka.records import ATTRIBUTE_BITS, Batch, check_header, codec_name, decode_attributes
+from wireinspect.formats.kafka.records import (Batch, add_attribute_nodes, batch_display, check_header, crc_display,
+                                              decode_attributes)
 from wireinspect.formats.redpanda.header import (AT, HEADER, HEADER_SIZE, NAMES, SPANS, STRUCT, batch_type_name,
                                                  header_crc, kafka_crc_start, kafka_form)
 from wireinspect.inputs.source import checksum
@@ -83,21 +84,17 @@ class RedpandaBatch(Batch):
         base = self.position
         for (name, off, size), value in zip(SPANS, h):
             child = node.add(name, base + off, size, value)
-            if name in ("header_crc", "crc"):
-                ok, computed = ((self.header_crc_ok, self.header_crc_computed) if name == "header_crc"
-                                else (self.crc_ok, self.crc_computed))
-                child.display = f"0x{value:08x}" + ("" if ok is None else " (valid)" if ok else
-                                                     f" (computed 0x{computed:08x})")
+            if name == "header_crc":
+                child.display = crc_display(value, self.header_crc_ok, self.header_crc_computed)
+            elif name == "crc":
+                child.display = crc_display(value, self.crc_ok, self.crc_computed)
             elif name == "batch_type":
                 child.display = f"{value} ({batch_type_name(value)})"
             elif name == "attrs":
-                for (part, bits), v in zip(ATTRIBUTE_BITS, decode_attributes(value).values()):
-                    child.add(part, base + off, size, v, display=f"{v} ({bits})")
+                add_attribute_nodes(child, value, base + off, size)
             elif name == "last_offset_delta":
                 node.add("lastOffset", base + off, size, h[2] + value, derived=True)
-        node.display = (f"{batch_type_name(h[3])}  offsets {h[2]}..{h[2] + h[6]}  {codec_name(h[5] & 7)}  "
-                        f"{h[12]} records" + ("  control" if h[5] & 0x20 else "")
-                        + ("  transactional" if h[5] & 0x10 else ""))
+        node.display = f"{batch_type_name(h[3])}  " + batch_display(h[2], h[6], h[5], h[12])
         if self.records is not None:
             node.children.append(self._records_tree())
         return node
