@@ -112,6 +112,17 @@ class PartitionUnit(SideFile):
     def fproblem(self, code, file, position, message, expected=None, actual=None, note=False):
         (self.notes if note else self.problems).append(FileProblem(code, position, message, expected, actual, file))
 
+    def listing(self, d: str, names=None) -> list | None:
+        """``names`` when given, else the names in directory ``d``; None, with an ``unreadable_directory``
+        problem, when it cannot be listed."""
+        if names is not None:
+            return names
+        try:
+            return os.listdir(d)
+        except OSError as e:
+            self.fproblem("unreadable_directory", os.path.basename(d), 0, f"cannot list the directory: {e.strerror}")
+            return None
+
     def to_json(self, enc) -> dict:
         d = super().to_json(enc)
         d.pop("entries")
@@ -255,12 +266,9 @@ def _leader_epochs(d: str, unit: PartitionUnit):
 def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
     """Check the partition directory ``d`` (``names``: its file names, listed when not given)."""
     unit = PartitionUnit(d)
+    names = unit.listing(d, names)
     if names is None:
-        try:
-            names = os.listdir(d)
-        except OSError as e:
-            unit.fproblem("unreadable_directory", os.path.basename(d), 0, f"cannot list the directory: {e.strerror}")
-            return unit
+        return unit
     m = DIR_NAME.match(os.path.basename(os.path.abspath(d)))
     topic, partition = (m.group(1), int(m.group(2))) if m else (None, None)
     unit.info.update(topic=topic, partition=partition)
@@ -426,12 +434,18 @@ def looks_like_partition(names) -> bool:
     return False
 
 
-def partition_units(source, opts):
-    """The units of format ``kafka-partition``: one :class:`PartitionUnit` for the directory ``source.path``."""
+def directory_units(source, opts, check, unit_class=PartitionUnit, format_id: str = "kafka-partition") -> list:
+    """The units of a directory format: ``[check(source.path, opts=opts)]``, or one ``unit_class`` with a
+    ``not_a_directory`` problem when ``source`` is not a directory."""
     path = source.path
     if not path or not os.path.isdir(path):
-        unit = PartitionUnit(path or source.name)
-        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: kafka-partition reads a "
+        unit = unit_class(path or source.name)
+        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: {format_id} reads a "
                       "partition directory, not a file")
         return [unit]
-    return [check_partition(path, opts=opts)]
+    return [check(path, opts=opts)]
+
+
+def partition_units(source, opts):
+    """The units of format ``kafka-partition``: one :class:`PartitionUnit` for the directory ``source.path``."""
+    return directory_units(source, opts, check_partition)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit
+from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit, directory_units
 from wireinspect.formats.redpanda.format import INDEX_NAME, ntp_of, segment_name
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
@@ -155,12 +155,9 @@ def _classify(name: str) -> tuple[str, str, str]:
 def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
     """Check the partition directory ``d`` (``names``: its file names, listed when not given)."""
     unit = PartitionUnit(d)
+    names = unit.listing(d, names)
     if names is None:
-        try:
-            names = os.listdir(d)
-        except OSError as e:
-            unit.fproblem("unreadable_directory", os.path.basename(d), 0, f"cannot list the directory: {e.strerror}")
-            return unit
+        return unit
     unit.info.update(zip(("namespace", "topic", "partition", "revision"), ntp_of(d) or (None,) * 4))
     files = [n for n in names if os.path.isfile(os.path.join(d, n))]
     logs = sorted((segment_name(n), n) for n in files if segment_name(n) is not None)
@@ -259,13 +256,7 @@ def _check_segments(unit: PartitionUnit) -> None:
 
 def partition_units(source, opts):
     """The units of format ``redpanda-partition``: one :class:`PartitionUnit` for the directory."""
-    path = source.path
-    if not path or not os.path.isdir(path):
-        unit = PartitionUnit(path or source.name)
-        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: redpanda-partition "
-                      "reads a partition directory, not a file")
-        return [unit]
-    return [check_partition(path, opts=opts)]
+    return directory_units(source, opts, check_partition, PartitionUnit, "redpanda-partition")
 
 
 RECOVER_REASON = {
