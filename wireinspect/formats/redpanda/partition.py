@@ -159,38 +159,32 @@ def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
     if names is None:
         return unit
     unit.info.update(zip(("namespace", "topic", "partition", "revision"), ntp_of(d) or (None,) * 4))
-    files = [n for n in names if os.path.isfile(os.path.join(d, n))]
-    logs = sorted((segment_name(n), n) for n in files if segment_name(n) is not None)
+    from wireinspect.formats.redpanda.indexcheck import load, wanted
+
+    files = sorted(n for n in names if os.path.isfile(os.path.join(d, n)))
+    logs = sorted((bt, n) for n in files if (bt := segment_name(n)) is not None)
     log_names = {n for _, n in logs}
     unit.info["compacted"] = any(n.endswith(".compaction_index") for n in files)
     listed = []
-    for n in sorted(files):
+    indexes = {}  # segment name -> [(index file name, decoded index)]
+    for n in files:
         if n in log_names:
             listed.append({"file": n, "kind": "segment", "status": "decoded", "reason": ""})
             continue
         kind, status, reason = _classify(n)
         listed.append({"file": n, "kind": kind, "status": status, "reason": reason})
         im = INDEX_NAME.match(n)
-        if im and f"{im.group(1)}-{im.group(2)}-v1.log" not in log_names:
-            unit.fproblem("orphan_index", n, 0, f"{n}: index file without its segment "
-                          f"{im.group(1)}-{im.group(2)}-v1.log", note=True)
+        if im:
+            log = f"{im.group(1)}-{im.group(2)}-v1.log"
+            if log not in log_names:
+                unit.fproblem("orphan_index", n, 0, f"{n}: index file without its segment {log}", note=True)
+            elif (idx := load(d, n)) is not None:
+                indexes.setdefault(log, []).append((n, idx))
         if status == "leftover":
             unit.fproblem("leftover_file", n, 0, f"{n}: {reason} (evidence: copy it before starting a broker on "
                           "this directory)")
     unit.info["files"] = listed
-    indexes = {}  # segment name -> [(index file name, decoded index)]
-    for n in sorted(files):
-        im = INDEX_NAME.match(n)
-        log = f"{im.group(1)}-{im.group(2)}-v1.log" if im else None
-        if log in log_names:
-            from wireinspect.formats.redpanda.indexcheck import load
-
-            idx = load(d, n)
-            if idx is not None:
-                indexes.setdefault(log, []).append((n, idx))
     for _, n in logs:
-        from wireinspect.formats.redpanda.indexcheck import wanted
-
         positions, offsets = set(), set()
         for _, idx in indexes.get(n, ()):
             p, o = wanted(idx)
