@@ -14,8 +14,6 @@ use Redpanda's names.
 
 from __future__ import annotations
 
-import struct
-
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.records import (Batch, add_attribute_nodes, batch_display, check_header, crc_display,
@@ -174,7 +172,3 @@ def parse_big(source, pos: int, size: int, records: bool) -> RedpandaBatch:
         b.problems.append(Problem("records_not_decoded", pos, f"batch of {size} bytes is larger than --max-batch; "
                                   "its header and crc were checked, its records not decoded", actual=size))
     return b
-
-
-SIZE_AT = AT["size_bytes"]
-_SIZE = struct.Struct("<i")

@@ -161,10 +161,6 @@ class Entry:
                                                                   self.position + self.length)
 
     @property
-    def complete(self) -> bool:
-        return self.fields is not None or self.bad.complete
-
-    @property
     def values(self) -> dict:
         return self.decoded.values if self.fields is None else dict(zip(_SPAN_NAMES, self.fields[:5]))
 

@@ -34,7 +34,6 @@ KAFKA_NAMES = {"base_offset": "baseOffset", "crc": "crc", "attrs": "attributes",
                "base_sequence": "baseSequence", "record_count": "recordsCount"}
 _PASSED = ("compression", "timestampType", "isTransactional", "isControl", "hasDeleteHorizonMs", "records",
            "problems", "rawRecords", "rawRecordsDigest")
-ENCODE_TYPES = frozenset({"redpanda_batch", "unparsed"})
 
 
 def kafka_object(obj: dict) -> dict:

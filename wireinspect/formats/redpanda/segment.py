@@ -21,14 +21,17 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
-from wireinspect.formats.redpanda.batch import SIZE_AT, _SIZE, parse_batch, parse_big
+from wireinspect.formats.redpanda.batch import parse_batch, parse_big
 from wireinspect.formats.redpanda.format import ntp_of
 from wireinspect.formats.redpanda.header import AT, HEADER_SIZE, header_ok
 from wireinspect.model import Problem
 
 DEFAULT_MAX_BATCH = 64 << 20
+SIZE_AT = AT["size_bytes"]
+_SIZE = struct.Struct("<i")
 # A header candidate: its type byte (position 16) names a batch type (1..127).
 _TYPE_BYTE = re.compile(rb"[\x01-\x7f]")
 
