@@ -77,15 +77,16 @@ U32 = Layout("u32", (Int("value", "<I"),))
 U64 = Layout("u64", (Int("value", "<Q"),))
 COLUMNS = ("relative_offset_index", "relative_time_index", "position_index")
 
+# the fields both layouts start their state with
+BOUNDS = (Int("bitflags", "<I"), Int("base_offset", "<q"), Int("max_offset", "<q"), Int("base_timestamp", "<q"),
+          Int("max_timestamp", "<q"))
+BOUNDS_SIZE = sum(f.width for f in BOUNDS)
+
 LEGACY = Layout("index_state_v3", (
     Int("version", "b"),
     Length("size", "<I"),  # the bytes after it, to the end of the file
     Crc("checksum", algo="xxhash64", start="bitflags", code="<Q"),
-    Int("bitflags", "<I"),
-    Int("base_offset", "<q"),
-    Int("max_offset", "<q"),
-    Int("base_timestamp", "<q"),
-    Int("max_timestamp", "<q"),
+    *BOUNDS,
     Count("index_size", "<I", of="relative_offset_index"),
     Array("relative_offset_index", item=U32, count="index_size"),
     Array("relative_time_index", item=U32, count="index_size"),
@@ -108,7 +109,7 @@ _OPTIONALS = ((6, "broker_timestamp", "<q"), (7, "num_compactible_records_append
 def _known_size(values: dict) -> int:
     """Bytes of the fields this source knows for the envelope's version (with the decoded counts)."""
     v = min(values.get("version") or 0, NEWEST)
-    n = 4 + 4 * 8 + 3 * 4 + 4 * len(values.get("relative_offset_index") or ()) \
+    n = BOUNDS_SIZE + 3 * 4 + 4 * len(values.get("relative_offset_index") or ()) \
         + 4 * len(values.get("relative_time_index") or ()) + 8 * len(values.get("position_index") or ())
     if v >= 5:
         n += 3
@@ -129,11 +130,7 @@ _FIELDS = [
     Int("compat_version", "B"),
     Length("size", "<I"),  # the rest of the envelope
     Length("fields_size", "<I", end="unreadFields"),  # the serde iobuf's length
-    Int("bitflags", "<I"),
-    Int("base_offset", "<q"),
-    Int("max_offset", "<q"),
-    Int("base_timestamp", "<q"),
-    Int("max_timestamp", "<q"),
+    *BOUNDS,
     Count("relative_offset_count", "<I", of="relative_offset_index"),
     Array("relative_offset_index", item=U32, count="relative_offset_count"),
     Count("relative_time_count", "<I", of="relative_time_index"),
