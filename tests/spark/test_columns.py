@@ -154,3 +154,33 @@ def test_plain_batches_take_the_byte_path_and_batches_are_bounded(tmp_path, monk
                              {}))
     assert calls == [] and sum(b.num_rows for b in batches) == 300
     assert max(b.num_rows for b in batches) <= 64 + 10  # a batch fills up to one unit past the bound
+
+
+def test_fill_plain_reads_long_varints_and_repeated_header_keys():
+    """The byte path takes what the inline varints leave to the reader (a timestampDelta of 6 bytes,
+    lengths of 2 and 3 bytes) and repeated header keys, not ASCII too, and gives ``Batch.to_json``'s
+    values."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from wireinspect.codec.bytesfmt import bytes_encoder
+    from wireinspect.formats.kafka.records import parse_batch
+    from wireinspect.spark.columns import fill_plain
+
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
+    t0 = 1_600_000_000_000
+    for i in range(6):
+        b.append(i, timestamp=t0 + i * (1 << 35), key=None if i == 2 else b"k" * (i * 30),
+                 value=bytes(range(256)) * (i * 40) if i % 2 else None,
+                 headers=[("h\u00e9", b"v"), ("h\u00e9", None), ("x" * (70 * i), b"w" * 200)])
+    batch = parse_batch(bytes(b.build()), 0, 0, records="lazy")
+    got = fill_plain(batch.header, *batch.plain_records())
+    assert got is not None
+    enc = bytes_encoder("hex")
+    recs = batch.to_json(enc)["records"]
+    position, length, offset, timestamp, key, value, hcount, hkey, hval, size = got
+    assert [(r["position"], r["length"], r["offset"], r["timestamp"], r["key"], r["value"]) for r in recs] == [
+        (*x, enc(k), enc(v)) for *x, k, v in zip(position, length, offset, timestamp, key, value)]
+    assert hcount == [len(r["headers"]) for r in recs]
+    assert [[k, v] for k, v in zip(hkey, map(enc, hval))] == [x for r in recs for x in r["headers"]]
+    assert size == sum(len(x) for x in key + value if x)

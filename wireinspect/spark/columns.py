@@ -314,23 +314,35 @@ def fill_plain(h, data, p: int, stop: int, dbase):
     log_append = h[5] & 0x08
     position, length, offset, timestamp, key, value = [], [], [], [], [], []
     hcount, hkey, hval = [], [], []
+    hkeys = {}  # header key bytes -> str (per batch: bounded by its records)
     vi = _vi
     size = 0
     od = 0
     try:
         for _ in range(h[12]):
             start = p
-            ln, p = vi(data, p)
+            b = data[p]  # varints inline in their common sizes, as fast_records_json: a call costs as much
+            if b < 0x80:
+                ln = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                b2 = data[p + 1]
+                if b2 < 0x80:
+                    v = (b & 0x7F) | (b2 << 7)
+                    ln = (v >> 1) ^ -(v & 1)
+                    p += 2
+                else:
+                    ln, p = vi(data, p)
             end = p + ln
             if ln <= 0 or end > stop:
                 return None
             p += 1  # attributes
-            b = data[p]  # one-byte varints inline: the common case
+            b = data[p]
             if b < 0x80:
                 tsd = (b >> 1) ^ -(b & 1)
                 p += 1
             else:
-                tsd, p = vi(data, p)
+                tsd, p = vi(data, p, 10)  # a varlong
             b = data[p]
             if b < 0x80:
                 od = (b >> 1) ^ -(b & 1)
@@ -351,7 +363,18 @@ def fill_plain(h, data, p: int, stop: int, dbase):
                 key.append(None)
             else:
                 return None
-            vl, p = vi(data, p)
+            b = data[p]
+            if b < 0x80:
+                vl = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                b2 = data[p + 1]
+                if b2 < 0x80:
+                    v = (b & 0x7F) | (b2 << 7)
+                    vl = (v >> 1) ^ -(v & 1)
+                    p += 2
+                else:
+                    vl, p = vi(data, p)
             if vl >= 0:
                 value.append(bytes(data[p:p + vl]))
                 p += vl
@@ -360,17 +383,36 @@ def fill_plain(h, data, p: int, stop: int, dbase):
                 value.append(None)
             else:
                 return None
-            hc, p = vi(data, p)
+            hc = data[p]
+            if hc < 0x80:
+                hc = (hc >> 1) ^ -(hc & 1)
+                p += 1
+            else:
+                hc, p = vi(data, p)
             if hc:
                 if hc < 0:
                     return None
                 for _ in range(hc):
-                    hkl, p = vi(data, p)
+                    b = data[p]
+                    if b < 0x80:
+                        hkl = (b >> 1) ^ -(b & 1)
+                        p += 1
+                    else:
+                        hkl, p = vi(data, p)
                     if hkl < 0:
                         return None
-                    hkey.append(bytes(data[p:p + hkl]).decode("utf-8", "backslashreplace"))
+                    s = bytes(data[p:p + hkl])
+                    hk = hkeys.get(s)
+                    if hk is None:
+                        hk = hkeys[s] = s.decode("utf-8", "backslashreplace")
+                    hkey.append(hk)
                     p += hkl
-                    hvl, p = vi(data, p)
+                    b = data[p]
+                    if b < 0x80:
+                        hvl = (b >> 1) ^ -(b & 1)
+                        p += 1
+                    else:
+                        hvl, p = vi(data, p)
                     if hvl >= 0:
                         hval.append(bytes(data[p:p + hvl]))
                         p += hvl

@@ -162,7 +162,7 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
     if (p < 0 || stop > size || p > stop) { rc = 1; goto done; }
     for (long long k = 0; k < count; k++) {
         Py_ssize_t start = p, end = stop;
-        int64_t ln, tsd, kl, vl, hc;
+        int64_t ln, tsd, hc;
         VARINT(ln, 5);
         if (ln <= 0 || ln > stop - p) { rc = 1; goto done; }
         end = p + ln;
@@ -188,7 +188,6 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
         for (int which = 0; which < 2; which++) { /* key, then value */
             int64_t l;
             VARINT(l, 5);
-            if (which == 0) kl = l; else vl = l;
             if (l > 0) {
                 if (l > end - p) { rc = 1; goto done; }
                 /* maybe registry-framed (may_be_framed in fastjson.py): the full path labels it */
@@ -204,7 +203,6 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
                 put(&o, ",\"value\":", 9);
             }
         }
-        (void)kl; (void)vl;
         if (grow(&o, 12) < 0) { rc = -1; goto done; }
         put(&o, ",\"headers\":[", 12);
         VARINT(hc, 5);

@@ -17,7 +17,6 @@ old, wrong frame header checksum.
 from __future__ import annotations
 
 import struct
-import zlib
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
@@ -396,7 +395,7 @@ def clean_entry(buf, pos: int, end: int, limit: int = DEFAULT_LIMIT, max_records
     p = 0
     stop = len(data)
     first = last = None
-    unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, zlib.crc32, MIN_SIZE[magic]
+    unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _CRC, MIN_SIZE[magic]
     key_at = HEAD_SIZE + (8 if magic == 1 else 0)  # keyLength, after magic 1's timestamp
     while p < stop:  # the inner messages: _PLANS[magic].read inlined (keyLength, key, valueLength, value)
         if n >= max_records or stop - p < HEAD_SIZE:

@@ -344,17 +344,18 @@ class Batch(UnitBase):
             self._lazy = None
             _parse_records(self, buf, pos, base, limit, max_records)
 
-    def plain_records(self):
+    def plain_records(self, capped: bool = False):
         """``(data, first, stop, data_base)`` of the records of a plain valid batch whose records are
         not parsed yet (CRC checked, no problems, not control, not of an internal topic, within
-        ``max_records``), decompressed if needed; ``None`` otherwise. For fast projections that read
-        the records straight from the bytes and give up to the full decoder at any irregularity
-        (``spark/columns.py``, as :meth:`json_line` does with :func:`fast_records_json`)."""
+        ``max_records`` unless ``capped``: the caller reads only the first ``max_records``), decompressed
+        if needed; ``None`` otherwise. For fast projections that read the records straight from the
+        bytes and give up to the full decoder at any irregularity (``spark/columns.py``, and
+        :func:`fast_records_json` through :meth:`_fast_text`)."""
         lazy = self._lazy
         if lazy is None or not self.crc_ok or self.problems or self.header[5] & 0x20 or self.internal is not None:
             return None
         buf, pos, base, limit, max_records = lazy
-        return None if self.header[12] > max_records else _records_data(self, buf, pos, base, limit)
+        return None if self.header[12] > max_records and not capped else _records_data(self, buf, pos, base, limit)
 
     def header_json(self) -> dict:
         d = {"type": "batch", "position": self.position, "length": self.length}
@@ -369,14 +370,9 @@ class Batch(UnitBase):
         return d
 
     def _fast_text(self, mode: str, first: int | None = None):
-        """The records as JSON text by :func:`fast_records_json` if this batch may take that path
-        (records not parsed yet, CRC checked, no problems, not control, not of an internal topic)
-        and it does; else ``None``."""
-        lazy = self._lazy
-        if lazy is None or not self.crc_ok or self.problems or self.header[5] & 0x20 or self.internal is not None:
-            return None
-        buf, pos, base, limit, _ = lazy
-        got = _records_data(self, buf, pos, base, limit)
+        """The records (only the ``first`` of a capped batch) as JSON text by :func:`fast_records_json`
+        if this batch may take that path (:meth:`plain_records`) and it does; else ``None``."""
+        got = self.plain_records(first is not None)
         return None if got is None else fast_records_json(self.header, *got, mode, first)
 
     def settle(self, mode: str = "base64") -> None:
@@ -386,11 +382,10 @@ class Batch(UnitBase):
         finds no problem in). For units whose problems are summed up when decoded (a frame's)."""
         if self._lazy is None:
             return
-        if self.header[12] <= self._lazy[4]:  # (a capped batch: its records_limit problem comes from parsing)
-            text = self._fast_text(mode)
-            if text is not None:
-                self._fast = (mode, text)
-                return
+        text = self._fast_text(mode)  # (not a capped batch's: its records_limit problem comes from parsing)
+        if text is not None:
+            self._fast = (mode, text)
+            return
         self.parse_records()
 
     def json_fragment(self, enc, mode: str) -> dict:
