@@ -118,11 +118,6 @@ def check_decoded(rec: dict, path: str, batch: dict, problems: list, what: str) 
     return key
 
 
-def is_data_batch(batch: dict) -> bool:
-    """A batch of data records (a control batch holds COMMIT/ABORT markers or KRaft control records)."""
-    return not batch.get("isControl")
-
-
 def other_topic(topic: str, topics) -> str:
     """Why a partition of ``topic`` is not read by a report over ``topics``."""
     return f"a partition of {topic}, not of {' or '.join(topics)}"

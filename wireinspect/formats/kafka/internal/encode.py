@@ -13,7 +13,6 @@ name changes the number); ``subscriptionDecoded``/``assignmentDecoded`` re-encod
 
 from __future__ import annotations
 
-import json
 import struct
 
 from wireinspect.codec.bytesfmt import bytes_encoder
@@ -32,19 +31,38 @@ _INT16 = struct.Struct(">h")
 _NOT_DATA = ("problems",)
 
 
-def _canonical(value) -> str:
-    """Key-order-free JSON text of a decoded object without what is not data: ``problems``,
-    ``...Iso`` keys, and the absolute positions of unknown tagged fields."""
-    def strip(v, unknown_tag=False):
-        if isinstance(v, dict):
-            if unknown_tag:
-                return {k: x for k, x in v.items() if k not in ("position", "length")}
-            return {k: strip(x, k == UNKNOWN_TAGS) for k, x in v.items()
-                    if not k.endswith("Iso") and k not in _NOT_DATA}
-        if isinstance(v, list):
-            return [strip(x, unknown_tag) for x in v]
-        return v
-    return json.dumps(strip(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+def _same(a, b, unknown_tag: bool = False) -> bool:
+    """Whether two decoded objects hold the same data, leaving out what is not data: ``problems``,
+    ``...Iso`` keys, and the absolute positions of unknown tagged fields. Values compare as their
+    JSON texts would (1, 1.0 and true differ; so do 0.0 and -0.0), without writing the texts."""
+    if isinstance(a, dict):
+        if not isinstance(b, dict):
+            return False
+        if unknown_tag:
+            ka = {k for k in a if k not in ("position", "length")}
+            kb = {k for k in b if k not in ("position", "length")}
+            return ka == kb and all(_plain(a[k], b[k]) for k in ka)  # their values as they are
+        ka = {k for k in a if not k.endswith("Iso") and k not in _NOT_DATA}
+        kb = {k for k in b if not k.endswith("Iso") and k not in _NOT_DATA}
+        return ka == kb and all(_same(a[k], b[k], k == UNKNOWN_TAGS) for k in ka)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(
+            _same(x, y, unknown_tag) for x, y in zip(a, b))
+    return _plain(a, b)
+
+
+def _plain(a, b) -> bool:
+    """``a`` and ``b`` as JSON texts would compare (containers compared whole, as written)."""
+    if type(a) is not type(b):
+        return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b) and all(
+            _plain(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return float.__repr__(a) == float.__repr__(b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_plain(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_plain(a[k], b[k]) for k in a)
+    return a == b
 
 
 def _int(obj: dict, key: str, where: str, lo: int, hi: int, default=None) -> int:
@@ -103,7 +121,7 @@ def _member(m, enc, ctx, where: str):
             continue
         raw = ctx.blob(m[field], f"{where}.{field}")
         cur = decode_consumer(field, raw, 0, len(raw), 0)
-        if cur is not None and _canonical(cur.to_json(enc)) == _canonical(exp):
+        if cur is not None and _same(cur.to_json(enc), exp):
             continue
         at = f"{where}.{key}"
         if not isinstance(exp, dict):
@@ -127,7 +145,7 @@ def encode_decoded(obj: dict, raw: bytes | None, ctx, where: str, enc) -> bytes 
             raise EncodeError(f"{where}.type: {obj.get('type')!r} is no internal record type")
         return raw  # no type: nothing was decoded of the stored bytes, they stay
     stored = _decode_stored(found, raw) if raw is not None else None
-    if stored is not None and _canonical(stored.to_json(enc)) == _canonical(obj):
+    if stored is not None and _same(stored.to_json(enc), obj):
         return raw
     kind, role, spec = found
     schema = obj.get("schema")

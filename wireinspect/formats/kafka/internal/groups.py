@@ -178,13 +178,11 @@ class GroupOffsets:
     def _offset(self, group, tp: tuple, vd: dict | None, batch: dict, w: dict) -> None:
         """An offset commit (``vd`` None: its tombstone); a transactional one waits for its marker."""
         entry = None
-        if vd is not None:
-            entry = with_iso({"topic": tp[0], "partition": tp[1], "offset": vd.get("offset"),
-                              "leaderEpoch": vd.get("leaderEpoch", -1), "metadata": vd.get("metadata"),
-                              "commitTimestamp": vd.get("commitTimestamp"),
-                              "expireTimestamp": vd.get("expireTimestamp", -1),
-                              "transactional": bool(batch.get("isTransactional")), **w},
-                             "commitTimestamp", "expireTimestamp")
+        if vd is not None:  # (its ...Iso times are added in finish, to the last commits only)
+            entry = {"topic": tp[0], "partition": tp[1], "offset": vd.get("offset"),
+                     "leaderEpoch": vd.get("leaderEpoch", -1), "metadata": vd.get("metadata"),
+                     "commitTimestamp": vd.get("commitTimestamp"), "expireTimestamp": vd.get("expireTimestamp", -1),
+                     "transactional": bool(batch.get("isTransactional")), **w}
         if batch.get("isTransactional"):
             self.pending.setdefault(batch.get("producerId"), []).append((group, tp, entry))
             return
@@ -210,7 +208,8 @@ class GroupOffsets:
             classic = g["classic"]
             state = "Dead" if g["deleted"] else (("Stable" if classic["members"] else "Empty") if classic
                                                  else consumer_group_state(cg) if cg else None)
-            offsets = [g["offsets"][k] for k in sorted(g["offsets"], key=lambda tp: (str(tp[0]), tp[1] or 0))]
+            offsets = [with_iso(g["offsets"][k], "commitTimestamp", "expireTimestamp")
+                       for k in sorted(g["offsets"], key=lambda tp: (str(tp[0]), tp[1] or 0))]
             out.objects.append({"type": "group", "group": name, "state": state, "classic": classic,
                                 "consumerGroup": cg, "deleted": g["deleted"], "offsets": offsets,
                                 "offsetsDeleted": g["offsetsDeleted"]})

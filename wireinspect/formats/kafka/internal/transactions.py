@@ -22,9 +22,7 @@ from __future__ import annotations
 
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
-
-STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
-          5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
+from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES as STATES
 HANGING = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
 VALUE_FIELDS = ("ProducerId", "ProducerEpoch", "TransactionTimeoutMs", "TransactionStatus",
                 "TransactionPartitions", "TransactionLastUpdateTimestampMs", "TransactionStartTimestampMs")
