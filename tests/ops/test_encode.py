@@ -114,3 +114,11 @@ def test_raw_needs_json(tmp_path):
 
     r = CliRunner().invoke(cli, ["dump", "--raw", str(SAMPLES / "v2-none")])
     assert r.exit_code == 2 and "--raw goes with --json" in r.stderr
+
+
+def test_an_existing_output_is_refused_before_any_line_is_encoded(tmp_path):
+    out = tmp_path / "o.log"
+    out.write_bytes(b"x")
+    code, err = encode_text("not json at all\n", out)  # the refusal comes first: no line is read
+    assert code == 2 and "exists (--force replaces it)" in err and "not JSON" not in err
+    assert out.read_bytes() == b"x"

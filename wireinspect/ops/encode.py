@@ -131,6 +131,8 @@ def encode_stream(stream, out: str, *, forced=None, ctx: EncodeContext, force: b
     Returns the files written. Raises EncodeError (``line N: .path.in.object: why``) or InputError;
     then nothing is written."""
     outputs = Outputs(out, force)
+    if not outputs.as_dir and not force and os.path.lexists(out):  # known before any line is encoded
+        raise EncodeError(f"{out}: exists (--force replaces it)")
     protected = set()
     try:
         for line, obj in _objects(stream):
