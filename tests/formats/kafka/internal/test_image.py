@@ -226,3 +226,8 @@ def test_tree_text():
 def test_options_that_do_not_go_together(kw):
     with pytest.raises(ValueError):
         MetadataReplay(**kw)
+
+
+def test_tree_text_of_an_empty_log():
+    (tree,) = [b for b in replay([]).blocks if b[0] == "tree"]
+    assert tree[1] == "metadata image: no metadata record was read (empty)"

@@ -555,9 +555,12 @@ def _ids(xs) -> str:
 
 def image_tree(img: dict) -> tuple:
     """The terminal tree of an image: ``("tree", label, children)``."""
-    at = f"offset {img['lastOffset']}" + (f" ({img['lastTimestampIso']})" if img["lastTimestampIso"] else "")
+    if img["lastOffset"] is None:
+        at = ": no metadata record was read (empty)"
+    else:
+        at = f" at offset {img['lastOffset']}" + (f" ({img['lastTimestampIso']})" if img["lastTimestampIso"] else "")
     snap = img["snapshot"]
-    label = f"metadata image at {at}" + (f", from snapshot {os.path.basename(snap['path'])}" if snap else "")
+    label = f"metadata image{at}" + (f", from snapshot {os.path.basename(snap['path'])}" if snap else "")
     topics = []
     for t in img["topics"]:
         parts = []
