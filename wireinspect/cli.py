@@ -389,8 +389,9 @@ def capture_options(fn):
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour on stdout: auto = when it is a terminal and NO_COLOR is not set.")
 def cli(debug, color):
-    """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka
-    wire protocol captures, Kafka 0.7/Jafka and RocketMQ.
+    """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka's
+    internal topics (consumer offsets, transactions, KRaft metadata), Redpanda segments, Kafka wire
+    protocol captures, Kafka 0.7/Jafka and RocketMQ.
 
     PATH may be a file, a directory (walked to the bottom: Kafka partition directories in offset
     order and checked as a whole), '-' for stdin, a hex dump (xxd, hexdump -C, plain hex), or
