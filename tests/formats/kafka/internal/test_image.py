@@ -230,4 +230,4 @@ def test_options_that_do_not_go_together(kw):
 
 def test_tree_text_of_an_empty_log():
     (tree,) = [b for b in replay([]).blocks if b[0] == "tree"]
-    assert tree[1] == "metadata image: no metadata record was read (empty)"
+    assert tree[1] == "metadata image at offset -: no metadata record applied"

@@ -556,7 +556,7 @@ def _ids(xs) -> str:
 def image_tree(img: dict) -> tuple:
     """The terminal tree of an image: ``("tree", label, children)``."""
     if img["lastOffset"] is None:
-        at = ": no metadata record was read (empty)"
+        at = " at offset -: no metadata record applied"
     else:
         at = f" at offset {img['lastOffset']}" + (f" ({img['lastTimestampIso']})" if img["lastTimestampIso"] else "")
     snap = img["snapshot"]
