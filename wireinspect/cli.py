@@ -7,6 +7,7 @@ to stderr.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 import re
@@ -255,8 +256,8 @@ def _run(app: App, fn, *args, **kw) -> None:
     from wireinspect.render.safe import safe_text
 
     try:
-        try:
-            fn(app, *args, **kw)
+        try:  # in a copy of the context: what the command sets there (the active registry) ends with it
+            contextvars.copy_context().run(fn, app, *args, **kw)
         finally:
             app.bar.close()
         sys.stdout.flush()

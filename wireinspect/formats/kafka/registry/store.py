@@ -9,7 +9,8 @@ record for the same subject and version replaces the earlier one. A soft-deleted
 
 :func:`load` reads a partition directory (its ``.log`` segments in offset order) or one segment file;
 :func:`activate` makes a registry the one record keys and values are resolved against (a context
-variable: ``dump --schemas DIR``, or a ``_schemas-N`` directory among the inputs).
+variable: ``dump --schemas DIR``, or a ``_schemas-N`` directory among the inputs; the CLI runs each
+command in a copy of the context, so a registry never outlives the command that read it).
 """
 
 from __future__ import annotations
