@@ -187,6 +187,8 @@ def test_stdout_and_refusals(tmp_path):
     assert r.exit_code == 2 and "never writes beside" in r.stderr and not beside.exists()
     r = view(SAMPLES / "v2-none", "-o", SAMPLES / "v2-none" / "sub" / "x.html")
     assert r.exit_code == 2 and not (SAMPLES / "v2-none" / "sub").exists()
+    r = view(f"{SAMPLES / 'v2-none'}:kafka-log", "-o", beside)  # a directory input that names its format
+    assert r.exit_code == 2 and "never writes beside" in r.stderr and not beside.exists()
     out = tmp_path / "x.html"
     out.write_text("keep")
     r = view(DAMAGED, "-o", out)
