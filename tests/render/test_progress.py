@@ -50,6 +50,15 @@ def test_nothing_before_the_delay_then_bytes_and_files():
     assert not bar.visible
 
 
+def test_a_file_unreadable_part_way_counts_once():
+    bar = P.Bar(False, 2, 2000)
+    bar.start_file("a.log", 1000)
+    bar.skip(1000)  # App.unreadable for the file being read
+    bar.end_file()
+    bar.skip(1000)  # a listed file passed over
+    assert (bar.done_files, bar.done_bytes) == (2, 2000)
+
+
 def test_disabled_bar_draws_nothing():
     clock = Clock()
     buf, con = terminal()

@@ -66,7 +66,10 @@ class Bar:
         self._tick()
 
     def skip(self, size: int = 0) -> None:
-        """A listed file that was not decoded (skipped, unreadable): done as well."""
+        """A listed file that was not decoded (skipped, unreadable): done as well. Within a file (the
+        file being read turned unreadable part way) nothing: :meth:`end_file` counts it."""
+        if self.in_file:
+            return
         self.done_files += 1
         self.done_bytes += max(size, 0)
         self._tick()
