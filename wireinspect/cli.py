@@ -11,6 +11,7 @@ import contextvars
 import functools
 import os
 import re
+import stat
 import sys
 
 import click
@@ -220,10 +221,13 @@ def _columns(default: int) -> int:
 
 
 def _size_of(path: str) -> int:
+    """The bytes a skipped or unreadable entry counts for on the progress bar: a regular file's size
+    (as :func:`inputs.open.measure` counted it), else 0."""
     try:
-        return os.stat(path).st_size
+        st = os.stat(path)
     except OSError:
         return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),

@@ -161,6 +161,19 @@ def test_dump_of_a_directory_to_a_pipe(recorder):
     check_counts(recorder.made[0])
 
 
+def test_entries_that_are_not_files_count_as_the_listing_reports_them(recorder, tmp_path):
+    """A FIFO, a link to a directory and a dangling link are reported (skipped, unreadable): the
+    totals count them as the files done do, and a linked directory's size is no file's bytes."""
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "00000000000000000000.log").write_bytes((SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes())
+    os.mkfifo(top / "fifo")
+    (top / "to-dir").symlink_to(tmp_path)
+    (top / "dangling").symlink_to(tmp_path / "missing")
+    run("verify", top)
+    check_counts(recorder.made[0])
+
+
 def test_dump_of_a_small_file_has_no_bar(recorder):
     run("dump", "--json", SAMPLES / "v1-none.log")
     assert recorder.made == []
