@@ -189,12 +189,15 @@ class App:
 def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
     """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
     that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
-    that shows no values is a usage error, and so is a DIR that holds no registry records."""
+    that shows no values is a usage error, and so is a DIR that holds no registry records. An output
+    that shows no values reads no registry."""
     from wireinspect.formats.kafka.registry import store
 
     clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
-    if given is not None and clash:
-        raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+    if clash:
+        if given is not None:
+            raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+        return
     try:
         store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
     except InputError as e:
