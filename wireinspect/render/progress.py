@@ -16,6 +16,13 @@ import sys
 import time
 
 
+def file_end(unit) -> int:
+    """The file bytes done once ``unit`` is read, for :meth:`Bar.at`: a capture's frames carry their
+    file position (their positions are a stream's, not file bytes)."""
+    fp = unit.file_position
+    return fp if fp is not None else unit.position + unit.length
+
+
 class Bar:
     """Progress over ``files`` files of ``size`` bytes in all (either may be ``None``: unknown).
 
