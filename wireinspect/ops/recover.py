@@ -166,9 +166,11 @@ def check_output_place(inputs: list[str], out_dir: str, command: str = "recover"
     directory input itself or anything below it; the directory of an input file, or a directory
     below it that would have to be created (creating it writes into the input's directory).
     ``command`` names who refuses (``recover``, ``view``). An input may name its format
-    (``PATH:FORMAT``): its PATH is what counts."""
+    (``PATH:FORMAT``): its PATH is what counts; stdin (``-``) is beside nothing."""
     for arg in inputs:
         src, _ = split_forced(arg)
+        if src == "-":
+            continue
         if os.path.isdir(src):
             if _inside(out_dir, src):
                 raise InputError(f"{out_dir}: is inside the input directory {src}; {command} never writes beside "

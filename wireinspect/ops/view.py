@@ -220,7 +220,7 @@ def check_view_output(paths, out: str, force: bool) -> None:
 
     if os.path.isdir(out):
         raise InputError(f"{out}: is a directory; give the HTML file to write")
-    check_output_place([p for p in paths if p != "-"], os.path.dirname(os.path.abspath(out)), "view")
+    check_output_place(paths, os.path.dirname(os.path.abspath(out)), "view")
     if os.path.exists(out) and not force:
         raise InputError(f"{out}: exists; give --force to replace it")
     d = os.path.dirname(os.path.abspath(out))
