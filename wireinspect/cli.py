@@ -7,9 +7,11 @@ to stderr.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 import re
+import stat
 import sys
 
 import click
@@ -187,12 +189,15 @@ class App:
 def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
     """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
     that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
-    that shows no values is a usage error, and so is a DIR that holds no registry records."""
+    that shows no values is a usage error, and so is a DIR that holds no registry records. An output
+    that shows no values reads no registry."""
     from wireinspect.formats.kafka.registry import store
 
     clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
-    if given is not None and clash:
-        raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+    if clash:
+        if given is not None:
+            raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
+        return
     try:
         store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
     except InputError as e:
@@ -219,10 +224,13 @@ def _columns(default: int) -> int:
 
 
 def _size_of(path: str) -> int:
+    """The bytes a skipped or unreadable entry counts for on the progress bar: a regular file's size
+    (as :func:`inputs.open.measure` counted it), else 0."""
     try:
-        return os.stat(path).st_size
+        st = os.stat(path)
     except OSError:
         return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
@@ -255,8 +263,8 @@ def _run(app: App, fn, *args, **kw) -> None:
     from wireinspect.render.safe import safe_text
 
     try:
-        try:
-            fn(app, *args, **kw)
+        try:  # in a copy of the context: what the command sets there (the active registry) ends with it
+            contextvars.copy_context().run(fn, app, *args, **kw)
         finally:
             app.bar.close()
         sys.stdout.flush()

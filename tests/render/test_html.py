@@ -179,6 +179,18 @@ def test_capture_strip_is_a_timeline_of_connections(tmp_path):
     assert all(u["spaces"][0]["b"] for u in frames)  # a frame's bytes are its stream's
 
 
+def test_stdin_naming_its_format_is_beside_nothing(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from wireinspect.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    seg = (SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes()
+    r = CliRunner().invoke(cli, ["view", "-o", "page.html", "--", "-:kafka-log"], input=seg)
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "page.html").read_text().startswith("<!DOCTYPE html>")
+
+
 def test_stdout_and_refusals(tmp_path):
     r = view(SAMPLES / "v2-none" / "00000000000000000000.log", "-o", "-")
     assert r.exit_code == 0 and r.stdout.startswith("<!DOCTYPE html>")
@@ -187,6 +199,8 @@ def test_stdout_and_refusals(tmp_path):
     assert r.exit_code == 2 and "never writes beside" in r.stderr and not beside.exists()
     r = view(SAMPLES / "v2-none", "-o", SAMPLES / "v2-none" / "sub" / "x.html")
     assert r.exit_code == 2 and not (SAMPLES / "v2-none" / "sub").exists()
+    r = view(f"{SAMPLES / 'v2-none'}:kafka-log", "-o", beside)  # a directory input that names its format
+    assert r.exit_code == 2 and "never writes beside" in r.stderr and not beside.exists()
     out = tmp_path / "x.html"
     out.write_text("keep")
     r = view(DAMAGED, "-o", out)

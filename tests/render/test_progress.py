@@ -50,6 +50,15 @@ def test_nothing_before_the_delay_then_bytes_and_files():
     assert not bar.visible
 
 
+def test_a_file_unreadable_part_way_counts_once():
+    bar = P.Bar(False, 2, 2000)
+    bar.start_file("a.log", 1000)
+    bar.skip(1000)  # App.unreadable for the file being read
+    bar.end_file()
+    bar.skip(1000)  # a listed file passed over
+    assert (bar.done_files, bar.done_bytes) == (2, 2000)
+
+
 def test_disabled_bar_draws_nothing():
     clock = Clock()
     buf, con = terminal()
@@ -149,6 +158,19 @@ def test_recover_dry_run_counts(recorder):
 def test_dump_of_a_directory_to_a_pipe(recorder):
     r = run("dump", "--json", SAMPLES / "v2-gzip")
     assert r.exit_code == 0
+    check_counts(recorder.made[0])
+
+
+def test_entries_that_are_not_files_count_as_the_listing_reports_them(recorder, tmp_path):
+    """A FIFO, a link to a directory and a dangling link are reported (skipped, unreadable): the
+    totals count them as the files done do, and a linked directory's size is no file's bytes."""
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "00000000000000000000.log").write_bytes((SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes())
+    os.mkfifo(top / "fifo")
+    (top / "to-dir").symlink_to(tmp_path)
+    (top / "dangling").symlink_to(tmp_path / "missing")
+    run("verify", top)
     check_counts(recorder.made[0])
 
 

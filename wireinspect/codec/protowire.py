@@ -64,10 +64,11 @@ def decode_raw(data, enc=bytes, depth: int = 0) -> list | None:
                 return None
             raw = data[q:q + n]
             q += n
-            inner = decode_raw(raw, enc, depth + 1) if depth < MAX_DEPTH and raw else None
-            text = _printable(raw)
             # text that also parses as fields (short words often do) stays text, as protoc shows it
-            value = text if text is not None else inner if inner is not None else enc(raw)
+            value = _printable(raw)
+            if value is None:
+                inner = decode_raw(raw, enc, depth + 1) if depth < MAX_DEPTH and raw else None
+                value = inner if inner is not None else enc(raw)
         else:
             value = None  # group markers carry no value
         out.append({"field": number, "wire": WIRE_TYPES[wire], "value": value})

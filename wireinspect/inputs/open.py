@@ -174,7 +174,9 @@ def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None)
 
 def measure(args) -> tuple[int, int | None]:
     """``(files, bytes)`` the arguments list (directories walked as :func:`iter_items` walks them),
-    for a progress bar's totals; bytes ``None`` when stdin is among them. Never raises."""
+    for a progress bar's totals; bytes ``None`` when stdin is among them. Never raises. Entries the
+    walk reports skipped or unreadable count as files (the command reports them, and the bar counts
+    them done), with no bytes."""
     from wireinspect.inputs.listing import walk
 
     files, size = 0, 0
@@ -187,9 +189,9 @@ def measure(args) -> tuple[int, int | None]:
         try:
             if os.path.isdir(path):
                 for entry in walk(path):
-                    if entry.kind == "file":
+                    if entry.kind != "directory":
                         files += 1
-                        if size is not None:
+                        if entry.kind == "file" and size is not None:
                             try:
                                 size += os.stat(entry.path).st_size
                             except OSError:

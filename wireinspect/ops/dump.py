@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from wireinspect.render.jsonl import dumps, node_to_dict
+from wireinspect.render.progress import file_end
 
 HEXDUMP_MAX = 64 << 10
 
@@ -77,9 +78,8 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
             print_tree(app.out, unit.to_tree(), enc if enc_mode else None)
         found += len(unit.problems)  # after rendering: lazily parsed records add theirs
-        if n % 256 == 0:  # file bytes done: a capture's frames carry their file position
-            fp = unit.file_position
-            update(fp if fp is not None else unit.position + unit.length)
+        if n % 256 == 0:
+            update(file_end(unit))
     return found
 
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from wireinspect.errors import InputError
-from wireinspect.inputs.open import Item
+from wireinspect.inputs.open import Item, split_forced
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
 from wireinspect.ops.options import Options
@@ -165,8 +165,12 @@ def check_output_place(inputs: list[str], out_dir: str, command: str = "recover"
     """Refuse (:class:`InputError`) an output directory where files would land beside an input: a
     directory input itself or anything below it; the directory of an input file, or a directory
     below it that would have to be created (creating it writes into the input's directory).
-    ``command`` names who refuses (``recover``, ``view``)."""
-    for src in inputs:
+    ``command`` names who refuses (``recover``, ``view``). An input may name its format
+    (``PATH:FORMAT``): its PATH is what counts; stdin (``-``) is beside nothing."""
+    for arg in inputs:
+        src, _ = split_forced(arg)
+        if src == "-":
+            continue
         if os.path.isdir(src):
             if _inside(out_dir, src):
                 raise InputError(f"{out_dir}: is inside the input directory {src}; {command} never writes beside "

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from wireinspect.inputs.open import Item
 from wireinspect.ops.options import Options
+from wireinspect.render.progress import file_end
 
 
 @dataclass
@@ -56,8 +57,7 @@ def verify_item(item: Item, opts: Options, units=None, where=None, progress=None
         if where is not None:
             where[1] = u.position + u.length
         if progress is not None and n % 256 == 0:
-            fp = u.file_position  # a capture's frames: stream positions are not file bytes
-            progress(fp if fp is not None else u.position + u.length)
+            progress(file_end(u))
         rep.batches += u.entries  # notes, unparsed ranges, summaries: 0
         rep.records += u.records_count
         if u.problems:

@@ -16,6 +16,7 @@ import sys
 from wireinspect.errors import InputError
 from wireinspect.ops.dump import HEXDUMP_MAX, _seek
 from wireinspect.render import html
+from wireinspect.render.progress import file_end
 
 MAX_UNIT_BYTES = HEXDUMP_MAX  # bytes of one unit embedded in the page (as dump --hexdump shows)
 STRIP_BANDS = 2000
@@ -170,8 +171,7 @@ def _one(app, item, page, room: int, problems_only: bool):
     timeline = False
     for unit in units:
         app.where[1] = unit.position
-        fp = unit.file_position  # file bytes done, for the progress bar: a capture's frames carry theirs
-        app.bar.at(fp if fp is not None else unit.position + unit.length)
+        app.bar.at(file_end(unit))
         node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
         if problems_only and not unit.problems and not node.all_problems():
             continue
@@ -220,7 +220,7 @@ def check_view_output(paths, out: str, force: bool) -> None:
 
     if os.path.isdir(out):
         raise InputError(f"{out}: is a directory; give the HTML file to write")
-    check_output_place([p for p in paths if p != "-"], os.path.dirname(os.path.abspath(out)), "view")
+    check_output_place(paths, os.path.dirname(os.path.abspath(out)), "view")
     if os.path.exists(out) and not force:
         raise InputError(f"{out}: exists; give --force to replace it")
     d = os.path.dirname(os.path.abspath(out))

@@ -16,6 +16,13 @@ import sys
 import time
 
 
+def file_end(unit) -> int:
+    """The file bytes done once ``unit`` is read, for :meth:`Bar.at`: a capture's frames carry their
+    file position (their positions are a stream's, not file bytes)."""
+    fp = unit.file_position
+    return fp if fp is not None else unit.position + unit.length
+
+
 class Bar:
     """Progress over ``files`` files of ``size`` bytes in all (either may be ``None``: unknown).
 
@@ -66,7 +73,10 @@ class Bar:
         self._tick()
 
     def skip(self, size: int = 0) -> None:
-        """A listed file that was not decoded (skipped, unreadable): done as well."""
+        """A listed file that was not decoded (skipped, unreadable): done as well. Within a file (the
+        file being read turned unreadable part way) nothing: :meth:`end_file` counts it."""
+        if self.in_file:
+            return
         self.done_files += 1
         self.done_bytes += max(size, 0)
         self._tick()

@@ -96,6 +96,7 @@ def test_schemas_option_and_the_tree(dirs):
     assert 'decoded = avro: {"id":7,"item":"espresso"' in r.stdout
     assert 'decoded = protobuf: 1: 150 2: "broker-1" 3 { 1: 1700000000000 }' in r.stdout
     assert "messageIndexes = '[1, 0]'" in r.stdout
+    assert store.active() is None  # the registry was the command's: the next command in this process starts without
 
 
 def test_json_tree_and_round_trip(dirs, tmp_path):

@@ -18,10 +18,9 @@ import os
 from binascii import b2a_base64
 
 from wireinspect.codec.varint import read_varint
-
-# First bytes of a registry-framed key or value (formats/kafka/registry/framing.py): records that may
-# be labelled take the full path, which adds keySchema/valueSchema.
-REGISTRY_MAGIC = (0x00, 0x01, 0x03)
+# First bytes of a registry-framed key or value: records that may be labelled take the full path,
+# which adds keySchema/valueSchema.
+from wireinspect.formats.kafka.registry.fields import MAGIC as REGISTRY_MAGIC
 
 
 def may_be_framed(data, p: int, n: int) -> bool:

@@ -209,10 +209,10 @@ class _Ctx:
         return None
 
 
-def capture_units(source: Source, opts, records: bool = True, protocols=None):
+def capture_units(source: Source, opts, records: bool | None = None, protocols=None):
     """Units of a pcap/pcapng capture: protocol units (frames, stream notes) and
-    :class:`CaptureNote` objects for file-level problems, in the order they complete.
-    ``protocols``: the stream protocols to choose from (default ``catalog.STREAM_PROTOCOLS``)."""
+    :class:`CaptureNote` objects for file-level problems, in the order they complete. ``records``:
+    decode frames' contents (``None``: unless ``opts.headers_only``). ``protocols``: the stream protocols to choose from (default ``catalog.STREAM_PROTOCOLS``)."""
     opts = with_records(opts, records)
     ctx = _Ctx(opts, protocols)
     filters = ctx.filters
@@ -276,13 +276,15 @@ def _notes(problems: list, filters):
         yield CaptureNote(p.position, 0, [p])
 
 
-def with_records(opts, records: bool):
-    """``opts`` (or the defaults) with ``records`` set: whether frames' contents are decoded."""
+def with_records(opts, records: bool | None):
+    """``opts`` (or the defaults) with ``records`` set: whether frames' contents are decoded (``None``:
+    unless ``opts.headers_only``)."""
     from dataclasses import replace
 
     from wireinspect.ops.options import Options
 
-    return replace(opts if opts is not None else Options(), records=records)
+    opts = opts if opts is not None else Options()
+    return replace(opts, records=not opts.headers_only if records is None else records)
 
 
 

@@ -34,7 +34,7 @@ PCAP = Format(
                 "decoded frame by frame",
     recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
     sniff=_pcap_sniff,
-    units=lambda src, opts: located(capture_units(src, opts, not getattr(opts, "headers_only", False))),
+    units=lambda src, opts: located(capture_units(src, opts)),
     check=lambda src, opts: located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
     honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only"}),
     encode=_encode_capture,

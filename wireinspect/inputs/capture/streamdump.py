@@ -23,7 +23,7 @@ CHUNK = 1 << 20  # bytes per data event of a raw dump
 DIRECTION_HEAD = 1 << 16  # bytes a protocol sees to tell a raw dump's direction
 
 
-def stream_units(source: Source, opts, protocol, records: bool = True):
+def stream_units(source: Source, opts, protocol, records: bool | None = None):
     """Units of a stream dump of ``protocol`` (one direction raw, or both from ``tshark -z
     follow,tcp,raw`` text), in stream order, after the capture filters (``--api``,
     ``--correlation-id``). A raw dump's direction is ``protocol.dump.direction``'s guess. Follow text
@@ -97,7 +97,7 @@ def stream_dump_format(protocol) -> Format:
         description=dump.description,
         recognised_by=dump.recognised_by,
         sniff=sniff,
-        units=lambda src, opts: stream_units(src, opts, protocol, not getattr(opts, "headers_only", False)),
+        units=lambda src, opts: stream_units(src, opts, protocol),
         check=lambda src, opts: stream_units(src, opts, protocol, bool(getattr(opts, "deep", False))),
         honours=dump.honours,
         encode=lambda obj, ctx: encode_stream(obj, ctx, protocol),

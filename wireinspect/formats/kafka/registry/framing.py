@@ -20,14 +20,13 @@ alone is never more than ``low``; see :func:`frame_of` for what raises it.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from wireinspect.codec.varint import read_varint
 
 HEADER_KEYS = {"key": "__key_schema_id", "value": "__value_schema_id"}
 PLAUSIBLE_ID = 1 << 24  # without a registry, larger ids are not taken as schema ids
 GLUE_COMPRESSION = {0x00: "none", 0x05: "zlib"}
-CONFIDENCES = ("low", "medium", "high")
 
 
 @dataclass
@@ -44,10 +43,8 @@ class Frame:
     header: str | None = None
     compression: str | None = None
     indexes: list | None = None
-    index_bytes: int = 0  # bytes of the message indexes (part of ``prefix`` once read)
     confidence: str = "low"
     reason: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _guid(b: bytes) -> str:

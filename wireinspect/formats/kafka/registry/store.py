@@ -9,7 +9,8 @@ record for the same subject and version replaces the earlier one. A soft-deleted
 
 :func:`load` reads a partition directory (its ``.log`` segments in offset order) or one segment file;
 :func:`activate` makes a registry the one record keys and values are resolved against (a context
-variable: ``dump --schemas DIR``, or a ``_schemas-N`` directory among the inputs).
+variable: ``dump --schemas DIR``, or a ``_schemas-N`` directory among the inputs; the CLI runs each
+command in a copy of the context, so a registry never outlives the command that read it).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Registry:
         self.source = source
         self.by_version: dict = {}  # (subject, version) -> Schema
         self.records = 0
+        self._ids = self._guids = None  # by id and by GUID: built on the first lookup after a change
 
     def add(self, key: bytes | None, value: bytes | None) -> None:
         """One record of ``_schemas`` (anything that is not a SCHEMA record is passed over)."""
@@ -68,6 +70,7 @@ class Registry:
         if not isinstance(subject, str) or not isinstance(version, int):
             return
         self.records += 1
+        self._ids = self._guids = None
         if value is None:
             self.by_version.pop((subject, version), None)
             return
@@ -82,26 +85,26 @@ class Registry:
             v["id"], subject, version, str(v.get("schemaType") or "AVRO").upper(), v["schema"],
             bool(v.get("deleted")), guid.lower() if guid else None, tuple(v.get("references") or ()))
 
-    def _index(self):
-        ids, guids = {}, {}
-        for key in sorted(self.by_version):  # the earliest subject and version first
-            s = self.by_version[key]
-            ids.setdefault(s.id, []).append(s)
-            if s.guid:
-                guids.setdefault(s.guid, []).append(s)
-        return ids, guids
+    def merge(self, other: "Registry") -> None:
+        """Take ``other``'s schemas too (its record for a subject and version replaces this one's)."""
+        self.by_version.update(other.by_version)
+        self.records += other.records
+        self._ids = self._guids = None
 
     def lookup(self, schema_id: int | None = None, guid: str | None = None) -> list:
         """The schemas registered under ``schema_id`` (or ``guid``), live ones first; ``[]`` if none."""
-        ids, guids = self._index_cached()
-        found = ids.get(schema_id, []) if schema_id is not None else guids.get((guid or "").lower(), [])
-        return sorted(found, key=lambda s: s.deleted)
-
-    def _index_cached(self):
-        cached = getattr(self, "_cache", None)
-        if cached is None or cached[0] != len(self.by_version):
-            self._cache = (len(self.by_version), self._index())
-        return self._cache[1]
+        if self._ids is None:
+            ids, guids = {}, {}
+            for key in sorted(self.by_version):  # the earliest subject and version first
+                s = self.by_version[key]
+                ids.setdefault(s.id, []).append(s)
+                if s.guid:
+                    guids.setdefault(s.guid, []).append(s)
+            for found in (*ids.values(), *guids.values()):
+                found.sort(key=lambda s: s.deleted)  # live ones first (stable: earliest first among them)
+            self._ids, self._guids = ids, guids
+        found = self._ids.get(schema_id, []) if schema_id is not None else self._guids.get((guid or "").lower(), [])
+        return list(found)
 
     def __len__(self) -> int:
         return len({s.id for s in self.by_version.values()})
@@ -174,7 +177,7 @@ def registry_for(paths, given: str | None = None, max_decompressed: int | None =
         if reg is None:
             reg = got
         else:
-            reg.by_version.update(got.by_version)
+            reg.merge(got)
     return reg
 
 
