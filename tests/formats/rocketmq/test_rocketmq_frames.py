@@ -317,7 +317,8 @@ def test_fuzz_never_raises():
     @hyp.settings(max_examples=100, deadline=None)
     def headers(ext, body):
         f = parse_frame(json_frame({"code": 310, "flag": 0, "opaque": 1, "extFields": ext}, body))
-        assert [p.code for p in f.problems if p.code != "decompression_error"] == []
+        # an arbitrary sysFlag (SEND_MESSAGE_V2's "f") may claim a compression: its codec problems are real
+        assert [p.code for p in f.problems if p.code not in ("decompression_error", "unknown_codec")] == []
         json.dumps(f.to_json(TEXT), ensure_ascii=False).encode("utf-8")
         f.to_tree()
     headers()
