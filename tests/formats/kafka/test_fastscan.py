@@ -168,3 +168,13 @@ def test_legacy_inner_damage_under_a_valid_crc_agrees():
     struct.pack_into(">I", w, 12, zlib.crc32(bytes(w[16:])))
     slow, fast = both(bytes(w) + legacy_entry(1, 0, 3))
     assert slow == fast and any(code == "crc_mismatch" for code, _ in fast[2])
+
+
+def test_split_point_not_found_walks_serially(monkeypatch):
+    """No whole entry in the few bytes probed after the middle (here: a probe shorter than a batch):
+    no split, the same answer."""
+    data = b"".join(v2_batch(i * 5, 5, value_size=3000) for i in range(12))
+    monkeypatch.setattr(fastscan, "SPLIT_MIN", 1)
+    monkeypatch.setattr(fastscan, "SPLIT_PROBE", 200)
+    slow, fast = both(data, window=65536)
+    assert slow == fast and slow[0] == 12
