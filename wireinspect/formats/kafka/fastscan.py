@@ -79,50 +79,61 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
     limit = vstart + len(view)
     entries, records, first, last = tally
     prev = last if last is not None else after
+    if prev is None:
+        prev = -(1 << 64)  # below every offset
+    lowest, highest = (base_offset, base_offset + 0x7FFFFFFF) if base_offset is not None else (-(1 << 64), 1 << 64)
+    hdr, crc, overhead = _HDR, crc32c, RECORD_BATCH_OVERHEAD
     bad = False
     while pos < stop_at:
         i = pos - vstart
         if pos + 17 > limit:
             break
-        if view[i + 16] in (0, 1):  # a legacy entry: its offset is its last (and, for the order, its first)
-            total = 12 + _LEN(view[i + 8:i + 12])[0]
-            if total < 12 + SMALLEST_LEGACY or pos + total > size or total > max_batch:
-                bad = True
+        if view[i + 16] > 1:  # magic 2 (or not a known magic: the header check says so)
+            if pos + overhead > limit:
                 break
-            if pos + total > limit:
-                break
-            got = clean_entry(view, i, i + total, dlimit)
-            if got is None:
-                bad = True
-                break
-            (lo,) = _LEN8(view[i:i + 8])
-            hi = lo
-            n, base = got
-            crc_ok = True
-        else:
-            if pos + RECORD_BATCH_OVERHEAD > limit:
-                break
-            h = _HDR(view, i)
+            h = hdr(view, i)
             total = 12 + h[1]
             if h[1] < SMALLEST or pos + total > size or h[3] != 2 or h[5] & 7 > 4 or h[12] < 0 or h[6] < 0:
                 bad = True
                 break
             if pos + total > limit:
                 break
-            lo = base = h[0]
+            lo = h[0]
             hi = lo + h[6]
-            n = h[12]
-            crc_ok = None
-        if base_offset is not None and not 0 <= hi - base_offset <= 0x7FFFFFFF or prev is not None and lo <= prev \
-                or crc_ok is None and crc32c(view[i + CRC_START:i + total]) != h[4]:
+            if not lowest <= hi <= highest or lo <= prev or crc(view[i + CRC_START:i + total]) != h[4]:
+                bad = True
+                break
+            if first is None:
+                first = lo
+            entries += 1
+            records += h[12]
+            prev = hi
+            pos += total
+            continue
+        # a legacy entry: its offset is its last (and, for the order, its first)
+        total = 12 + _LEN(view[i + 8:i + 12])[0]
+        if total < 12 + SMALLEST_LEGACY or pos + total > size or total > max_batch:
             bad = True
             break
-        entries += 1
-        records += n
+        if pos + total > limit:
+            break
+        got = clean_entry(view, i, i + total, dlimit)
+        if got is None:
+            bad = True
+            break
+        (lo,) = _LEN8(view[i:i + 8])
+        if not lowest <= lo <= highest or lo <= prev:
+            bad = True
+            break
+        n, base = got
         if first is None:
             first = base
-        last = prev = hi
+        entries += 1
+        records += n
+        prev = lo
         pos += total
+    if entries:
+        last = prev
     tally[:] = entries, records, first, last
     return pos, bad
 
