@@ -1,6 +1,7 @@
 """Kafka's sidecar formats: :data:`FORMATS`, every sidecar format (the binary ``.index``,
 ``.timeindex``, ``.txnindex`` and producer ``.snapshot`` from :mod:`sidetables`, the text
-checkpoints from :mod:`checkpoints`, the partition directory from :mod:`partition`), recognised by
+checkpoints declared in :mod:`textformats` and read by :mod:`checkpoints`, the partition directory
+from :mod:`partition`), recognised by
 file name since none of these files has a magic; the ``*_units`` functions that read a
 :class:`Source`; and the checks of ``.index``/``.timeindex`` entries against the sibling
 ``<base>.log`` (:mod:`logcheck` reads it).
