@@ -7,6 +7,10 @@ descriptors and stream protocols; the input containers under :mod:`wireinspect.i
 (a format that fails to import fails loudly) and binds them: the stream dump format of each
 protocol that has one, the protocols the captures choose from. It sits above both, so that no
 format imports an input and no input names a format.
+
+Every command imports this module, so what it imports is kept light: the descriptor modules and
+the stream protocol objects import their decoders inside the hooks that use them, and the reports
+(:data:`REPORTS`) are imported when one is run. Reading a Kafka segment imports Kafka's readers only.
 """
 
 from __future__ import annotations
@@ -16,10 +20,7 @@ import os
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
-from wireinspect.formats.kafka.internal.groups import GroupOffsets
-from wireinspect.formats.kafka.internal.image import MetadataReplay
 from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
-from wireinspect.formats.kafka.internal.transactions import Transactions
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
@@ -40,10 +41,30 @@ FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *R
 # RECORD_KINDS: the record decoders of ``--records-as`` (kind -> the internal topic whose keys and values it
 # decodes; chosen by default from a partition directory's name: docs/json.md, docs/internal-topics.md)
 
-REPORTS: dict = {"group-offsets": GroupOffsets, "transactions": Transactions, "metadata": MetadataReplay}
+
+def _group_offsets(**options):
+    from wireinspect.formats.kafka.internal.groups import GroupOffsets
+
+    return GroupOffsets(**options)
+
+
+def _transactions(**options):
+    from wireinspect.formats.kafka.internal.transactions import Transactions
+
+    return Transactions(**options)
+
+
+def _metadata(**options):
+    from wireinspect.formats.kafka.internal.image import MetadataReplay
+
+    return MetadataReplay(**options)
+
+
+REPORTS: dict = {"group-offsets": _group_offsets, "transactions": _transactions, "metadata": _metadata}
 """The reports over the records of inputs, by command name: each a factory of an analysis (options
 as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
-(``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md)."""
+(``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md): the
+factories import their report (``formats/kafka/internal/``) when called."""
 
 
 def all_formats() -> tuple[Format, ...]:

@@ -161,9 +161,9 @@ def test_a_commitlog_blank_marker_follows_the_protocol():
 
 
 def test_a_kafka07_capture_follows_the_protocol(tmp_path):
-    """Jafka frames of a capture (``_Captured``: the Exchange with capture facts) and the summary."""
+    """Jafka frames of a capture (``CapturedExchange``: the Exchange with capture facts) and the summary."""
     from tests.capture_helpers import pcap_bytes
-    from wireinspect.formats.jafka.stream import _Captured
+    from wireinspect.formats.jafka.requests import CapturedExchange
 
     def short(s: str) -> bytes:
         return struct.pack(">h", len(s)) + s.encode()
@@ -179,7 +179,7 @@ def test_a_kafka07_capture_follows_the_protocol(tmp_path):
     for fmt, where, u in _items(path):
         assert_unit(u, fmt, where)
         seen.append(u)
-    frames = [u for u in seen if isinstance(u, _Captured)]
+    frames = [u for u in seen if isinstance(u, CapturedExchange)]
     assert {u.type for u in frames} == {"request", "response"}
     assert all(u.file_position is not None for u in frames)
     assert sum(u.records_count for u in frames) == 0  # an Exchange counts no records (its JSON lists them)

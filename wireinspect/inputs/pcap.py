@@ -18,7 +18,6 @@ Problem positions here are byte positions in the capture file.
 
 from __future__ import annotations
 
-import socket
 import struct
 from typing import NamedTuple
 
@@ -327,6 +326,8 @@ def ip_offset(linktype: int, data: bytes):
 
 def parse_tcp(linktype: int, data: bytes):
     """``(Segment or None, problem text or None)``: None without a problem for non-TCP packets."""
+    import socket  # here, not with the module: sniffing a file for the pcap format needs none of it
+
     off, ver = ip_offset(linktype, data)
     if off is None:
         return None, ver

@@ -25,8 +25,6 @@ def log_name(name: str):
 def first_message_ok(head: bytes) -> bool:
     """Does ``head`` start with a complete magic 0/1 message (:data:`~.messages.MESSAGE`) whose payload
     checksum matches?"""
-    from wireinspect.formats.jafka.messages import MESSAGE
-
     if len(head) < 10:
         return False
     size = int.from_bytes(head[:4], "big", signed=True)
@@ -35,6 +33,8 @@ def first_message_ok(head: bytes) -> bool:
         return False
     if magic == 1 and (size < 6 or head[5] & 0xFC):
         return False
+    from wireinspect.formats.jafka.messages import MESSAGE  # only for a head that passed the checks above
+
     d = MESSAGE.decode(head, 0, 4 + size)
     return d.complete and MESSAGE.verify_crcs(head, d)["checksum"] == d.values["checksum"]
 

@@ -28,18 +28,14 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.errors import EncodeError
+from wireinspect.formats.jafka.codes import ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST_TYPES  # noqa: F401 (re-exported)
 from wireinspect.formats.jafka.messages import (B64, CHECK, Blob, _int, _raw, _raw_key, check_lengths, encode_checked,
                                                 encode_message_set, parse_message_set)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import Array, Bytes, Count, EncodeContext, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
+from wireinspect.streams import capture_display, capture_fields
 
-REQUEST_TYPES = {0: "PRODUCE", 1: "FETCH", 2: "MULTIFETCH", 3: "MULTIPRODUCE", 4: "OFFSETS", 5: "CREATE",
-                 6: "DELETE"}
-ERROR_CODES = {-1: "Unknown", 0: "NoError", 1: "OffsetOutOfRange", 2: "InvalidMessage", 3: "WrongPartition",
-               4: "InvalidFetchSize"}
-NO_RESPONSE = (0, 3)
-MAX_REQUEST = 100 << 20  # max.socket.request.bytes default (both brokers)
 MAX_OFFSETS = 1 << 16  # OFFSETS response values decoded (one per log segment in practice); past it: count_limit
 
 
@@ -259,6 +255,30 @@ class Exchange(UnitBase):
                 node.children.append(c)
         return node
 
+
+
+class CapturedExchange(Exchange):
+    """An :class:`Exchange` of a capture (:mod:`.stream`): adds ``time``, ``timeEpoch``,
+    ``filePosition`` and ``latencyMs`` to its JSON and the connection, direction, time and latency to
+    its tree line."""
+
+    __slots__ = ("file_position", "latency_ms")
+
+    @classmethod
+    def of(cls, e: Exchange, fpos, lat) -> "CapturedExchange":
+        c = object.__new__(cls)
+        for k in Exchange.__slots__:
+            setattr(c, k, getattr(e, k))
+        c.file_position, c.latency_ms = fpos, lat
+        return c
+
+    def to_json(self, enc) -> dict:
+        return capture_fields(super().to_json(enc), self)
+
+    def to_tree(self):
+        node = super().to_tree()
+        node.display = (node.display or "") + capture_display(self, True)
+        return node
 
 def _frame(e: Exchange, buf, pos, base, what):
     """Common size/type framing (:data:`REQUEST` / :data:`RESPONSE`); returns the end of the frame's

@@ -6,6 +6,8 @@ no correlation id, a response answers the oldest request still waiting for one; 
 MULTIPRODUCE get no response. Positions are byte positions in that direction's stream.
 
 Frames are cut by :class:`~wireinspect.formats.framing.LengthSplitter` (sizes 2..``MAX_REQUEST``).
+The sniffer needs only :mod:`.codes`; :mod:`.requests` (the layouts) is imported when frames are
+parsed or encoded.
 
 Encode (:func:`encode_unit`): a frame object gives its frame's bytes
 (:func:`~wireinspect.formats.jafka.requests.encode_exchange`), an ``unparsed`` object its
@@ -20,14 +22,13 @@ import struct
 from collections import deque
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
-from wireinspect.formats.jafka.requests import (ERROR_CODES, MAX_REQUEST, NO_RESPONSE, REQUEST, REQUEST_TYPES,
-                                                 Exchange, encode_exchange, parse_request, parse_response)
 from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
+from wireinspect.formats.jafka.codes import ERROR_CODES, MAX_REQUEST, REQUEST_TYPES
 from wireinspect.model import Problem
-from wireinspect.streams import capture_display, capture_fields, latency_ms
+from wireinspect.streams import latency_ms
 
-_HEAD = struct.Struct(">" + "".join(f.code for f in REQUEST.fields[:2]))  # size, requestType
+_HEAD = struct.Struct(">ih")  # size, requestType: the first two fields of requests.REQUEST
 DIALECT = "jafka"  # Jafka reads CREATE and DELETE; Kafka 0.7 does not (a problem with dialect "kafka07")
 
 
@@ -110,29 +111,6 @@ def _splitter(direction: str) -> LengthSplitter:
 MAX_WAITING = 1 << 16  # requests kept for pairing per conversation
 
 
-class _Captured(Exchange):
-    """An :class:`Exchange` of a capture: adds ``time``, ``timeEpoch``, ``filePosition`` and
-    ``latencyMs`` to its JSON and the connection, direction, time and latency to its tree line."""
-
-    __slots__ = ("file_position", "latency_ms")
-
-    @classmethod
-    def of(cls, e: Exchange, fpos, lat) -> "_Captured":
-        c = object.__new__(cls)
-        for k in Exchange.__slots__:
-            setattr(c, k, getattr(e, k))
-        c.file_position, c.latency_ms = fpos, lat
-        return c
-
-    def to_json(self, enc) -> dict:
-        return capture_fields(super().to_json(enc), self)
-
-    def to_tree(self):
-        node = super().to_tree()
-        node.display = (node.display or "") + capture_display(self, True)
-        return node
-
-
 class _Decoder(CaptureFacts):
     """Streaming decoder of one conversation: ``feed(event)`` / ``close()`` -> units.
 
@@ -151,6 +129,8 @@ class _Decoder(CaptureFacts):
         CaptureFacts.__init__(self, conversation)
 
     def _parse(self, kind, direction, position, data, timestamp):
+        from wireinspect.formats.jafka.requests import NO_RESPONSE, CapturedExchange, parse_request, parse_response
+
         ts, fpos = self.first_byte(direction, position, timestamp)
         req = None
         if direction == "request":
@@ -170,7 +150,7 @@ class _Decoder(CaptureFacts):
         if fpos is None and ts is None:
             return e
         lat = latency_ms(ts, req.timestamp) if req is not None else None
-        c = _Captured.of(e, fpos, lat)
+        c = CapturedExchange.of(e, fpos, lat)
         if direction == "request" and self.waiting and self.waiting[-1] is e:
             self.waiting[-1] = c  # the response sets its request's responsePosition
         return c
@@ -181,9 +161,15 @@ class _Decoder(CaptureFacts):
         return len(self.waiting)
 
 
+def _encode_exchange(obj, ctx) -> bytes:
+    from wireinspect.formats.jafka.requests import encode_exchange
+
+    return encode_exchange(obj, ctx)
+
+
 # The bytes one object of a Jafka stream stands for: a ``request``/``response`` frame through
 # :func:`~wireinspect.formats.jafka.requests.encode_exchange`; unparsed ranges and notes as every stream's.
-encode_unit = stream_encoder({"request": encode_exchange, "response": encode_exchange},
+encode_unit = stream_encoder({"request": _encode_exchange, "response": _encode_exchange},
                              "a Kafka 0.7 / Jafka stream")
 
 
@@ -204,6 +190,8 @@ PROTOCOL = StreamProtocol("jafka", (6667,), sniff, _Decoder, encode_unit, frame_
 
 def iter_requests(source, opts, chunk: int = 1 << 20):
     """Requests of a raw dump of the client-to-broker bytes."""
+    from wireinspect.formats.jafka.requests import parse_request
+
     limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
     dialect = DIALECT
     sp = _splitter("request")

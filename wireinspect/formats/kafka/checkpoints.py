@@ -39,7 +39,8 @@ import re
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.kafka.sidetables import tail_chunks, tail_json
-from wireinspect.formats.base import Format
+from wireinspect.formats.kafka.textformats import OFFSET_CHECKPOINTS
+from wireinspect.formats.kafka.textformats import TEXT_FORMATS as FORMATS  # noqa: F401 (re-exported)
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import Int
 from wireinspect.model import Node
@@ -527,17 +528,6 @@ def parse_meta_properties(buf: bytes) -> TextFile:
     return t
 
 
-OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
-                      "replication-offset-checkpoint", "cleaner-offset-checkpoint")
-
-
-def _named(*names):
-    def sniff(head: bytes, name: str) -> int:
-        base = os.path.basename(name or "")
-        return 95 if base.removesuffix(".tmp") in names else 0
-    return sniff
-
-
 def read_text(source, limit: int | None = None) -> tuple[bytes, bool]:
     """``(head, cut)``: the whole source when it has at most ``limit`` bytes, else its first ``limit``
     bytes up to their last line break (``cut`` True). Reads once, at most ``limit`` bytes
@@ -736,27 +726,15 @@ _META_PROPERTIES_UNITS = _units(parse_meta_properties)
 _QUORUM_STATE_UNITS = _units(parse_quorum_state, json_file=True)
 
 
-def _fmt(fid, description, recognised_by, sniff, units, write, type_):
-    return Format(fid, description, recognised_by, sniff, units, encode=_text_encoder(units, write),
-                  encode_types=frozenset({type_}))
-
-
-FORMATS = (
-    _fmt("kafka-leader-epoch-checkpoint", "Kafka leader-epoch-checkpoint (text): epoch, startOffset",
-         "name leader-epoch-checkpoint", _named("leader-epoch-checkpoint"), _LEADER_EPOCH_UNITS,
-         _checkpoint_writer(EPOCH_COLUMNS), "leader_epoch_checkpoint"),
-    _fmt("kafka-offset-checkpoint", "Kafka offset checkpoint (text): topic, partition, offset",
-         "name " + ", ".join(OFFSET_CHECKPOINTS), _named(*OFFSET_CHECKPOINTS), _offset_units,
-         _checkpoint_writer(OFFSET_COLUMNS), "offset_checkpoint"),
-    _fmt("kafka-partition-metadata", "Kafka partition.metadata (text): version, topic_id",
-         "name partition.metadata", _named("partition.metadata"), _PARTITION_METADATA_UNITS,
-         _write_partition_metadata, "partition_metadata"),
-    _fmt("kafka-clean-shutdown", "Kafka .kafka_cleanshutdown marker (JSON: version, brokerEpoch)",
-         "name .kafka_cleanshutdown", _named(".kafka_cleanshutdown"), _CLEAN_SHUTDOWN_UNITS, _write_json,
-         "clean_shutdown"),
-    _fmt("kafka-meta-properties", "Kafka log directory meta.properties (Java properties)",
-         "name meta.properties", _named("meta.properties"), _META_PROPERTIES_UNITS, _write_properties,
-         "meta_properties"),
-    _fmt("kafka-quorum-state", "KRaft quorum-state (JSON)", "name quorum-state", _named("quorum-state"),
-         _QUORUM_STATE_UNITS, _write_json, "quorum_state"),
-)
+TEXT_HOOKS = {
+    "kafka-leader-epoch-checkpoint": (_LEADER_EPOCH_UNITS, _text_encoder(_LEADER_EPOCH_UNITS,
+                                                                         _checkpoint_writer(EPOCH_COLUMNS))),
+    "kafka-offset-checkpoint": (_offset_units, _text_encoder(_offset_units, _checkpoint_writer(OFFSET_COLUMNS))),
+    "kafka-partition-metadata": (_PARTITION_METADATA_UNITS, _text_encoder(_PARTITION_METADATA_UNITS,
+                                                                          _write_partition_metadata)),
+    "kafka-clean-shutdown": (_CLEAN_SHUTDOWN_UNITS, _text_encoder(_CLEAN_SHUTDOWN_UNITS, _write_json)),
+    "kafka-meta-properties": (_META_PROPERTIES_UNITS, _text_encoder(_META_PROPERTIES_UNITS, _write_properties)),
+    "kafka-quorum-state": (_QUORUM_STATE_UNITS, _text_encoder(_QUORUM_STATE_UNITS, _write_json)),
+}
+"""``(units, encode)`` of each text sidecar format, by format id: the hooks of the descriptors in
+:data:`~.textformats.TEXT_FORMATS` (which recognise the files by name; re-exported here as ``FORMATS``)."""

@@ -17,9 +17,7 @@ from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, DEFAULT_MAX_REC
 from wireinspect.codec.crc import crc32c
 from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
-from wireinspect.formats.kafka.fastjson import fast_records_json
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
-from wireinspect.formats.kafka.registry.fields import add_schema_nodes, record_schemas
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
 from wireinspect.model import Node, Problem
@@ -373,7 +371,11 @@ class Batch(UnitBase):
         """The records (only the ``first`` of a capped batch) as JSON text by :func:`fast_records_json`
         if this batch may take that path (:meth:`plain_records`) and it does; else ``None``."""
         got = self.plain_records(first is not None)
-        return None if got is None else fast_records_json(self.header, *got, mode, first)
+        if got is None:
+            return None
+        from wireinspect.formats.kafka.fastjson import fast_records_json
+
+        return fast_records_json(self.header, *got, mode, first)
 
     def settle(self, mode: str = "base64") -> None:
         """Parse the records now (``records="lazy"``), unless the fast JSON path takes them: then they
@@ -435,6 +437,8 @@ class Batch(UnitBase):
         return d
 
     def _records_json(self, enc) -> list:
+        from wireinspect.formats.kafka.registry.fields import record_schemas
+
         data = self.data
         base = self.data_base
         control = bool(self.header[5] & 0x20)
@@ -500,6 +504,8 @@ class Batch(UnitBase):
         return node
 
     def _records_tree(self) -> Node:
+        from wireinspect.formats.kafka.registry.fields import add_schema_nodes
+
         codec = self.header[5] & 7
         start = self.position + RECORD_BATCH_OVERHEAD
         recs = Node("records", start, self.position + self.length - start, kind="list")

@@ -1,16 +1,20 @@
 """Kafka's sidecar formats: :data:`FORMATS`, every sidecar format (the binary ``.index``,
 ``.timeindex``, ``.txnindex`` and producer ``.snapshot`` from :mod:`sidetables`, the text
-checkpoints from :mod:`checkpoints`, the partition directory from :mod:`partition`), recognised by
+checkpoints declared in :mod:`textformats` and read by :mod:`checkpoints`, the partition directory
+from :mod:`partition`), recognised by
 file name since none of these files has a magic; the ``*_units`` functions that read a
 :class:`Source`; and the checks of ``.index``/``.timeindex`` entries against the sibling
 ``<base>.log`` (:mod:`logcheck` reads it).
 
 The binary layouts are declared once, in :mod:`sidetables` (``OffsetIndex``, ``TimeIndex``,
 ``TransactionIndex``/``AbortedTxn``, ``ProducerStateManager``'s snapshot), which decodes them
-(:func:`parse_offset_index`... re-exported here) and encodes them.
+(:func:`~.sidetables.parse_offset_index`...) and encodes them; the text files' descriptors are in
+:mod:`textformats`, and :mod:`checkpoints` reads and writes them.
 
-Imports go one way: this module imports :mod:`sidetables`, :mod:`checkpoints`, :mod:`logcheck`,
-:mod:`partition` and :mod:`indexes`; none of them imports it.
+The descriptors are cheap to import (the catalog lists them for every command): :mod:`sidetables`,
+:mod:`checkpoints`, :mod:`logcheck`, :mod:`partition` and :mod:`indexes` are imported by the hooks
+that use them, and a sniffer imports nothing for a name it cannot claim. Imports go one way: none
+of those modules imports this one.
 """
 
 from __future__ import annotations
@@ -18,21 +22,14 @@ from __future__ import annotations
 import bisect
 import os
 
-from wireinspect.codec.crc import crc32c
 from wireinspect.formats.base import Format
-from wireinspect.formats.kafka import sidetables as tables
-from wireinspect.formats.kafka.checkpoints import FORMATS as TEXT_FORMATS
-from wireinspect.formats.kafka.indexes import partition_file_plan
-from wireinspect.formats.kafka.logcheck import Head, find, load_lookup
-from wireinspect.formats.kafka import logcheck
-from wireinspect.formats.kafka.partition import looks_like_partition, partition_units
-from wireinspect.formats.kafka.sidetables import (CHUNK, SNAPSHOT_CRC_START, judge_order, load_table, parse_offset_index,
-                                                  parse_producer_snapshot, parse_time_index, parse_txn_index, sibling,
-                                                  split_name)
-from wireinspect.inputs.source import checksum
+from wireinspect.formats.kafka.textformats import TEXT_FORMATS
+
 
 
 def _base(source, default=0):
+    from wireinspect.formats.kafka.sidetables import split_name
+
     parts = split_name(source.path or source.name)
     return parts[0] if parts else default
 
@@ -40,6 +37,9 @@ def _base(source, default=0):
 def _with_log(source, unit, check) -> None:
     """Check ``unit`` against the sibling ``.log`` (read header by header, never whole), then judge
     the entries' order again, leaving out the entries the log shows to be damaged."""
+    from wireinspect.formats.kafka import logcheck
+    from wireinspect.formats.kafka.sidetables import judge_order, sibling
+
     log = sibling(source.path, "log")
     if log is None:
         unit.note("no_log", 0, "no sibling .log: entries were not checked against a log")
@@ -52,14 +52,16 @@ def _with_log(source, unit, check) -> None:
         judge_order(unit, unit.own_faults, bad)
 
 
-def _units_of(parse, kind: str, check: str | None = None, default_base=0):
-    """A ``Format.units`` for the index files of unit type ``kind``: ``parse(head, base offset from
-    the name, size, data_end)`` (see :func:`load_table`), then the check against the log."""
-    entry = tables.fixed_size(tables.ENTRIES[kind])
-
+def _units_of(parse: str, kind: str, check: str | None = None, default_base=0):
+    """A ``Format.units`` for the index files of unit type ``kind``: ``sidetables.<parse>(head, base
+    offset from the name, size, data_end)`` (see :func:`~.sidetables.load_table`), then the check
+    against the log."""
     def units(source, opts):
-        head, size, data_end = load_table(source, entry)
-        unit = parse(head, _base(source, default_base), size, data_end)
+        from wireinspect.formats.kafka import sidetables as tables
+
+        entry = tables.fixed_size(tables.ENTRIES[kind])
+        head, size, data_end = tables.load_table(source, entry)
+        unit = getattr(tables, parse)(head, _base(source, default_base), size, data_end)
         if check:
             _with_log(source, unit, check)
         unit.finish()
@@ -70,6 +72,10 @@ def _units_of(parse, kind: str, check: str | None = None, default_base=0):
 def snapshot_units(source, opts):
     """The ``Format.units`` of a producer ``.snapshot``: the header, at most :data:`MAX_ENTRIES`
     entries, and the CRC-32C of bytes [6, end) computed 1 MiB at a time."""
+    from wireinspect.codec.crc import crc32c
+    from wireinspect.formats.kafka import sidetables as tables
+    from wireinspect.inputs.source import checksum
+
     size = source.size
     hsize, esize = tables.fixed_size(tables.SNAPSHOT_HEADER), tables.fixed_size(tables.PRODUCER_ENTRY)
     d = tables.SNAPSHOT_HEADER.decode(source.read(0, hsize))
@@ -79,8 +85,8 @@ def snapshot_units(source, opts):
     buf = source.read(0, hsize + n * esize)
     crc = None
     if size > len(buf) and size >= hsize:
-        crc = checksum(source, len(buf), size, crc32c, crc32c(buf[SNAPSHOT_CRC_START:]), CHUNK)
-    unit = parse_producer_snapshot(buf, _base(source, None), size, crc)
+        crc = checksum(source, len(buf), size, crc32c, crc32c(buf[tables.SNAPSHOT_CRC_START:]), tables.CHUNK)
+    unit = tables.parse_producer_snapshot(buf, _base(source, None), size, crc)
     unit.finish()
     return [unit]
 
@@ -183,6 +189,8 @@ def check_offset_index(unit, view, path: str) -> set:
     ``offset_mismatch``. Note ``multi_batch_append_entry``: a confirmed batch start whose entry
     offset is exactly the last offset of a later batch of the same contiguous run before the next
     entry's position (Kafka before KAFKA-806 indexed a follower's multi-batch append so)."""
+    from wireinspect.formats.kafka.logcheck import Head
+
     base = unit.info["baseOffset"]
     starts = BatchStarts(view)
     bad = set()
@@ -240,6 +248,8 @@ def check_time_index(unit, view, path: str) -> set:
 
     Problems: ``offset_not_found``, ``timestamp_mismatch``; note ``offset_inside_batch`` (the offset
     of the record holding the batch's maxTimestamp, as some brokers wrote it)."""
+    from wireinspect.formats.kafka.logcheck import find, load_lookup
+
     base = unit.info["baseOffset"]
     lookup = load_lookup(path, base)
     found = None
@@ -283,6 +293,10 @@ LOG_CHECKS = {"offset_index": check_offset_index, "time_index": check_time_index
 
 def _by_kind(kind: str):
     def sniff(head: bytes, name: str) -> int:
+        if f".{kind}" not in (name or ""):  # split_name cannot match: nothing to import
+            return 0
+        from wireinspect.formats.kafka.sidetables import split_name
+
         parts = split_name(name)
         return 95 if parts and parts[1] == kind else 0
     return sniff
@@ -297,8 +311,35 @@ def claims_name(name: str) -> bool:
 def _recover_files(directory: str, names, plans) -> list[tuple]:
     """``recover`` of a partition directory: what becomes of each file (``partition_file_plan``),
     with the recovered log end offset taken from the recovery ``plans`` of its segments."""
+    from wireinspect.formats.kafka.indexes import partition_file_plan
+
     ends = [k.last_offset for p in plans.values() for k in p.kept if k.last_offset is not None]
     return partition_file_plan(names, log_end=max(ends) + 1 if ends else None)
+
+
+def _partition_units(source, opts):
+    from wireinspect.formats.kafka.partition import partition_units
+
+    return partition_units(source, opts)
+
+
+def _looks_like_partition(names) -> bool:
+    from wireinspect.formats.kafka.partition import looks_like_partition
+
+    return looks_like_partition(names)
+
+
+def _encode_table(obj: dict, ctx):
+    from wireinspect.formats.kafka.sidetables import encode_table
+
+    return encode_table(obj, ctx)
+
+
+def _encode_snapshot(obj: dict, ctx):
+    from wireinspect.formats.kafka.sidetables import encode_snapshot
+
+    return encode_snapshot(obj, ctx)
+
 
 
 KAFKA_PARTITION = Format(
@@ -306,8 +347,8 @@ KAFKA_PARTITION = Format(
     description="Kafka partition directory: segment continuity, orphan indexes, leftovers, leader epochs",
     recognised_by="a directory with NNNNNNNNNNNNNNNNNNNN.* files (reported after its files)",
     sniff=lambda head, name: 0,
-    units=partition_units,
-    dir_sniff=looks_like_partition,
+    units=_partition_units,
+    dir_sniff=_looks_like_partition,
     recover_files=_recover_files,
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"partition"}),
@@ -320,20 +361,20 @@ def _formats():
     return (
         Format("kafka-index", "Kafka offset index (.index): relativeOffset, position; checked against the .log",
                f"{named}.index (also .deleted/.swap/.cleaned)", _by_kind("index"),
-               _units_of(parse_offset_index, "offset_index", "offset_index"),
-               encode=tables.encode_table, encode_types=frozenset({"offset_index"})),
+               _units_of("parse_offset_index", "offset_index", "offset_index"),
+               encode=_encode_table, encode_types=frozenset({"offset_index"})),
         Format("kafka-timeindex", "Kafka time index (.timeindex): timestamp, relativeOffset; checked against the .log",
                f"{named}.timeindex (also .deleted/.swap/.cleaned)", _by_kind("timeindex"),
-               _units_of(parse_time_index, "time_index", "time_index"),
-               encode=tables.encode_table, encode_types=frozenset({"time_index"})),
+               _units_of("parse_time_index", "time_index", "time_index"),
+               encode=_encode_table, encode_types=frozenset({"time_index"})),
         Format("kafka-txnindex", "Kafka aborted-transaction index (.txnindex); checked against ABORT markers",
                f"{named}.txnindex (also .deleted/.swap/.cleaned)", _by_kind("txnindex"),
-               _units_of(parse_txn_index, "txn_index", "txn_index"),
-               encode=tables.encode_table, encode_types=frozenset({"txn_index"})),
+               _units_of("parse_txn_index", "txn_index", "txn_index"),
+               encode=_encode_table, encode_types=frozenset({"txn_index"})),
         Format("kafka-producer-snapshot", "Kafka producer state snapshot (.snapshot), CRC-32C checked",
                f"{named}.snapshot (also .deleted/.swap/.cleaned)", _by_kind("snapshot"),
                snapshot_units,
-               encode=tables.encode_snapshot, encode_types=frozenset({"producer_snapshot"})),
+               encode=_encode_snapshot, encode_types=frozenset({"producer_snapshot"})),
     ) + TEXT_FORMATS + (KAFKA_PARTITION,)
 
 

@@ -9,7 +9,6 @@ import re
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.kafka.logformat import records_kind
-from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok
 from wireinspect.inputs.source import Source
 
 SEGMENT_NAME = re.compile(r"^([0-9]+)-([0-9]+)-v1\.log$")  # <base offset>-<term>-v1.log (storage/segment_utils)
@@ -52,6 +51,8 @@ def ntp_of(directory: str | None) -> tuple | None:
 
 
 def _sniff(head: bytes, name: str) -> int:
+    from wireinspect.formats.redpanda.header import HEADER_SIZE, header_ok  # its layout: imported to read an input
+
     named = segment_name(name) is not None or CLOUD_SEGMENT_NAME.match(os.path.basename(name or "")) is not None
     if len(head) >= HEADER_SIZE and header_ok(head, 0):
         return 97 if named else 93  # a header whose CRC-32C matches: more than any ".log" name says (90)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
+from wireinspect.formats.rocketmq.codes import BINARY_FIXED
 from wireinspect.layout import Bytes, Int, Layout, Length, Text
 from wireinspect.model import Problem
 
-BINARY_FIXED = 21  # RocketMQSerializable.calTotalLen fixed part
 
 EXT_FIELD = Layout("extField", (
     Length("keyLength", "h", of="key"),

@@ -1,5 +1,7 @@
 """RocketMQ remoting code tables: request codes, response codes, language codes and the
-SEND_MESSAGE_V2 short field names.
+SEND_MESSAGE_V2 short field names; and the two frame sizes the stream sniffer checks
+(:data:`FRAME_MAX`, :data:`BINARY_FIXED`; :mod:`.remoting` and :mod:`.binaryheader` re-export them),
+so that sniffing imports no layout.
 
 Sources: ``org.apache.rocketmq.remoting.protocol.RequestCode``, ``ResponseCode`` (which extends
 ``RemotingSysResponseCode``), ``LanguageCode``, ``header.SendMessageRequestHeaderV2`` (apache/rocketmq
@@ -7,6 +9,9 @@ HEAD 8fc57f14; see ../shared/reference/rocketmq-and-jafka.md sections A.3 to A.7
 """
 
 from __future__ import annotations
+
+FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
+BINARY_FIXED = 21  # RocketMQSerializable.calTotalLen fixed part
 
 REQUEST_CODES = {
     10: "SEND_MESSAGE", 11: "PULL_MESSAGE", 12: "QUERY_MESSAGE", 13: "QUERY_BROKER_OFFSET",

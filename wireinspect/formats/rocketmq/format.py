@@ -110,9 +110,12 @@ def _encode_remoting(obj: dict, ctx) -> list:
 
 
 def _cq_sniff(head: bytes, name: str) -> int:
+    path = (name or "").replace(os.sep, "/")
+    if "consumequeue/" not in path:  # CQ_PATH cannot match: the store module is not imported for other files
+        return 0
     from wireinspect.formats.rocketmq.store import CQ_PATH
 
-    return 95 if CQ_PATH.search((name or "").replace(os.sep, "/")) else 0
+    return 95 if CQ_PATH.search(path) else 0
 
 
 def _cq_units(source: Source, opts):

@@ -24,6 +24,7 @@ from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
 from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decode_binary_header
 from wireinspect.formats.rocketmq.bodies import body_bytes, decode_frame_body, message_bytes
+from wireinspect.formats.rocketmq.codes import FRAME_MAX
 from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, split_properties
 from wireinspect.formats.rocketmq.jsonheader import decode_json_header, json_header_bytes
 from wireinspect.formats.unit import UnitBase
@@ -31,7 +32,6 @@ from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length
 from wireinspect.model import Node, Problem
 from wireinspect.streams import capture_display, capture_fields
 
-FRAME_MAX = 16777212  # largest length field NettyDecoder accepts (16 MiB on the wire, with the length field)
 HEADER_KEYS = ("code", "language", "version", "opaque", "flag", "remark", "extFields", "serializeTypeCurrentRPC")
 I32 = struct.Struct(">i")
 

@@ -4,7 +4,8 @@ stream protocol interface): frames split per direction (:class:`FrameSplitter`, 
 (:mod:`.pairing`, so that a PULL_MESSAGE response body decodes as commit-log records), and raw
 stream dumps of one direction (:func:`iter_stream`, the ``rocketmq-remoting`` format).
 
-Positions are byte positions in that direction's stream.
+Positions are byte positions in that direction's stream. The sniffer needs only :mod:`.codes`;
+the frame parser (:mod:`.remoting`) and the pairing are imported when frames are parsed.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
-from wireinspect.formats.rocketmq.binaryheader import BINARY_FIXED
-from wireinspect.formats.rocketmq.bodies import decode_frame_body
-from wireinspect.formats.rocketmq.codes import code_name
-from wireinspect.formats.rocketmq.pairing import Conversation
-from wireinspect.formats.rocketmq.remoting import FRAME_MAX, I32, frame_bytes, parse_frame
+from wireinspect.formats.rocketmq.codes import BINARY_FIXED, FRAME_MAX, code_name
 from wireinspect.model import Problem
 from wireinspect.streams import latency_ms
+
+I32 = struct.Struct(">i")
 
 
 def plausible_frame(buf, p: int):
@@ -43,6 +42,8 @@ def plausible_frame(buf, p: int):
 
 
 def describe_bad_frame(buf, p: int, base: int) -> Problem:
+    from wireinspect.formats.rocketmq.remoting import parse_frame
+
     f = parse_frame(buf, p, base, decode_body=False)
     probs = [x for x in f.problems if x.code != "truncated"]
     return probs[0] if probs else Problem("garbage", base + p, "bytes that do not start a remoting frame")
@@ -60,6 +61,8 @@ class FrameSplitter(LengthSplitter):
         self.limit = limit
 
     def units(self, final: bool = False):
+        from wireinspect.formats.rocketmq.remoting import parse_frame
+
         for it in self.frames(final):
             if isinstance(it, tuple):
                 yield parse_frame(it[2], 0, it[1], limit=self.limit, decode_body=False)
@@ -90,6 +93,8 @@ class _Decoder(CaptureFacts):
     protocol = "rocketmq"
 
     def __init__(self, conversation, opts):
+        from wireinspect.formats.rocketmq.pairing import Conversation
+
         limit = _limit(opts)
         self.pairs = Conversation(limit)
         self.inner = StreamDecoder(conversation, lambda direction: FrameSplitter(limit=limit), self._parse, "rocketmq")
@@ -97,6 +102,8 @@ class _Decoder(CaptureFacts):
         CaptureFacts.__init__(self, conversation)
 
     def _parse(self, kind, direction, position, data, timestamp):
+        from wireinspect.formats.rocketmq.remoting import parse_frame
+
         f = parse_frame(data, 0, position, limit=self.limit, decode_body=False)
         f.timestamp, f.file_position = self.first_byte(direction, position, timestamp)
         if f.header:
@@ -117,9 +124,15 @@ class _Decoder(CaptureFacts):
         return sum(len(v) for v in self.pairs.pending.values())
 
 
+def _frame_bytes(obj, ctx) -> bytes:
+    from wireinspect.formats.rocketmq.remoting import frame_bytes
+
+    return frame_bytes(obj, ctx)
+
+
 # One object of a RocketMQ stream -> its bytes: a ``frame`` through
 # :func:`~wireinspect.formats.rocketmq.remoting.frame_bytes`; unparsed ranges and notes as every stream's.
-encode = stream_encoder({"frame": frame_bytes}, "a RocketMQ stream")
+encode = stream_encoder({"frame": _frame_bytes}, "a RocketMQ stream")
 
 
 def frame_name(u) -> str | None:
@@ -141,6 +154,8 @@ PROTOCOL = StreamProtocol("rocketmq", (9876, 10911, 10909), sniff, _Decoder, enc
 def iter_stream(source, opts, chunk: int = 1 << 20):
     """Frames of a raw dump of one direction of a remoting connection (no pairing: a response body
     that holds commit-log records is recognised by their magic code)."""
+    from wireinspect.formats.rocketmq.bodies import decode_frame_body
+
     limit = _limit(opts)
     sp = FrameSplitter(limit=limit)
     pos = 0

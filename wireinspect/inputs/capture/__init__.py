@@ -42,13 +42,30 @@ protocol; ``apis`` and ``correlation_ids`` through each protocol's ``select``).
 
 from __future__ import annotations
 
-from wireinspect.inputs.capture.connections import CaptureNote, capture_units, reassembled
-from wireinspect.inputs.capture.filters import Filters
-from wireinspect.inputs.capture.follow import follow_raw_events
-from wireinspect.inputs.capture.pcapformat import PCAP
-from wireinspect.inputs.capture.protocols import stream_protocols
-from wireinspect.inputs.capture.streamdump import stream_dump_format, stream_units
-from wireinspect.inputs.capture.summary import CaptureSummary, frame_name
+import importlib
+
+# The names this package gives, by the module that defines them. They are imported on first use
+# (PEP 562): the catalog imports :mod:`.pcapformat` and :mod:`.streamdump` for every command, and
+# importing them must not read in the capture machinery.
+_EXPORTS = {
+    "CaptureNote": "connections", "capture_units": "connections", "reassembled": "connections",
+    "Filters": "filters", "follow_raw_events": "follow", "PCAP": "pcapformat", "stream_protocols": "protocols",
+    "stream_dump_format": "streamdump", "stream_units": "streamdump", "CaptureSummary": "summary",
+    "frame_name": "summary",
+}
 
 __all__ = ["CaptureNote", "CaptureSummary", "Filters", "PCAP", "capture_units", "follow_raw_events", "frame_name",
            "reassembled", "stream_dump_format", "stream_protocols", "stream_units"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

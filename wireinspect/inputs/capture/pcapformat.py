@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.common import NOTE_TYPES
-from wireinspect.inputs.capture.connections import capture_units, located
-from wireinspect.inputs.capture.protocols import protocol_of
 from wireinspect.inputs.pcap import sniff_capture
 
 
@@ -16,12 +14,22 @@ def _encode_capture(obj: dict, ctx) -> list:
     (the capture's own summary and notes stand for no bytes). Encoded by the object's stream protocol
     (``encode(obj, ctx) -> bytes``). Bytes missing from the capture (TCP gaps) are not written: the
     stream that comes back is the reassembled stream without them."""
+    from wireinspect.inputs.capture.protocols import protocol_of
+
     if obj.get("type") == "capture_summary" or obj.get("type") in NOTE_TYPES:
         return []
     data = protocol_of(obj).encode(obj, ctx)
     conn = obj.get("connection")
     index = conn.get("index", 0) if isinstance(conn, dict) else 0
     return [(f"{index}-{obj.get('direction') or 'request'}", data)] if data else []
+
+
+def _units(source, opts, records: bool | None = None):
+    """The units of a capture (:func:`~.connections.capture_units`), each problem saying where it is
+    (:func:`~.connections.located`)."""
+    from wireinspect.inputs.capture.connections import capture_units, located
+
+    return located(capture_units(source, opts, records))
 
 
 def _pcap_sniff(head: bytes, name: str) -> int:
@@ -34,8 +42,8 @@ PCAP = Format(
                 "decoded frame by frame",
     recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
     sniff=_pcap_sniff,
-    units=lambda src, opts: located(capture_units(src, opts)),
-    check=lambda src, opts: located(capture_units(src, opts, bool(getattr(opts, "deep", False)))),
+    units=_units,
+    check=lambda src, opts: _units(src, opts, bool(getattr(opts, "deep", False))),
     honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only"}),
     encode=_encode_capture,
 )

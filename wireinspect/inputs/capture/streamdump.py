@@ -13,8 +13,6 @@ from __future__ import annotations
 from wireinspect.errors import InputError
 from wireinspect.formats.base import Format
 from wireinspect.formats.common import encode_unparsed
-from wireinspect.inputs.capture.connections import with_records
-from wireinspect.inputs.capture.filters import Filters
 from wireinspect.inputs.capture.follow import FOLLOW, FOLLOW_TEXT_MAX, follow_raw_events
 from wireinspect.inputs.source import Source
 from wireinspect.streams import Conversation, Event
@@ -28,6 +26,9 @@ def stream_units(source: Source, opts, protocol, records: bool | None = None):
     follow,tcp,raw`` text), in stream order, after the capture filters (``--api``,
     ``--correlation-id``). A raw dump's direction is ``protocol.dump.direction``'s guess. Follow text
     is read whole: larger than ``FOLLOW_TEXT_MAX`` bytes is an :class:`InputError`."""
+    from wireinspect.inputs.capture.connections import with_records
+    from wireinspect.inputs.capture.filters import Filters
+
     opts = with_records(opts, records)
     filters = Filters(opts)
     head = source.read(0, 512)

@@ -14,7 +14,9 @@ consecutive sane frames. The bytes skipped become an ``unparsed`` unit
 (:class:`~wireinspect.formats.common.Unparsed`, its bytes kept up to ``STREAM_KEEP_MAX``) with the
 problem that caused the hunt; TCP findings on no frame become a :class:`~wireinspect.formats.common.Note`.
 
-:data:`KAFKA` is the stream protocol object (interface in :mod:`wireinspect.streams`).
+:data:`KAFKA` is the stream protocol object (interface in :mod:`wireinspect.streams`). The frame
+decoder (:mod:`.frames`, :mod:`.walker`) is imported when a conversation is decoded or sniffed, not
+with this module (the catalog imports it to list the protocol).
 """
 
 from __future__ import annotations
@@ -25,9 +27,7 @@ from collections import deque
 
 from wireinspect.formats.common import Note, Unparsed
 from wireinspect.formats.framing import frame_size, keep
-from wireinspect.formats.kafka.protocol.frames import Frame, decode_request, decode_response, plausible_request
 from wireinspect.formats.kafka.protocol.streamdump import DUMP
-from wireinspect.formats.kafka.protocol.walker import F
 from wireinspect.model import Problem
 from wireinspect.streams import MID_STREAM_START, Spans, latency_ms, split_notes
 
@@ -261,6 +261,8 @@ class KafkaDecoder:
         """``(position, fits)`` of the first plausible frame start in the buffer, preferring one
         whose whole frame is buffered; ``None`` when there is none. Without ``final``, a plausible
         start whose frame is not yet all buffered is returned with ``fits=False`` (wait for more)."""
+        from wireinspect.formats.kafka.protocol.frames import plausible_request
+
         buf = d.buf
         stop = len(buf) - 12
         direction = self._dname(d)
@@ -390,6 +392,8 @@ class KafkaDecoder:
         d.buf, d.i = bytearray(), 0
 
     def _plausible_start(self, d: _Dir) -> bool:
+        from wireinspect.formats.kafka.protocol.frames import plausible_request
+
         direction = self._dname(d)
         buf, i = d.buf, d.i
         if direction != "response" and plausible_request(buf, i, MAX_FRAME):
@@ -413,6 +417,8 @@ class KafkaDecoder:
         return f
 
     def _decode_frame(self, d: _Dir, frame, pos: int, extra: list, ts):
+        from wireinspect.formats.kafka.protocol.frames import decode_request, decode_response, plausible_request
+
         direction = self._dname(d)
         if direction is None:
             direction = "request" if plausible_request(frame, 0, MAX_FRAME) else "response"
@@ -464,6 +470,9 @@ class KafkaDecoder:
 
     def _token(self, frame, pos, direction, extra):
         """A bare SASL token after SaslHandshake v0: a Frame with no header and ``AuthBytes``."""
+        from wireinspect.formats.kafka.protocol.frames import Frame
+        from wireinspect.formats.kafka.protocol.walker import F
+
         f = Frame(pos, len(frame), direction, self.conv)
         f.data = frame
         f.size = _I32(frame, 0)[0] if len(frame) >= 4 else None
@@ -490,6 +499,8 @@ def _no_response(f) -> bool:
 
 def sniff(first_bytes: bytes) -> int:
     """Confidence that a client sending ``first_bytes`` speaks Kafka: a plausible request frame."""
+    from wireinspect.formats.kafka.protocol.frames import plausible_request
+
     try:
         return 80 if plausible_request(first_bytes, 0, MAX_FRAME) else 0
     except Exception:  # noqa: BLE001 - sniffers must never raise

@@ -8,7 +8,6 @@ bytes with high confidence; reach it with ``--format kafka-stream``."""
 
 from __future__ import annotations
 
-from wireinspect.formats.kafka.protocol.frames import plausible_request
 from wireinspect.streams import StreamDump
 
 
@@ -16,6 +15,8 @@ def dump_direction(head: bytes, size: int, frames: int = 8) -> str:
     """``"request"`` when one of the first frames of a one-direction dump (its first bytes ``head``,
     ``size`` bytes in all) is a plausible request (Kafka's ``RequestHeader``), ``"response"`` when the
     frames chain (``int32 length`` prefixes) but none is, else ``"unknown"`` (the first frame decides)."""
+    from wireinspect.formats.kafka.protocol.frames import plausible_request
+
     p = 0
     chained = 0
     for _ in range(frames):
@@ -34,7 +35,13 @@ def dump_direction(head: bytes, size: int, frames: int = 8) -> str:
 def dump_sniff(head: bytes, name: str) -> int:
     """Confidence that raw bytes ``head`` are a Kafka stream dump: 65 when plausible request frames
     chain through the head (or one frame fills it), above kafka-log's content sniff (a request's byte
-    16 often looks like a legacy magic); 35 for a plausible first request only; else 0."""
+    16 often looks like a legacy magic); 35 for a plausible first request only; else 0. The frame decoder
+    is imported only for a head whose first int32 can be a request's Size (8 or more, as
+    :func:`~.frames.plausible_request` requires)."""
+    if len(head) < 12 or int.from_bytes(head[:4], "big", signed=True) < 8:
+        return 0
+    from wireinspect.formats.kafka.protocol.frames import plausible_request
+
     try:
         if not plausible_request(head, 0):
             return 0
