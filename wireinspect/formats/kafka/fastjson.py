@@ -10,6 +10,9 @@ Where the time goes (real-shaped records: a key, a 50-300 byte value, one header
 two-byte varints are decoded inline (a function call costs as much as the decoding), a header key
 and a short header value are turned into JSON once per batch (a dict keyed by their bytes), and
 text-mode strings go through orjson when it is installed (stdlib ``json`` otherwise).
+
+Legacy (magic 0/1) wrappers have their own, in :func:`~wireinspect.formats.kafka.legacy.wrapper_records_json`,
+which writes bytes with :func:`bytes_json` as this one does.
 """
 
 from __future__ import annotations
@@ -70,6 +73,22 @@ def _text(b) -> str:
     return json_text(bytes(b).decode("utf-8", "backslashreplace"))
 
 
+def bytes_json(mode: str):
+    """The function that writes bytes as a JSON string in the ``--bytes`` ``mode`` (``base64``,
+    ``hex`` or ``text``), as the full path's encoder and ``dumps`` together write them."""
+    if mode == "base64":
+        b2a = b2a_base64
+
+        def enc(s):
+            return '"' + b2a(s, newline=False).decode() + '"'
+    elif mode == "hex":
+        def enc(s):
+            return '"' + s.hex() + '"'
+    else:
+        enc = _text
+    return enc
+
+
 def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int | None = None) -> str | None:
     """The records of a plain valid batch as JSON text (the objects of :meth:`Batch.to_json`,
     comma-separated), or ``None`` at the first irregularity, for the caller to take the full path.
@@ -97,14 +116,7 @@ def fast_records_json(h, data, p: int, stop: int, dbase, mode: str, first: int |
             data = bytes(data)
     b2a = b2a_base64
     b64 = mode == "base64"
-    if b64:
-        def enc(s):
-            return '"' + b2a(s, newline=False).decode() + '"'
-    elif mode == "hex":
-        def enc(s):
-            return '"' + s.hex() + '"'
-    else:
-        enc = _text
+    enc = bytes_json(mode)
     hkeys = {}  # header key bytes -> JSON text (per batch: bounded by its records)
     hvals = {}  # short header value bytes -> JSON text
     out = []

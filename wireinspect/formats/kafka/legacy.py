@@ -51,6 +51,8 @@ MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
 _CRC_FIELD = LEGACY.field("crc")
 _CRC = CRCS[_CRC_FIELD.algo]
 _I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_OFFSET_SIZE = compile_table(compile_layout(LEGACY)[:2])[0].unpack_from  # offset, messageSize
 
 
 class Message(UnitBase):
@@ -62,9 +64,9 @@ class Message(UnitBase):
 
     type = "message"
     __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
-                 "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "problems", "inner",
+                 "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "_problems", "_inner",
                  "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order",
-                 "decoded")
+                 "decoded", "_lazy", "_clean")
 
     def __init__(self, position):
         self.position = position
@@ -72,8 +74,10 @@ class Message(UnitBase):
         self.offset = self.size = self.crc = self.magic = self.attributes = self.timestamp = None
         self.p_key = self.keyLength = self.p_val = self.valueLength = None
         self.crc_ok = self.crc_computed = None
-        self.problems = []
-        self.inner = None
+        self._problems = []
+        self._inner = None
+        self._lazy = None  # (set, error, limit, max_records, at): a wrapper parsed with records="lazy"
+        self._clean = False  # json_line found the lazy wrapper clean: no problem to read it for
         self.data = None
         self.data_base = None
         self.start = 0
@@ -82,6 +86,56 @@ class Message(UnitBase):
         self.compressed_length = None
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
         self.decoded = None  # (keyDecoded, valueDecoded) of an internal topic's message (decode_internal)
+
+    @property
+    def inner(self):
+        """The inner messages of a wrapper (``None`` for a plain message or a wrapper that could not be
+        opened); a wrapper parsed with ``records="lazy"`` is read now."""
+        if self._lazy is not None:
+            self._open()
+        return self._inner
+
+    @inner.setter
+    def inner(self, value):
+        self._inner = value
+
+    @property
+    def problems(self) -> list:
+        """Every problem of the entry, its inner messages' included (a lazy wrapper is read now, unless
+        :meth:`json_line` found it clean)."""
+        if self._lazy is not None and not self._clean:
+            self._open()
+        return self._problems
+
+    @problems.setter
+    def problems(self, value):
+        self._problems = value
+
+    def _open(self) -> None:
+        data, err, limit, max_records, at = self._lazy
+        self._lazy = None
+        _read_inner(self, data, err, limit, 0, at, max_records)
+
+    def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
+        """``dumps(self.to_json(enc) | extra)``, faster: the inner messages of a clean wrapper (CRC-32
+        and every inner message as :func:`clean_entry` checks them, offsets in order, not of an
+        internal topic) parsed with ``records="lazy"`` are written straight to JSON text by
+        :func:`wrapper_records_json`, with no object per inner message; anything else takes the full
+        path. The text is the same, byte for byte (tests/formats/kafka/test_legacy_fastjson.py)."""
+        lazy = self._lazy
+        if lazy is not None and lazy[1] is None and self.crc_ok and self.in_order and not self._problems:
+            lat = self.timestamp if self.magic == 1 and self.attributes & 0x08 else None
+            text = wrapper_records_json(lazy[0], self.magic, self.offset, lat, lazy[3], mode)
+            if text is not None:
+                self._clean = True
+                d = {"type": "message", "position": self.position, "length": self.length}
+                d.update(self.header_json())
+                d["problems"] = []
+                line = dumps(d)[:-1] + ',"records":[' + text + "]"
+                return line + ("," + dumps(extra)[1:] if extra else "}")
+        d = self.to_json(enc)
+        d.update(extra)
+        return dumps(d)
 
     @property
     def base_offset(self):
@@ -228,7 +282,7 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
     m.data, m.data_base, m.start = buf, base, pos
     at = (lambda i: base + i) if base is not None else (lambda i: m.position)
     avail = len(buf) - pos
-    probs = m.problems
+    probs = m._problems
     if avail < HEAD_SIZE:
         m.length = max(avail, 0)
         head = LEGACY_HEAD.decode(buf, pos, len(buf))
@@ -276,7 +330,7 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
             m.keyLength, m.p_key, m.valueLength, m.p_val = v[idx[0]], v[idx[1]], v[idx[2]], v[idx[3]]
             codec = m.attributes & 7
             if codec and records:
-                _open_wrapper(m, codec, limit, depth, at, max_records)
+                _open_wrapper(m, codec, limit, depth, at, max_records, lazy=records == "lazy")
             return m
     d = LEGACY.decode(buf, pos, end)
     v, sp = d.values, d.spans
@@ -306,12 +360,15 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         probs.append(Problem("message_trailing_bytes", at(d.end), f"{end - d.end} bytes follow the value"))
     codec = m.attributes & 7
     if codec and records:
-        _open_wrapper(m, codec, limit, depth, at, max_records)
+        _open_wrapper(m, codec, limit, depth, at, max_records, lazy=records == "lazy")
     return m
 
 
-def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_records: int = DEFAULT_MAX_RECORDS) -> None:
-    probs = m.problems
+def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_records: int = DEFAULT_MAX_RECORDS,
+                  lazy: bool = False) -> None:
+    """Decompress the wrapper ``m``'s message set and read its inner messages (``lazy``: only
+    decompress; :attr:`Message.inner` reads them when asked, :meth:`Message.json_line` may not)."""
+    probs = m._problems
     if depth:
         probs.append(Problem("nested_compression", at(m.start + 17), "compressed message inside a compressed "
                              "message set (Kafka rejects this)"))
@@ -323,6 +380,17 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_record
     raw = m.data[m.p_val:m.p_val + m.valueLength]
     m.compressed_length = len(raw)
     data, err = decompress(codec, raw, limit, old_lz4=m.magic == 0)
+    if lazy and not depth:
+        m._lazy = (data, err, limit, max_records, at)
+        return
+    _read_inner(m, data, err, limit, depth, at, max_records)
+
+
+def _read_inner(m: Message, data, err, limit: int, depth: int, at, max_records: int) -> None:
+    """The inner messages of the wrapper ``m`` from its decompressed set ``data`` (``err``: the
+    decompression's ``(code, message)`` or ``None``), with their problems and absolute offsets."""
+    probs = m._problems
+    codec = m.attributes & 7
     if err:
         probs.append(Problem(err[0], at(m.p_val), f"{codec_name(codec)}: {err[1]}"))
     inner = []
@@ -391,38 +459,122 @@ def clean_entry(buf, pos: int, end: int, limit: int = DEFAULT_LIMIT, max_records
     data, err = decompress(codec, buf[vpos:vpos + vlen], limit, old_lz4=magic == 0)
     if err:
         return None
-    n = 0
+    inner = _clean_inner(data, magic, max_records)
+    if inner is None:
+        return None
+    first, last = inner[0][0], inner[-1][0]
+    if magic == 1 and offset:  # inner offsets relative to the wrapper's (its last inner offset)
+        if offset - last < 0:
+            return None
+        return len(inner), offset - last + first
+    return len(inner), first
+
+
+def _clean_inner(data, magic: int, max_records: int):
+    """The inner messages of a wrapper's decompressed set ``data`` when :func:`parse_message` would
+    find no problem in any (framing, magic as the wrapper's, no codec, CRC-32, key and value filling
+    the message exactly, at most ``max_records``, at least one): a list of ``(offset, start, end,
+    keyLength, valueLength)`` (the key starts at ``start + 22``, or ``30`` for magic 1, the value 4
+    bytes after the key), else ``None``. :data:`_PLANS` ``.read`` inlined."""
+    out = []
     p = 0
     stop = len(data)
-    first = last = None
     unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _CRC, MIN_SIZE[magic]
+    crc_at = _AT[_CRC_FIELD.start]
     key_at = HEAD_SIZE + (8 if magic == 1 else 0)  # keyLength, after magic 1's timestamp
-    while p < stop:  # the inner messages: _PLANS[magic].read inlined (keyLength, key, valueLength, value)
-        if n >= max_records or stop - p < HEAD_SIZE:
+    while p < stop:
+        if len(out) >= max_records or stop - p < HEAD_SIZE:
             return None
         ioff, isize, icrc, imagic, iattrs = unpack(data, p)
         q = p + LOG_OVERHEAD + isize
         if imagic != magic or iattrs & 7 or isize < minimum or q > stop or crc32(data[p + crc_at:q]) != icrc:
             return None
         k = p + key_at
-        for _ in (0, 1):  # key, then value: -1 (null) or a length that fits
-            if k + 4 > q:
-                return None
-            (ln,) = i32(data, k)
-            if ln < -1:
-                return None
-            k += 4 + max(ln, 0)
-        if k != q:
+        if k + 4 > q:
             return None
-        if first is None:
-            first = ioff
-        last = ioff
+        (kl,) = i32(data, k)
+        if kl < -1:
+            return None
+        k += 4 + max(kl, 0)
+        if k + 4 > q:
+            return None
+        (vl,) = i32(data, k)
+        if vl < -1 or k + 4 + max(vl, 0) != q:
+            return None
+        out.append((ioff, p, q, kl, vl))
+        p = q
+    return out or None
+
+
+def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_records: int, mode: str):
+    """The records of a clean wrapper (``data``: its decompressed message set; ``offset``: the
+    wrapper's; ``log_append_time``: the wrapper's timestamp when it is LogAppendTime, which every
+    inner message takes, else ``None``) as the JSON text of :meth:`Message.to_json`'s ``records``
+    (comma-separated objects), or ``None`` where the full path must speak: any inner message that
+    :func:`_clean_inner` would not take, or a magic-1 wrapper offset below its last inner offset.
+    ``mode``: the ``--bytes`` mode. One pass, checks and text together (:func:`_clean_inner`'s checks,
+    inlined; tests/formats/kafka/test_legacy_fastjson.py holds the two and the full path equal)."""
+    from binascii import b2a_base64 as b2a
+
+    from wireinspect.formats.kafka.fastjson import bytes_json
+
+    if type(data) is not bytes:
+        data = bytes(data)
+    stop = len(data)
+    shift = 0
+    if magic == 1 and offset:  # inner offsets are relative to the last one's: find it first
+        p = last = 0
+        while p + LOG_OVERHEAD <= stop:
+            last, size = _OFFSET_SIZE(data, p)
+            p += LOG_OVERHEAD + max(size, 0)
+        shift = offset - last
+        if shift < 0:
+            return None
+    b64 = mode == "base64"
+    enc = bytes_json(mode)
+    unpack, i32, i64, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _I64.unpack_from, _CRC, MIN_SIZE[magic]
+    crc_at = _AT[_CRC_FIELD.start]
+    key_at = HEAD_SIZE + (8 if magic == 1 else 0)
+    ts = "null" if magic == 0 else None if log_append_time is None else str(log_append_time)
+    out = []
+    append = out.append
+    n = p = 0
+    ioff = None
+    while p < stop:
+        if n >= max_records or stop - p < HEAD_SIZE:
+            return None
+        ioff, isize, icrc, imagic, iattrs = unpack(data, p)
+        q = p + LOG_OVERHEAD + isize
+        if imagic != magic or iattrs & 7 or isize < minimum or q > stop or crc32(data[p + crc_at:q]) != icrc:
+            return None
+        k = p + key_at + 4
+        if k > q:
+            return None
+        (kl,) = i32(data, k - 4)
+        if kl >= 0:
+            e = k + kl
+            key = '"' + b2a(data[k:e], newline=False).decode() + '"' if b64 else enc(data[k:e])
+        elif kl == -1:
+            e, key = k, "null"
+        else:
+            return None
+        k = e + 4
+        if k > q:
+            return None
+        (vl,) = i32(data, e)
+        if vl >= 0:
+            e = k + vl
+            value = '"' + b2a(data[k:e], newline=False).decode() + '"' if b64 else enc(data[k:e])
+        elif vl == -1:
+            e, value = k, "null"
+        else:
+            return None
+        if e != q:
+            return None
+        append(f'{{"position":null,"length":{q - p},"offset":{shift + ioff},'
+               f'"timestamp":{ts or i64(data, p + HEAD_SIZE)[0]},"key":{key},"value":{value},"headers":[]}}')
         n += 1
         p = q
-    if not n:
+    if not n or magic == 1 and offset and ioff != offset - shift:
         return None
-    if magic == 1 and offset:  # inner offsets relative to the wrapper's (its last inner offset)
-        if offset - last < 0:
-            return None
-        return n, offset - last + first
-    return n, first
+    return ",".join(out)

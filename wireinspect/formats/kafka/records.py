@@ -422,8 +422,8 @@ class Batch(UnitBase):
                     self.problems.append(_records_limit(self.position, self.header[12], max_records))
                 d = self.header_json()
                 d["problems"] = [p.to_dict() for p in self.problems]
-                d.update(extra)
-                return dumps(d)[:-1] + ',"records":[' + text + "]}"
+                line = dumps(d)[:-1] + ',"records":[' + text + "]"  # the keys in to_json's order, then extra's
+                return line + ("," + dumps(extra)[1:] if extra else "}")
         d = self.to_json(enc)
         d.update(extra)
         return dumps(d)

@@ -316,8 +316,10 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
 
 def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS, internal=None):
     if magic in (0, 1) or magic > 127:  # a negative magic byte: Kafka takes the legacy path
-        # Legacy wrappers are always opened: their record count is only known inside.
-        m = parse_message(buf, i, base, records=True, limit=limit, max_records=max_records)
+        # Legacy wrappers are always opened (their record count is only known inside); with
+        # records="lazy" (dump) decompressed only, their inner messages read when asked.
+        m = parse_message(buf, i, base, records="lazy" if records == "lazy" else True, limit=limit,
+                          max_records=max_records)
         if internal is not None and records:
             decode_internal(m, internal)
         return m
