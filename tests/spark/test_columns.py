@@ -1,7 +1,8 @@
 """The Arrow record batches a ``spark scan`` task hands to the JVM (``wireinspect.spark.columns``),
 without a Spark session: for every bundled sample, Jafka and RocketMQ logs, control and
 transactional batches, an internal topic, and damaged segments (random byte flips and cuts), the
-rows equal what ``dump --json`` prints, field for field."""
+rows equal what ``dump --json`` prints, field for field; each test with ``fill_plain``'s compiled
+twin and with the pure-Python function alone (the two compared directly: test_columns_compiled.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,19 @@ from wireinspect.spark import schema as S
 pa = pytest.importorskip("pyarrow")
 
 from tests.spark.test_spark import _b64, _clean, _commitlog, _jafka_log, _segment  # noqa: E402
+
+from wireinspect.spark import columns  # noqa: E402
+
+COMPILED = columns._compiled
+
+
+@pytest.fixture(autouse=True, params=["compiled", "pure"])
+def impl(request, monkeypatch):
+    """Every test with fill_plain's compiled twin (_columns.c, when built) and with the Python alone."""
+    if request.param == "compiled" and COMPILED is None:
+        pytest.skip("the C extension is not built here (pip install . builds it)")
+    monkeypatch.setattr(columns, "_compiled", COMPILED if request.param == "compiled" else None)
+    return request.param
 
 
 def _task_rows(path: str) -> tuple[list, dict]:

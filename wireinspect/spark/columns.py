@@ -24,6 +24,8 @@ Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
 from __future__ import annotations
 
+import os
+
 from wireinspect.formats.kafka.fastjson import _vi  # the zig-zag varint reader of the JSON fast path
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
@@ -309,7 +311,16 @@ def fill_plain(h, data, p: int, stop: int, dbase):
     absolute position of ``data[0]``, None when decompressed; ``h``: the batch header tuple):
     ``(position, length, offset, timestamp, key, value, header counts, header keys, header values,
     bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
-    takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py)."""
+    takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py).
+
+    Its compiled twin (``_columns.c``, see :data:`_compiled` below) does the work when it is built
+    and ``WIREINSPECT_PURE`` is not set; it returns exactly what the Python below returns, or
+    ``NotImplemented`` for what it leaves to it (tested equal with hypothesis on generated and damaged
+    batches, tests/spark/test_columns_compiled.py)."""
+    if _compiled is not None:
+        got = _compiled(h, data, p, stop, dbase)
+        if got is not NotImplemented:
+            return got
     base_offset, base_ts, max_ts = h[0], h[7], h[8]
     log_append = h[5] & 0x08
     position, length, offset, timestamp, key, value = [], [], [], [], [], []
@@ -432,3 +443,14 @@ def fill_plain(h, data, p: int, stop: int, dbase):
     if p != stop or (position and od > h[6]):
         return None
     return position, length, offset, timestamp, key, value, hcount, hkey, hval, size
+
+
+# The compiled twin of fill_plain (_columns.c), built by ``pip install .`` where a C compiler is;
+# ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python above.
+if os.environ.get("WIREINSPECT_PURE"):
+    _compiled = None
+else:
+    try:
+        from wireinspect.spark._columns import fill_plain as _compiled
+    except ImportError:
+        _compiled = None
