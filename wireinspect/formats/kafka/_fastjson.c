@@ -296,7 +296,7 @@ static PyObject *legacy_records_json(PyObject *self, PyObject *args) {
         while (stop - p >= 12) {
             last = be64(d + p);
             int32_t size = (int32_t)be32(d + p + 8);
-            p += 12 + (size > 0 ? size : 0);
+            p += 12 + (Py_ssize_t)(size > 0 ? size : 0); /* (in Py_ssize_t: 12 + INT32_MAX overflows int) */
         }
         if (__builtin_sub_overflow((int64_t)offset, last, &shift)) { rc = 2; goto done; }
         if (shift < 0) { rc = 1; goto done; }
