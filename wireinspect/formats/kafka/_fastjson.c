@@ -7,6 +7,9 @@
  * (an arithmetic result beyond 64 bits); tests/formats/kafka/test_fastjson.py checks both against the
  * full decoder on generated and damaged batches. Header keys that are not ASCII are turned into JSON
  * by the Python function it is given (UTF-8 with backslashreplace, as the full decoder does).
+ *
+ * legacy_records_json is the same for legacy (magic 0/1) wrappers: the compiled twin of
+ * legacy.wrapper_records_json, checked against it by tests/formats/kafka/test_legacy_fastjson.py.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
