@@ -12,7 +12,8 @@ and a short header value are turned into JSON once per batch (a dict keyed by th
 text-mode strings go through orjson when it is installed (stdlib ``json`` otherwise).
 
 Legacy (magic 0/1) wrappers have their own, in :func:`~wireinspect.formats.kafka.legacy.wrapper_records_json`,
-which writes bytes with :func:`bytes_json` as this one does.
+which writes bytes with :func:`bytes_json` as this one does (its compiled twin: ``legacy_records_json``
+in _fastjson.c).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ old, wrong frame header checksum.
 
 from __future__ import annotations
 
+import os
 import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
@@ -53,6 +54,16 @@ _CRC = CRCS[_CRC_FIELD.algo]
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _OFFSET_SIZE = compile_table(compile_layout(LEGACY)[:2])[0].unpack_from  # offset, messageSize
+
+# The compiled twin of wrapper_records_json (legacy_records_json in _fastjson.c, built by ``pip install .``
+# where a C compiler is); ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
+if os.environ.get("WIREINSPECT_PURE"):
+    _compiled = None
+else:
+    try:
+        from wireinspect.formats.kafka._fastjson import legacy_records_json as _compiled
+    except ImportError:
+        _compiled = None
 
 
 class Message(UnitBase):
@@ -513,7 +524,14 @@ def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_rec
     (comma-separated objects), or ``None`` where the full path must speak: any inner message that
     :func:`_clean_inner` would not take, or a magic-1 wrapper offset below its last inner offset.
     ``mode``: the ``--bytes`` mode. One pass, checks and text together (:func:`_clean_inner`'s checks,
-    inlined; tests/formats/kafka/test_legacy_fastjson.py holds the two and the full path equal)."""
+    inlined; tests/formats/kafka/test_legacy_fastjson.py holds the two and the full path equal).
+    The compiled twin (``legacy_records_json``, _fastjson.c) does the same in the ``base64`` and
+    ``hex`` modes, with the same CRC-32 function; it leaves to this loop what it returns
+    ``NotImplemented`` for (an offset beyond 64 bits, arguments of other types)."""
+    if _compiled is not None and (mode == "base64" or mode == "hex") and (type(data) is bytes or type(data) is bytearray):
+        text = _compiled(data, magic, offset, log_append_time, max_records, mode == "hex", _CRC)
+        if text is not NotImplemented:
+            return text
     from binascii import b2a_base64 as b2a
 
     from wireinspect.formats.kafka.fastjson import bytes_json
