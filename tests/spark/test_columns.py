@@ -198,3 +198,18 @@ def test_fill_plain_reads_long_varints_and_repeated_header_keys():
     assert hcount == [len(r["headers"]) for r in recs]
     assert [[k, v] for k, v in zip(hkey, map(enc, hval))] == [x for r in recs for x in r["headers"]]
     assert size == sum(len(x) for x in key + value if x)
+
+
+def test_offsets_past_64_bits_are_null_not_an_error(tmp_path):
+    """A batch whose baseOffset + lastOffsetDelta passes 2^63 - 1 (hostile: Kafka's offsets are 64-bit):
+    the file is scanned, its problem reported, and the offset that no Parquet long can hold is null."""
+    from tests.kafka_bytes import v2_batch
+
+    d = tmp_path / "t-0"
+    d.mkdir()
+    p = d / "00000000000000000000.log"
+    p.write_bytes(v2_batch((1 << 63) - 2, 3))
+    rows, file_row = _task_rows(str(p))
+    assert file_row["status"] == "problems" and file_row["records"] == 3
+    assert [r["offset"] for r in rows] == [(1 << 63) - 2, (1 << 63) - 1, None]
+    assert {r["lastOffset"] for r in rows} == {None}

@@ -286,17 +286,17 @@ class RecordColumns:
         units = self.units
         arrays = [pa.array([self.path] * n, pa.string())]
         for j, (_, t) in enumerate(S.UNIT_COLUMNS):
-            arrays.append(pa.array([u[j] for u in units], arrow_type(t)).take(idx))
+            arrays.append(_array([u[j] for u in units], arrow_type(t)).take(idx))
         string, int64, binary = pa.string(), pa.int64(), pa.binary()
-        arrays += [pa.array(self.position, int64), pa.array(self.length, int64), pa.array(self.offset, int64),
-                   pa.array(self.timestamp, int64), pa.array(self.key, binary), pa.array(self.value, binary)]
+        arrays += [_array(self.position, int64), _array(self.length, int64), _array(self.offset, int64),
+                   _array(self.timestamp, int64), pa.array(self.key, binary), pa.array(self.value, binary)]
         items = pa.StructArray.from_arrays([pa.array(self.header_key, string), pa.array(self.header_value, binary)],
                                            fields=list(arrow_type("headers").value_type))
         mask = pa.array(self.headers_null, pa.bool_()) if self.any_headers_null else None
         arrays.append(pa.ListArray.from_arrays(pa.array(self.header_end, pa.int32()), items,
                                                type=arrow_type("headers"), mask=mask))
         arrays += [pa.array(self.unverified, pa.bool_()), pa.array(self.control_type, string),
-                   pa.array(self.coordinator_epoch, int64)]
+                   _array(self.coordinator_epoch, int64)]
         j = len(S.UNIT_COLUMNS)
         arrays.append(pa.array([u[j] for u in units], string).take(idx))  # unitExtra
         arrays += [pa.array(self.record_extra, string), pa.array([self.topic] * n, string),
@@ -304,6 +304,20 @@ class RecordColumns:
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self._reset()
         return batch
+
+
+def _array(values: list, arrow_t):
+    """``pyarrow.array(values, arrow_t)``; for a ``long`` column, a value outside the 64-bit range
+    (only a damaged or hostile batch makes one: baseOffset + lastOffsetDelta past 2^63 - 1) is null,
+    where ``dump --json`` prints the number (docs/spark.md)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, arrow_t)
+    except (OverflowError, pa.ArrowInvalid):
+        if not pa.types.is_int64(arrow_t):
+            raise
+        return pa.array([v if type(v) is not int or -(1 << 63) <= v < 1 << 63 else None for v in values], arrow_t)
 
 
 def fill_plain(h, data, p: int, stop: int, dbase):
