@@ -29,3 +29,19 @@ from hypothesis import settings as _hsettings  # noqa: E402
 _hsettings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     _hsettings.load_profile("ci")
+
+
+def twin_fixture(module, attr: str = "_compiled"):
+    """An autouse fixture (assign it in a test module) that runs every test of the module twice: with
+    ``module.<attr>``, the compiled twin of a hot loop (wireinspect/codec/native.py), and with it
+    ``None``, the pure-Python twin alone. The compiled run skips where the extension is not built."""
+    compiled = getattr(module, attr)
+
+    @pytest.fixture(autouse=True, params=["compiled", "pure"])
+    def impl(request, monkeypatch):
+        if request.param == "compiled" and compiled is None:
+            pytest.skip("the C extension is not built here (pip install . builds it)")
+        monkeypatch.setattr(module, attr, compiled if request.param == "compiled" else None)
+        return request.param
+
+    return impl

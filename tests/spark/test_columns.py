@@ -13,7 +13,7 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, twin_fixture
 from wireinspect.cli import cli
 from wireinspect.ops.options import Options
 from wireinspect.spark import schema as S
@@ -27,13 +27,7 @@ from wireinspect.spark import columns  # noqa: E402
 COMPILED = columns._compiled
 
 
-@pytest.fixture(autouse=True, params=["compiled", "pure"])
-def impl(request, monkeypatch):
-    """Every test with fill_plain's compiled twin (_columns.c, when built) and with the Python alone."""
-    if request.param == "compiled" and COMPILED is None:
-        pytest.skip("the C extension is not built here (pip install . builds it)")
-    monkeypatch.setattr(columns, "_compiled", COMPILED if request.param == "compiled" else None)
-    return request.param
+impl = twin_fixture(columns)  # every test with the compiled twin and with the Python alone
 
 
 def _task_rows(path: str) -> tuple[list, dict]:

@@ -24,8 +24,8 @@ Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
 from __future__ import annotations
 
-import os
 
+from wireinspect.codec.native import compiled_twin
 from wireinspect.formats.kafka.fastjson import _vi  # the zig-zag varint reader of the JSON fast path
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
@@ -461,10 +461,4 @@ def fill_plain(h, data, p: int, stop: int, dbase):
 
 # The compiled twin of fill_plain (_columns.c), built by ``pip install .`` where a C compiler is;
 # ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python above.
-if os.environ.get("WIREINSPECT_PURE"):
-    _compiled = None
-else:
-    try:
-        from wireinspect.spark._columns import fill_plain as _compiled
-    except ImportError:
-        _compiled = None
+_compiled = compiled_twin("wireinspect.spark._columns", "fill_plain")

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from tests.conftest import twin_fixture
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka import fastjson
@@ -22,13 +23,7 @@ MODES = ("base64", "hex", "text")
 COMPILED = fastjson._compiled
 
 
-@pytest.fixture(autouse=True, params=["compiled", "pure"])
-def impl(request, monkeypatch):
-    """Every test with the compiled twin and with the pure-Python path alone."""
-    if request.param == "compiled" and COMPILED is None:
-        pytest.skip("the C extension is not built here (pip install . builds it)")
-    monkeypatch.setattr(fastjson, "_compiled", COMPILED if request.param == "compiled" else None)
-    return request.param
+impl = twin_fixture(fastjson)  # every test with the compiled twin and with the Python alone
 
 
 def twins_agree(batch: bytes, mode: str) -> None:

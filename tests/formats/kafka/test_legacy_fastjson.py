@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, twin_fixture
 from wireinspect.formats.kafka import legacy
 from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource
@@ -22,13 +22,7 @@ T0 = 1_700_000_000_000
 COMPILED = legacy._compiled
 
 
-@pytest.fixture(autouse=True, params=["compiled", "pure"])
-def impl(request, monkeypatch):
-    """Every test with the compiled twin and with the pure-Python loop alone."""
-    if request.param == "compiled" and COMPILED is None:
-        pytest.skip("the C extension is not built here (pip install . builds it)")
-    monkeypatch.setattr(legacy, "_compiled", COMPILED if request.param == "compiled" else None)
-    return request.param
+impl = twin_fixture(legacy)  # every test with the compiled twin and with the Python alone
 
 
 def wrapper(magic, codec, first_offset, records, log_append=False, offset_zero=False):

@@ -18,9 +18,9 @@ in _fastjson.c).
 
 from __future__ import annotations
 
-import os
 from binascii import b2a_base64
 
+from wireinspect.codec.native import compiled_twin
 from wireinspect.codec.varint import read_varint
 # First bytes of a registry-framed key or value: records that may be labelled take the full path,
 # which adds keySchema/valueSchema.
@@ -47,13 +47,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib enc
 
 # The compiled twin of fast_records_json (_fastjson.c), built by ``pip install .`` where a C compiler
 # is; ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
-if os.environ.get("WIREINSPECT_PURE"):
-    _compiled = None
-else:
-    try:
-        from wireinspect.formats.kafka._fastjson import records_json as _compiled
-    except ImportError:
-        _compiled = None
+_compiled = compiled_twin("wireinspect.formats.kafka._fastjson", "records_json")
 
 SHORT = 32  # header values up to this many bytes are turned into JSON once per batch
 

@@ -16,9 +16,9 @@ old, wrong frame header checksum.
 
 from __future__ import annotations
 
-import os
 import struct
 
+from wireinspect.codec.native import compiled_twin
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
@@ -57,13 +57,7 @@ _OFFSET_SIZE = compile_table(compile_layout(LEGACY)[:2])[0].unpack_from  # offse
 
 # The compiled twin of wrapper_records_json (legacy_records_json in _fastjson.c, built by ``pip install .``
 # where a C compiler is); ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
-if os.environ.get("WIREINSPECT_PURE"):
-    _compiled = None
-else:
-    try:
-        from wireinspect.formats.kafka._fastjson import legacy_records_json as _compiled
-    except ImportError:
-        _compiled = None
+_compiled = compiled_twin("wireinspect.formats.kafka._fastjson", "legacy_records_json")
 
 
 class Message(UnitBase):
