@@ -5,6 +5,6 @@ goes on and the pure-Python paths do the work. Everything else is in pyproject.t
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("wireinspect.formats.kafka._fastjson", ["wireinspect/formats/kafka/_fastjson.c"],
-                             optional=True, extra_compile_args=["-O2"]),
+                             depends=["wireinspect/codec/varint.h"], optional=True, extra_compile_args=["-O2"]),
                    Extension("wireinspect.spark._columns", ["wireinspect/spark/_columns.c"],
-                             optional=True, extra_compile_args=["-O2"])])
+                             depends=["wireinspect/codec/varint.h"], optional=True, extra_compile_args=["-O2"])])

@@ -23,26 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Zig-zag varint of at most `most` bytes at *p, not past `end`. 0 ok, 1 irregular (None),
- * 2 beyond 64 bits (NotImplemented). The same reader as _fastjson.c's. */
-static inline int varint(const unsigned char *d, Py_ssize_t *p, Py_ssize_t end, int most, int64_t *out) {
-    uint64_t v = 0;
-    int shift = 0;
-    Py_ssize_t q = *p;
-    for (int i = 0; i < most; i++) {
-        if (q >= end) return 1;
-        unsigned char b = d[q++];
-        if (shift == 63 && (b & 0x7E)) return 2;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) {
-            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-            *p = q;
-            return 0;
-        }
-        shift += 7;
-    }
-    return 1;
-}
+#include "../codec/varint.h"
 
 #define VARINT(var, lim, most) do { int r_ = varint(d, &p, lim, most, &var); if (r_) { rc = r_; goto done; } } while (0)
 #define FAIL(code) do { rc = (code); goto done; } while (0)

@@ -108,26 +108,19 @@ static int put_key(Out *o, const unsigned char *s, Py_ssize_t n, PyObject *text)
     return 0;
 }
 
-/* Zig-zag varint of at most `most` bytes at *p, not past `end`. 0 ok, 1 irregular (None),
- * 2 beyond 64 bits (NotImplemented). */
-static inline int varint(const unsigned char *d, Py_ssize_t *p, Py_ssize_t end, int most, int64_t *out) {
-    uint64_t v = 0;
-    int shift = 0;
-    Py_ssize_t q = *p;
-    for (int i = 0; i < most; i++) {
-        if (q >= end) return 1;
-        unsigned char b = d[q++];
-        if (shift == 63 && (b & 0x7E)) return 2;
-        v |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) {
-            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-            *p = q;
-            return 0;
-        }
-        shift += 7;
-    }
-    return 1;
+/* The result of a twin from its return code: 0 the text in `o`, 1 None (irregular: the full path
+ * speaks), 2 NotImplemented (the Python twin decides), -1 the error already set. Frees `o`. */
+static PyObject *finish(int rc, Out *o) {
+    PyObject *res;
+    if (rc == 0) res = PyUnicode_DecodeUTF8(o->buf ? o->buf : "", o->len, "strict");
+    else if (rc == 1) res = Py_NewRef(Py_None);
+    else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
+    else res = NULL;
+    PyMem_Free(o->buf);
+    return res;
 }
+
+#include "../../codec/varint.h"
 
 #define VARINT(var, most) do { int r_ = varint(d, &p, end, most, &var); if (r_) { rc = r_; goto done; } } while (0)
 
@@ -240,13 +233,7 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
     if ((p != stop && !first) || (n_out && od > last_delta)) rc = 1;
 done:
     PyBuffer_Release(&view);
-    PyObject *res;
-    if (rc == 0) res = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", o.len, "strict");
-    else if (rc == 1) res = Py_NewRef(Py_None);
-    else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
-    else res = NULL;
-    PyMem_Free(o.buf);
-    return res;
+    return finish(rc, &o);
 }
 
 /* Big-endian reads (the caller has checked the bounds). */
@@ -378,13 +365,7 @@ static PyObject *legacy_records_json(PyObject *self, PyObject *args) {
 done:
     PyBuffer_Release(&view);
     Py_XDECREF(ts_str);
-    PyObject *res;
-    if (rc == 0) res = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", o.len, "strict");
-    else if (rc == 1) res = Py_NewRef(Py_None);
-    else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
-    else res = NULL;
-    PyMem_Free(o.buf);
-    return res;
+    return finish(rc, &o);
 }
 
 static PyMethodDef methods[] = {
