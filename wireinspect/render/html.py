@@ -169,7 +169,7 @@ class Page:
                 u[key] = v
         if lane is not None:
             u["lane"] = list(lane)
-        notes = [note_row(p) for p in getattr(unit, "notes", None) or ()]
+        notes = [note_row(p) for p in unit.notes]
         if notes:
             u["nt"] = notes
         text = script_json(u)
