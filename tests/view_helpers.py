@@ -50,3 +50,37 @@ def hostile_segment() -> bytes:
     struct.pack_into(">q", second, 0, 2)
     second[-1] ^= 0xFF  # the CRC no longer matches
     return first + bytes(second)
+
+
+def big_segment(records: int = 200, size: int = 400) -> bytes:
+    """A magic-2 segment of one small batch, then one batch longer than the 64 KiB the page embeds
+    of a unit (``records`` records of ``size``-byte values, fewer than 3,000 fields: its whole tree
+    opens expanded), then a small batch again."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    out = b""
+    for base, n, length in ((0, 1, 10), (1, records, size), (1 + records, 1, 10)):
+        b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                      producer_epoch=-1, base_sequence=-1, batch_size=1 << 24)
+        for k in range(n):
+            value = (f"record {base + k} ".encode() * (length // 8 + 1))[:length]
+            b.append(k, timestamp=1_700_000_000_000 + k, key=None, value=value, headers=[])
+        batch = bytearray(b.build())
+        struct.pack_into(">q", batch, 0, base)
+        out += bytes(batch)
+    return out
+
+
+def padded_index(where) -> str:
+    """The sample partition copied to ``where/orders-0`` with 100 zero entries (800 bytes) after its
+    first ``.index``'s one entry: the zero padding Kafka leaves, a note at byte 8 (not a problem).
+    Returns the index's path."""
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    d = shutil.copytree(SAMPLES / "partition" / "orders-0", where / "orders-0")
+    index = d / "00000000000000000000.index"
+    with open(index, "ab") as f:
+        f.write(bytes(800))
+    return index

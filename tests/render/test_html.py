@@ -366,3 +366,35 @@ def test_headers_only(tmp_path):
     r = view(SAMPLES / "capture" / "librdkafka.pcap", "--headers-only", "--schemas", SAMPLES / "registry",
              "-o", tmp_path / "x.html")
     assert r.exit_code == 2
+
+
+def test_notes_are_on_their_unit_and_not_problems(tmp_path):
+    """A unit's notes (findings that are not damage) travel beside its problems, never among them."""
+    from tests.view_helpers import padded_index
+
+    index = padded_index(tmp_path / "in")
+    r = view(index, "-o", tmp_path / "i.html")
+    assert r.exit_code == 0, r.output  # a note is no problem
+    d = page_data((tmp_path / "i.html").read_text())
+    (u,) = d["units"]
+    assert u["pr"] == [] and u["st"] == "valid"
+    assert [n[:2] for n in u["nt"]] == [["zero_padding", 8]] and "not damage" in u["nt"][0][2]
+    assert {b[2] for b in d["inputs"][0]["strip"]["bands"]} == {"valid"}
+    r = view(DAMAGED, "-o", tmp_path / "d.html")
+    assert all("nt" not in u for u in page_data((tmp_path / "d.html").read_text())["units"])
+
+
+def test_a_capture_taken_mid_connection_notes_its_missing_handshake(tmp_path):
+    from tests.capture_helpers import conversation_packets
+    from tests.inputs.test_tcp_reassembly import _conversation, _pcap
+
+    c, s, chunks = _conversation()
+    path = tmp_path / "in" / "c.pcap"
+    path.parent.mkdir()
+    path.write_bytes(_pcap(conversation_packets(c, s, chunks, handshake=False)))
+    r = view(path, "-o", tmp_path / "c.html")
+    assert r.exit_code == 0, r.output
+    d = page_data((tmp_path / "c.html").read_text())
+    noted = [u for u in d["units"] if u.get("nt")]
+    assert noted and all(u["pr"] == [] for u in noted)
+    assert {n[0] for u in noted for n in u["nt"]} == {"tcp_no_handshake"}

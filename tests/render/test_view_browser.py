@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from tests.conftest import SAMPLES
-from tests.view_helpers import hostile_segment, page_data, view
+from tests.view_helpers import big_segment, hostile_segment, padded_index, page_data, view
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -51,15 +51,20 @@ def browser(tmp_path_factory):
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     """``name -> (path of the page, its data)`` for the damaged sample, a gzip segment, a capture,
-    the hostile segment and a partition directory."""
+    the hostile segment, a partition directory, an index with zero padding (a note) and a segment
+    with a batch longer than the 64 KiB the page embeds."""
     d = tmp_path_factory.mktemp("view-pages")
     hostile = d / "in" / '<img src=x onerror="window.pwned=1">.log'  # a name that is markup too
     hostile.parent.mkdir()
     hostile.write_bytes(hostile_segment())
+    big = d / "in" / "big" / "00000000000000000000.log"
+    big.parent.mkdir()
+    big.write_bytes(big_segment())
     out = {}
     for name, path in (("damaged", DAMAGED), ("gzip", SAMPLES / "v2-gzip" / "00000000000000000000.log"),
                        ("capture", SAMPLES / "capture" / "librdkafka.pcap"), ("hostile", f"{hostile}:kafka-log"),
-                       ("partition", SAMPLES / "partition" / "orders-0")):
+                       ("partition", SAMPLES / "partition" / "orders-0"),
+                       ("notes", padded_index(d / "in")), ("big", big)):
         page = d / f"{name}.html"
         r = view(path, "-o", page)
         assert r.exit_code in (0, 1), r.output
@@ -243,5 +248,81 @@ def test_a_unit_without_bytes_says_so(browser, pages):
     page.click(f".unit[data-u='{k}']")
     assert "no bytes: a directory's report" in page.eval_on_selector("#pane-0", "e => e.textContent")
     assert page.eval_on_selector_all(".input .strip", "ss => ss.length") >= 2  # its segments' strips
+    assert errors == []
+    page.close()
+
+
+def test_notes_are_shown_on_their_unit_and_are_not_problems(browser, pages):
+    path, data = pages["notes"]
+    page, errors, _ = _open(browser, path)
+    (note,) = data["units"][0]["nt"]
+    code, pos, msg = note
+    assert "0 problem(s), 1 note(s)" in page.eval_on_selector(".summary", "e => e.textContent")
+    assert page.eval_on_selector_all(".prob-item", "ps => ps.length") == 0
+    assert page.eval_on_selector(".problems h2", "e => e.textContent") == "No problems in the units shown"
+    assert page.eval_on_selector_all(".unit .pcount", "ps => ps.length") == 0
+    assert page.eval_on_selector(".unit[data-u='0'] .ncount", "e => e.textContent").endswith("1")
+    assert page.eval_on_selector_all(".strip .st-problem", "bs => bs.length") == 0  # not painted as damage
+    # the unit's notes above its fields, and the page's list of notes
+    assert _unit(page) == 0
+    assert page.eval_on_selector(".tree .unit-notes", "e => e.textContent") == f"note{code}byte 0x{pos:08x}{msg}"
+    items = page.eval_on_selector_all("#notes .note-item", "ns => ns.map(n => n.textContent)")
+    assert len(items) == 1 and code in items[0] and msg in items[0]
+    assert _lit(page, cls="nb") == [pos] and _lit(page, cls="pb") == []  # the note's byte: blue, not red
+    page.click(".unit[data-u='0']")
+    page.click("#notes .note-item")  # jumps to the unit and outlines the note's byte
+    assert _unit(page) == 0 and _lit(page, cls="ncur") == [pos] and _lit(page, cls="pcur") == []
+    assert page.eval_on_selector(".unit-note.sel", "e => +e.dataset.k") == 0
+    assert _selected(page)[0] == _innermost(data["units"][0], 0, pos)
+    page.click(f"#pane-0 .hx[data-p='{pos - 1}']")  # a byte: the note is no longer the one chosen
+    assert _lit(page, cls="ncur") == [] and page.eval_on_selector_all(".note-item.sel", "ns => ns.length") == 0
+    page.click(".unit-note")  # the note in the tree pane does the same
+    assert _lit(page, cls="ncur") == [pos]
+    assert errors == []
+    page.close()
+
+
+def test_a_64_kib_unit_draws_its_hex_rows_lazily_and_stays_linked(browser, pages):
+    path, data = pages["big"]
+    page, errors, _ = _open(browser, path)
+    k = next(k for k, u in enumerate(data["units"]) if u.get("more"))
+    unit = data["units"][k]
+    end = unit["p"] + 65536  # the bytes the page holds of it
+    page.click(f".unit[data-u='{k}']")
+    rows = page.eval_on_selector_all("#pane-0 .hrow", "rs => rs.length")
+    assert 0 < rows < 65536 // 16 // 4  # only the rows near the view are built
+    assert "16597 more bytes not in the page" in page.eval_on_selector("#pane-0", "e => e.textContent")
+    # a field near the end: exactly its bytes lit (their rows drawn), scrolled into view
+    v = max(i for i, r in enumerate(unit["nodes"]) if r["n"] == "value" and r["p"] + r["l"] <= end)
+    r = unit["nodes"][v]
+    assert r["p"] > unit["p"] + 60000
+    page.click(f".node[data-i='{v}'] .name")
+    assert _selected(page) == [v, "value"]
+    assert _lit(page) == list(range(r["p"], r["p"] + r["l"]))
+    assert page.eval_on_selector_all("#pane-0 .as.hl", "cs => cs.map(c => +c.dataset.p)") == _lit(page)
+    assert page.evaluate(f"""() => {{
+      const c = document.querySelector("#pane-0 .hx[data-p='{r['p']}']").getBoundingClientRect(),
+            h = document.getElementById("hex").getBoundingClientRect();
+      return c.top >= h.top - 1 && c.bottom <= h.bottom + 1; }}""")  # in view (to a sub-pixel)
+    # a byte there selects its field; then the record's length field before it
+    page.click(f"#pane-0 .hx[data-p='{r['p'] + 5}']")
+    assert _selected(page) == [_innermost(unit, 0, r["p"] + 5), "value"]
+    rec = unit["nodes"][r["u"]]
+    page.click(f"#pane-0 .as[data-p='{rec['p']}']")
+    assert _selected(page)[0] == _innermost(unit, 0, rec["p"])
+    # scrolled to the end by hand: the last rows are drawn as they come into view
+    page.click(f".unit[data-u='{k}']")
+    page.eval_on_selector("#hex", "e => { e.scrollTop = e.scrollHeight; }")
+    page.wait_for_selector(f"#pane-0 .hx[data-p='{end - 1}']")
+    page.click(f"#pane-0 .hx[data-p='{end - 1}']")
+    assert _selected(page)[0] == _innermost(unit, 0, end - 1)
+    # search by position and the keyboard: the field there lit
+    page.fill("#search", f"pos {r['p'] + 1}")
+    page.press("#search", "Enter")
+    assert _selected(page) == [_innermost(unit, 0, r["p"] + 1), "value"] and _lit(page)[0] == r["p"]
+    page.click(f".node[data-i='{v}'] .name")
+    page.keyboard.press("ArrowUp")
+    i = _selected(page)[0]
+    assert _lit(page) == list(range(unit["nodes"][i]["p"], unit["nodes"][i]["p"] + unit["nodes"][i]["l"]))
     assert errors == []
     page.close()

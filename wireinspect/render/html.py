@@ -2,9 +2,10 @@
 
 One projection more of the same :class:`~wireinspect.model.Node` tree ``dump`` prints: each unit's
 tree is flattened in preorder into rows (name, position, length, value and display text, derived,
-problems, the *space* its positions count in), its bytes go along in base64, and the page's script
-(``view.js``, ``view.css`` beside this module) draws the unit list, the tree, the hex panes, the
-problems and the overview strip from them. Nothing here knows a format.
+problems, the *space* its positions count in), its bytes go along in base64, its notes (findings
+that are not damage) beside its problems, and the page's script (``view.js``, ``view.css`` beside
+this module) draws the unit list, the tree, the hex panes, the problems and notes and the overview
+strip from them. Nothing here knows a format.
 
 Escaping: the data travel as JSON inside ``<script type="application/json">`` with ``<``, ``>``,
 ``&`` and every non-ASCII character (U+2028/2029 too) written as ``\\uXXXX``, so no value can end
@@ -98,6 +99,16 @@ def packed(row: dict) -> list:
     return out
 
 
+def note_row(p) -> list:
+    """A unit's note (a finding that is not damage) for the page: ``[code, position, message]``,
+    plus the file it is about when it is a directory's (``FileProblem.file``)."""
+    row = [p.code, p.position, safe_text(p.message)]
+    where = getattr(p, "file", "")
+    if where:
+        row.append(safe_text(where))
+    return row
+
+
 def unit_label(node: Node) -> str:
     """The unit's line in the list: its type and its tree line's text (as ``dump --summary``)."""
     text = safe_text(node.display) if node.display else ""
@@ -158,6 +169,9 @@ class Page:
                 u[key] = v
         if lane is not None:
             u["lane"] = list(lane)
+        notes = [note_row(p) for p in unit.notes]
+        if notes:
+            u["nt"] = notes
         text = script_json(u)
         self.size += len(text)
         self.units.append(text)

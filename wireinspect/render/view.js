@@ -4,8 +4,8 @@
   "use strict";
   var D = JSON.parse(document.getElementById("wi-data").textContent);
   var units = D.units, inputs = D.inputs;
-  var S = {u: -1, n: -1, expanded: {}, problem: -1, match: null};
-  var problems = [];
+  var S = {u: -1, n: -1, expanded: {}, problem: -1, note: -1, match: null};
+  var problems = [], notes = [];  // notes: findings that are not damage (never counted as problems)
   var KEYS = ["u", "n", "p", "l", "s", "v", "d", "x", "o", "pr"];  // render/html.py NODE_KEYS
   units.forEach(function (u, ui) {
     u.nodes = u.nodes.map(function (a) {
@@ -14,6 +14,10 @@
       return r;
     });
     u.pr.forEach(function (p) { problems.push({u: ui, n: p[0], code: p[1], pos: p[2], msg: p[3]}); });
+    u.nk = (u.nt || []).map(function (p) {
+      notes.push({u: ui, code: p[0], pos: p[1], msg: p[2], file: p[3]});
+      return notes.length - 1;
+    });
     var kids = u.nodes.map(function () { return []; });
     var depth = [];
     u.nodes.forEach(function (r, i) {
@@ -48,7 +52,7 @@
   var summary = el("div", "summary");
   var nprob = problems.length;
   summary.textContent = units.length + " unit(s) shown from " + inputs.length + " input(s); " +
-    nprob + " problem(s)" + (D.given.length ? "; selected by " + D.given.join(" ") : "");
+    nprob + " problem(s)" + (notes.length ? ", " + notes.length + " note(s) (not damage)" : "") + (D.given.length ? "; selected by " + D.given.join(" ") : "");
   head.appendChild(summary);
   var search = el("input", "search");
   search.id = "search"; search.type = "search";
@@ -186,6 +190,11 @@
     if (u.bo !== undefined) row.appendChild(el("span", "offs", "offsets " + u.bo + ".." + u.lo));
     row.appendChild(el("span", "label", u.label));
     if (u.pr.length) row.appendChild(el("span", "pcount", "\u2717 " + u.pr.length));
+    if (u.nk.length) {
+      var nc = el("span", "ncount", "\u2139 " + u.nk.length);
+      nc.title = u.nk.length + " note(s): findings that are not damage";
+      row.appendChild(nc);
+    }
     row.addEventListener("click", function () { selectUnit(k); });
     unitList.appendChild(row);
     return row;
@@ -203,6 +212,23 @@
     return row;
   });
   function k2unit(k) { return "#" + k + " @" + units[k].p; }
+  function noteWhere(p) {
+    return "unit " + k2unit(p.u) + (p.file ? " file " + p.file : "") + " byte 0x" + hex(p.pos) + " (" + p.pos + ")";
+  }
+  var noteBox = el("div", "notes"); noteBox.id = "notes";
+  if (notes.length) {
+    noteBox.appendChild(el("h2", null, "Notes (" + notes.length + "): findings that are not damage"));
+    probBox.appendChild(noteBox);
+  }
+  var noteRows = notes.map(function (p, k) {
+    var row = el("div", "note-item"); row.dataset.k = k;
+    row.appendChild(el("span", "ncode", p.code));
+    row.appendChild(el("span", "pos", noteWhere(p)));
+    row.appendChild(el("span", "msg", p.msg));
+    row.addEventListener("click", function () { gotoNote(k); });
+    noteBox.appendChild(row);
+    return row;
+  });
 
   /* ---------- tree ---------- */
   function ensureVisible(u, i) {
@@ -220,6 +246,20 @@
     treeBox.textContent = "";
     rowEls = {}; visible = [];
     var u = units[S.u]; if (!u) return;
+    if (u.nk.length) {  // the unit's notes, above its fields (info, not problems)
+      var box = el("div", "unit-notes");
+      u.nk.forEach(function (k) {
+        var p = notes[k], row = el("div", "unit-note" + (k === S.note ? " sel" : ""));
+        row.dataset.k = k;
+        row.appendChild(el("span", "ntag", "note"));
+        row.appendChild(el("span", "ncode", p.code));
+        row.appendChild(el("span", "pos", (p.file ? p.file + " " : "") + "byte 0x" + hex(p.pos)));
+        row.appendChild(el("span", "nmsg", p.msg));
+        row.addEventListener("click", function () { gotoNote(k); });
+        box.appendChild(row);
+      });
+      treeBox.appendChild(box);
+    }
     var e = S.expanded[S.u];
     var stack = [0];
     while (stack.length) {
@@ -259,9 +299,15 @@
   }
   function scrollRow() { var r = rowEls[S.n]; if (r && r.scrollIntoView) r.scrollIntoView({block: "nearest"}); }
 
-  /* ---------- hex panes ---------- */
+  /* ---------- hex panes ----------
+     A pane's rows are built lazily, BLOCK rows (1 KiB) at a time: an empty block is a placeholder of
+     its rows' height (ROW_H, fixed in view.css), filled when it comes near the view (scroll, resize)
+     or when a selection lights or scrolls to a byte in it. Highlights are kept per pane as ranges
+     (pane.marks) and painted on the cells drawn, now and when later blocks are filled. */
   var panes = [];
-  var HX = el("span", "hx"), HXP = el("span", "hx pb"), AS = el("span", "as"), ASP = el("span", "as pb");
+  var BLOCK = 64, ROW_H = 16, MARGIN = 600, MAX_SYNC = 2;  // rows per block, px per row (.hrow), px drawn past the view, blocks filled at once for one field
+  var HX = el("span", "hx"), HXP = el("span", "hx pb"), HXN = el("span", "hx nb");
+  var AS = el("span", "as"), ASP = el("span", "as pb"), ASN = el("span", "as nb");
   var HEX2 = [], ASC = [];
   for (var b = 0; b < 256; b++) { HEX2.push(hex(b, 2)); ASC.push(b >= 32 && b < 127 ? String.fromCharCode(b) : "."); }
   function paneSpaces(u) {
@@ -300,19 +346,49 @@
       h.appendChild(link);
     }
     box.appendChild(h);
-    var cells = {hex: [], asc: [], start: sp.start, s: s, u: S.u, box: box};
+    var pane = {hex: [], asc: [], start: sp.start, s: s, u: S.u, box: box, data: data, marks: [], blocks: []};
     hexBox.appendChild(box);
     if (!data) {
       box.appendChild(el("div", "none", s === 0 ? "no bytes: " + (u.why || "not at hand") :
         "the decompressed bytes were not kept"));
-      return cells;
+      return pane;
     }
-    var grid = el("div", "grid");
-    var probAt = {};
+    var probAt = {}, noteAt = {};
     u.nodes.forEach(function (r) { if (r.s === s && r.pr) r.pr.forEach(function (p) { probAt[p[1]] = 1; }); });
-    if (s === 0) u.pr.forEach(function (p) { if (!u.nodes[p[0]].s) probAt[p[2]] = 1; });
-    var base = sp.start, first = base - (base % 16);
-    for (var line = first; line < base + data.length; line += 16) {
+    if (s === 0) {
+      u.pr.forEach(function (p) { if (!u.nodes[p[0]].s) probAt[p[2]] = 1; });
+      u.nk.forEach(function (k) { if (!notes[k].file) noteAt[notes[k].pos] = 1; });
+    }
+    pane.probAt = probAt; pane.noteAt = noteAt;
+    pane.first = sp.start - (sp.start % 16);
+    var rows = Math.ceil((sp.start + data.length - pane.first) / 16);
+    var grid = el("div", "grid");
+    for (var k = 0; k * BLOCK < rows; k++) {
+      var blk = el("div", "hblock");
+      blk.style.height = (Math.min(BLOCK, rows - k * BLOCK) * ROW_H) + "px";
+      pane.blocks.push(blk);
+      grid.appendChild(blk);
+    }
+    pane.grid = grid;
+    grid.addEventListener("click", function (ev) {
+      var t = ev.target;
+      if (!t.dataset || t.dataset.p === undefined) return;
+      selectByte(s, +t.dataset.p);
+    });
+    box.appendChild(grid);
+    var more = s === 0 ? (u.more || 0) : sp.length - data.length;
+    if (more > 0) box.appendChild(el("div", "none", "\u2026 " + more + " more bytes not in the page"));
+    return pane;
+  }
+  function fillBlock(pane, k) {
+    // build the rows of block k of a pane (once), painting the marks that fall in it
+    var blk = pane.blocks[k];
+    if (!blk || blk.dataset.filled) return;
+    blk.dataset.filled = "1";
+    var data = pane.data, base = pane.start, s = pane.s, probAt = pane.probAt, noteAt = pane.noteAt;
+    var from = pane.first + k * BLOCK * 16, to = Math.min(from + BLOCK * 16, base + data.length);
+    var frag = document.createDocumentFragment();
+    for (var line = from; line < to; line += 16) {
       var row = el("div", "hrow");
       row.appendChild(el("span", "off", (s ? "~" : "") + hex(line)));
       var hx = el("span", "hexs"), as = el("span", "ascs");
@@ -322,37 +398,62 @@
           hx.appendChild(el("span", "hx pad", "  ")); as.appendChild(el("span", "as pad", " "));
           continue;
         }
-        var b = data[i];
-        var c1 = (probAt[p] ? HXP : HX).cloneNode(false), c2 = (probAt[p] ? ASP : AS).cloneNode(false);
+        var b = data[i], pb = probAt[p], nb = !pb && noteAt[p];
+        var c1 = (pb ? HXP : nb ? HXN : HX).cloneNode(false), c2 = (pb ? ASP : nb ? ASN : AS).cloneNode(false);
         c1.textContent = HEX2[b]; c2.textContent = ASC[b];
         c1.setAttribute("data-p", p); c2.setAttribute("data-p", p);
         hx.appendChild(c1); as.appendChild(c2);
-        cells.hex[i] = c1; cells.asc[i] = c2;
+        pane.hex[i] = c1; pane.asc[i] = c2;
       }
       row.appendChild(hx); row.appendChild(as);
-      grid.appendChild(row);
+      frag.appendChild(row);
     }
-    grid.addEventListener("click", function (ev) {
-      var t = ev.target;
-      if (!t.dataset || t.dataset.p === undefined) return;
-      selectByte(s, +t.dataset.p);
-    });
-    box.appendChild(grid);
-    var more = s === 0 ? (u.more || 0) : sp.length - data.length;
-    if (more > 0) box.appendChild(el("div", "none", "\u2026 " + more + " more bytes not in the page"));
-    return cells;
+    blk.appendChild(frag);
+    blk.style.height = "";
+    pane.marks.forEach(function (m) { paint(pane, Math.max(m[0], from), Math.min(m[1], to), m[2]); });
   }
+  function blockOf(pane, pos) { return Math.floor((pos - pane.first) / (BLOCK * 16)); }
+  function fillRange(pane, lo, hi, most) {
+    // fill the blocks holding bytes lo..hi (at most ``most`` blocks from lo's)
+    if (!pane.data || hi <= lo) return;
+    lo = Math.max(lo, pane.start); hi = Math.min(hi, pane.start + pane.data.length);
+    if (hi <= lo) return;
+    var k0 = blockOf(pane, lo), k1 = Math.min(blockOf(pane, hi - 1), k0 + most - 1);
+    for (var k = k0; k <= k1; k++) fillBlock(pane, k);
+  }
+  function fillVisible() {
+    // fill the blocks in the hex pane's view, and MARGIN px above and below it
+    if (!panes.length) return;
+    var view = hexBox.getBoundingClientRect(), top = view.top - MARGIN, bottom = view.bottom + MARGIN;
+    panes.forEach(function (pane) {
+      if (!pane.grid) return;
+      var g = pane.grid.getBoundingClientRect();
+      if (g.bottom < top || g.top > bottom) return;
+      var k0 = Math.max(0, Math.floor((top - g.top) / (BLOCK * ROW_H)));
+      var k1 = Math.min(pane.blocks.length - 1, Math.floor((bottom - g.top) / (BLOCK * ROW_H)));
+      for (var k = k0; k <= k1; k++) fillBlock(pane, k);
+    });
+  }
+  hexBox.addEventListener("scroll", fillVisible, {passive: true});
+  window.addEventListener("resize", fillVisible);
   var lit = [];
-  function mark(pane, lo, hi, cls) {
-    for (var p = Math.max(lo, pane.start); p < hi && p - pane.start < pane.hex.length; p++) {
+  function paint(pane, lo, hi, cls) {
+    for (var p = Math.max(lo, pane.start); p < hi && p - pane.start < pane.data.length; p++) {
       var i = p - pane.start;
       if (!pane.hex[i]) continue;
       pane.hex[i].classList.add(cls); pane.asc[i].classList.add(cls);
       lit.push([pane.hex[i], cls], [pane.asc[i], cls]);
     }
   }
+  function mark(pane, lo, hi, cls) {
+    if (!pane.data || hi <= lo) return;
+    pane.marks.push([lo, hi, cls]);
+    fillRange(pane, lo, hi, MAX_SYNC);
+    paint(pane, lo, hi, cls);
+  }
   function highlight() {
     lit.forEach(function (x) { x[0].classList.remove(x[1]); }); lit = [];
+    panes.forEach(function (pane) { pane.marks = []; });
     var u = units[S.u], r = u.nodes[S.n];
     if (!r) return;
     var firstCell = null;
@@ -367,13 +468,20 @@
       var c = u.nodes[u.spaces[s].node];
       panes.forEach(function (pane) { if (pane.s === c.s) mark(pane, c.p, c.p + c.l, "link"); });
     }
+    var at = null;  // the problem or note chosen in its list: its byte, outlined
     if (S.problem >= 0 && problems[S.problem].u === S.u) {
-      var pb = problems[S.problem], ps = u.nodes[pb.n].s;
+      var pb = problems[S.problem];
+      at = [u.nodes[pb.n].s, pb.pos, "pcur"];
+    } else if (S.note >= 0 && notes[S.note].u === S.u && !notes[S.note].file) {
+      at = [0, notes[S.note].pos, "ncur"];
+    }
+    if (at) {
       panes.forEach(function (pane) {
-        if (pane.s === ps) { mark(pane, pb.pos, pb.pos + 1, "pcur"); firstCell = pane.hex[pb.pos - pane.start] || firstCell; }
+        if (pane.s === at[0]) { mark(pane, at[1], at[1] + 1, at[2]); firstCell = pane.hex[at[1] - pane.start] || firstCell; }
       });
     }
     if (firstCell && firstCell.scrollIntoView) firstCell.scrollIntoView({block: "nearest"});
+    fillVisible();
     var where = [];
     for (var k = S.n; k >= 0; k = u.nodes[k].u) where.unshift(u.nodes[k].n);
     searchStatus.title = where.join(" > ");
@@ -410,13 +518,29 @@
   }
   function selectByte(s, pos) {
     var i = innermost(units[S.u], s, pos);
-    if (i >= 0) { S.problem = -1; selectNode(i); }
+    if (i >= 0) { chooseFinding(-1, -1); selectNode(i); }
+  }
+  function chooseFinding(pk, nk) {
+    // the problem (pk) or note (nk) chosen in its list, -1 for none: its row marked, its byte outlined
+    if (S.problem >= 0) probRows[S.problem].classList.remove("sel");
+    if (S.note >= 0) noteRows[S.note].classList.remove("sel");
+    S.problem = pk; S.note = nk;
+    if (pk >= 0) probRows[pk].classList.add("sel");
+    if (nk >= 0) noteRows[nk].classList.add("sel");
+    var ns = treeBox.querySelectorAll(".unit-note");
+    for (var j = 0; j < ns.length; j++) ns[j].classList.toggle("sel", +ns[j].dataset.k === nk);
+  }
+  function gotoNote(k) {
+    if (k < 0 || k >= notes.length) return;
+    chooseFinding(-1, k);
+    var p = notes[k], u = units[p.u], n = p.file ? -1 : innermost(u, 0, p.pos);
+    if (n < 0) n = 0;  // a note about no byte of the unit (a directory's file, a zero-length unit): its root
+    if (S.u !== p.u) selectUnit(p.u, n); else selectNode(n);
+    if (noteRows[k].scrollIntoView) noteRows[k].scrollIntoView({block: "nearest"});
   }
   function gotoProblem(k) {
     if (k < 0 || k >= problems.length) return;
-    if (S.problem >= 0) probRows[S.problem].classList.remove("sel");
-    S.problem = k;
-    probRows[k].classList.add("sel");
+    chooseFinding(k, -1);
     var p = problems[k], u = units[p.u], n = innermost(u, u.nodes[p.n].s, p.pos);
     for (var a = n; a >= 0 && a !== p.n; a = u.nodes[a].u) {}
     if (n < 0 || a !== p.n) n = p.n;  // the innermost field at the problem's byte, inside the node holding it
@@ -470,7 +594,7 @@
     if (!M.hits.length) { searchStatus.textContent = "no match"; return; }
     M.at = (M.at + 1) % M.hits.length;
     var h = M.hits[M.at];
-    S.problem = -1;
+    chooseFinding(-1, -1);
     if (S.u !== h[0]) selectUnit(h[0], h[1]); else selectNode(h[1]);
     searchStatus.textContent = (M.at + 1) + " of " + M.hits.length + " (Enter: next)";
   }
