@@ -187,28 +187,31 @@ def batch_json(b, enc, extra: dict):
         for i in range(len(position)):
             key = keys[i]
             value = values[i]
-            rec = {"position": position[i], "length": length[i], "offset": offset[i], "timestamp": timestamp[i],
-                   "key": None if key is None else enc(key), "value": None if value is None else enc(value)}
             hc = hcount[i]
             if hc:
-                rec["headers"] = [[hkey[j], None if hval[j] is None else enc(hval[j])] for j in range(hi, hi + hc)]
+                headers = [[hkey[j], None if hval[j] is None else enc(hval[j])] for j in range(hi, hi + hc)]
                 hi += hc
             else:
-                rec["headers"] = []
+                headers = []
             if coordinator:
                 if key is None:
                     return None
-                kd = key_cache.get(key)
-                if kd is None:
-                    kd = key_cache[key] = coordinator_key_json(k, key, enc)
-                rec["keyDecoded"] = kd
-                rec["valueDecoded"] = None if value is None else coordinator_value_json(k, kd["recordType"], value,
-                                                                                         enc)
+                got = key_cache.get(key)  # (keys repeat: a group's offsets are committed again and again)
+                if got is None:
+                    got = key_cache[key] = (enc(key), coordinator_key_json(k, key, enc))
+                kd = got[1]
+                append({"position": position[i], "length": length[i], "offset": offset[i],
+                        "timestamp": timestamp[i], "key": got[0], "value": None if value is None else enc(value),
+                        "headers": headers, "keyDecoded": kd,
+                        "valueDecoded": None if value is None else coordinator_value_json(k, kd["recordType"], value,
+                                                                                          enc)})
             else:
                 if key is not None:
                     return None
-                rec["valueDecoded"] = None if value is None else metadata_value_json(k, value, enc)
-            append(rec)
+                append({"position": position[i], "length": length[i], "offset": offset[i],
+                        "timestamp": timestamp[i], "key": None, "value": None if value is None else enc(value),
+                        "headers": headers,
+                        "valueDecoded": None if value is None else metadata_value_json(k, value, enc)})
     except _DECLINE:
         return None
     d = b.header_json()
