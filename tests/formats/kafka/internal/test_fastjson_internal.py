@@ -352,12 +352,3 @@ def test_real_fixtures_identical_both_ways(tmp_path, monkeypatch, name, director
     if "server__consumer_offsets.log" in name or "transaction_state" in name or "remote_log" in name:
         assert any(took), name  # Kafka's own plain records take the fast path
 
-
-def test_the_pure_python_record_splitter_too(monkeypatch):
-    """``fill_plain`` without its compiled twin (``WIREINSPECT_PURE``) gives the same lines."""
-    from wireinspect.spark import columns
-
-    monkeypatch.setattr(columns, "_compiled", None)
-    for kind in KINDS:
-        for codec in (0, 2):
-            assert same(_batch(RECORDS[kind], codec), kind, "base64")
