@@ -334,6 +334,14 @@ def test_real_fixtures_identical_both_ways(tmp_path, monkeypatch, name, director
     fname = "00000000000000000000.log" if name.endswith(".log") else name.split("__", 1)[1]
     path = d / fname
     path.write_bytes(fixtures.load(name))
+    took = _cli_both_ways(monkeypatch, path, "--bytes", mode)
+    if "server__consumer_offsets.log" in name or "transaction_state" in name or "remote_log" in name:
+        assert took, name  # Kafka's own plain records take the fast path
+
+
+
+def _cli_both_ways(monkeypatch, path, *args):
+    """``dump --json`` output with the fast path, without it, and whether it took a batch."""
     took = []
     real = ifast.batch_json
 
@@ -343,12 +351,40 @@ def test_real_fixtures_identical_both_ways(tmp_path, monkeypatch, name, director
         return got
 
     monkeypatch.setattr(ifast, "batch_json", counting)
-    fast = CliRunner().invoke(cli, ["dump", "--json", "--bytes", mode, str(path)], catch_exceptions=False)
+    fast = CliRunner().invoke(cli, ["dump", "--json", *args, str(path)], catch_exceptions=False)
     monkeypatch.setattr(ifast, "batch_json", lambda b, enc, extra: None)
-    full = CliRunner().invoke(cli, ["dump", "--json", "--bytes", mode, str(path)], catch_exceptions=False)
+    full = CliRunner().invoke(cli, ["dump", "--json", *args, str(path)], catch_exceptions=False)
+    monkeypatch.setattr(ifast, "batch_json", real)
     assert fast.exit_code == full.exit_code
     assert fast.stdout == full.stdout
-    assert fast.stdout.count("\n") >= 1
-    if "server__consumer_offsets.log" in name or "transaction_state" in name or "remote_log" in name:
-        assert any(took), name  # Kafka's own plain records take the fast path
+    return any(took)
 
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_redpanda_batches_of_internal_topics(tmp_path, monkeypatch, kind):
+    """A Redpanda segment of an internal topic (the Kafka batches wrapped in Redpanda headers):
+    RedpandaBatch inherits json_line; its own header_json is kept."""
+    from tests.formats.redpanda.rp_bytes import from_kafka
+    from wireinspect.formats.kafka.internal.kinds import TOPICS
+
+    d = tmp_path / "kafka" / TOPICS[kind] / "7_12"
+    d.mkdir(parents=True)
+    seg = d / "0-1-v1.log"
+    batches = [_batch(RECORDS[kind]), _batch(RECORDS[kind][:3], 1), _batch([(KEY, VALUE), (b"\x00", None)])]
+    seg.write_bytes(b"".join(from_kafka(b) for b in batches))
+    for mode in MODES:
+        assert _cli_both_ways(monkeypatch, seg, "--bytes", mode)
+
+
+@pytest.mark.parametrize("name", [n for n in fixtures.names(external=True) if "/" in n[len("external/"):]
+                                  and n.rsplit("/", 2)[-2].startswith("__")])
+def test_real_broker_files_identical_both_ways(tmp_path, monkeypatch, name):
+    """The real broker files kept outside the repository (skipped when absent)."""
+    if not fixtures.available(name):
+        pytest.skip("external fixture not present")
+    directory, fname = name.rsplit("/", 2)[-2:]
+    d = tmp_path / directory
+    d.mkdir()
+    (d / fname).write_bytes(fixtures.load(name))
+    for mode in MODES:
+        _cli_both_ways(monkeypatch, d / fname, "--bytes", mode)
