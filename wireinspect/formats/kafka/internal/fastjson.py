@@ -29,6 +29,7 @@ from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 
 _I16 = struct.Struct(">h").unpack_from
 _DECLINE = (Decline, ValueError, IndexError, struct.error, TypeError, KeyError)
+KEY_CACHE = 4096  # keys decoded kept across batches (their JSON objects are only ever serialized)
 CONSUMER = "consumer"  # internal/consumer.py: the protocol type whose member bytes are expanded
 
 
@@ -42,6 +43,8 @@ class _Kind:
         self.coordinator = FRAMING[kind] == "coordinator"
         self.keys: dict = {}
         self.values: dict = {}
+        self.key_cache: dict = {}  # key bytes -> (enc(key), keyDecoded) for ``key_enc`` (batch_json)
+        self.key_enc = None
 
     def key(self, rt: int):
         got = self.keys.get(rt)
@@ -179,7 +182,10 @@ def batch_json(b, enc, extra: dict):
     position, length, offset, timestamp, keys, values, hcount, hkey, hval, _ = cols
     k = _kind(b.internal)
     coordinator = k.coordinator
-    key_cache: dict = {}
+    key_cache = k.key_cache  # (keys repeat: a group's offsets are committed again and again)
+    if k.key_enc is not enc or len(key_cache) > KEY_CACHE:
+        key_cache.clear()
+        k.key_enc = enc
     recs = []
     append = recs.append
     hi = 0
@@ -196,7 +202,7 @@ def batch_json(b, enc, extra: dict):
             if coordinator:
                 if key is None:
                     return None
-                got = key_cache.get(key)  # (keys repeat: a group's offsets are committed again and again)
+                got = key_cache.get(key)
                 if got is None:
                     got = key_cache[key] = (enc(key), coordinator_key_json(k, key, enc))
                 kd = got[1]
