@@ -421,3 +421,17 @@ def test_keys_decoded_once_across_batches_follow_the_bytes_mode():
     a = ifast.batch_json(parse_batch(data, records="lazy", internal="offsets"), enc, {})
     b = ifast.batch_json(parse_batch(data, records="lazy", internal="offsets"), bytes_encoder("base64"), {})
     assert a["records"][0]["key"] == KEY.hex() and b["records"][0]["key"] != KEY.hex()
+
+
+@SETTINGS
+@given(st.sampled_from(KINDS), st.data(), st.sampled_from(MODES), st.sampled_from([0, 1]))
+def test_records_with_headers(kind, data, mode, codec):
+    """Kafka writes none on internal topics, but a record's headers are in its object either way."""
+    recs = data.draw(st.lists(st.sampled_from(RECORDS[kind]), min_size=1, max_size=4))
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
+    for i, (k, v) in enumerate(recs):
+        hs = data.draw(st.lists(st.tuples(st.text(max_size=8), st.one_of(st.none(), st.binary(max_size=40))),
+                                max_size=3))
+        b.append(i, timestamp=T0 + i, key=k, value=v, headers=hs)
+    assert same(bytes(b.build()), kind, mode)
