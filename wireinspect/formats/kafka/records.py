@@ -409,9 +409,19 @@ class Batch(UnitBase):
 
     def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
         """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
-        control, no problems, not of an internal topic) has its records written straight to JSON text
-        by :func:`fast_records_json`; anything else takes the full path."""
-        if self._lazy is not None and self.header is not None:
+        control, no problems) has its records written straight to JSON text by
+        :func:`fast_records_json`, or, of an internal topic, built straight from the bytes by
+        :func:`~wireinspect.formats.kafka.internal.fastjson.batch_json`; anything else (or a record
+        either declines) takes the full path."""
+        if self.internal is not None:  # Kafka's internal topics: keyDecoded/valueDecoded straight from the bytes
+            if self._lazy is not None and self.header is not None:
+                from wireinspect.formats.kafka.internal.fastjson import batch_json
+
+                d = batch_json(self, enc, extra)
+                if d is not None:
+                    self._lazy = None
+                    return dumps(d)
+        elif self._lazy is not None and self.header is not None:
             max_records = self._lazy[4]
             capped = self.header[12] > max_records
             text = self._fast_text(mode, max_records if capped else None)
