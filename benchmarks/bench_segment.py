@@ -18,7 +18,8 @@ Rows (``--only`` takes these names):
   ``lz4-zstd`` (the same records, batches alternately lz4 and zstd), ``codecs`` (none, lz4, zstd,
   gzip, snappy in turn), ``txn`` (transactional batches, a COMMIT or ABORT control batch after
   every 4), ``legacy`` (magic 0 and 1 messages, uncompressed and in gzip/lz4/snappy wrappers),
-  ``plain`` (the header-less easy case).
+  ``plain`` (the header-less easy case), ``offsets`` (64 MB of ``__consumer_offsets`` OffsetCommit
+  records whose keys and values Kafka's own server code wrote, decoded with ``--records-as offsets``).
 * ``verify-1g``: ``wireinspect verify`` of a clean 1 GiB real-shaped segment vs ``cat FILE >
   /dev/null``; ``verify-legacy``: the same on the legacy file.
 * ``rss``: peak RSS (``ru_maxrss``) of ``verify`` on 1 and 2 GiB segments and of ``dump --json`` on
@@ -102,6 +103,35 @@ def legacy_pool(n: int, seed: int = 2):
     return pool
 
 
+def offsets_pool(n_batches: int = 64, per: int = 20):
+    """Batches of ``per`` OffsetCommit records as a group coordinator appends them to
+    ``__consumer_offsets``: the keys and values are those Kafka 4.0's own server code wrote (the
+    fixture ``tests/formats/kafka/internal/fixtures/java-server__consumer_offsets.log.hex``, read
+    with kafka-python), put in kafka-python batches."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    from kafka.record.memory_records import MemoryRecords
+
+    hexfile = os.path.join(ROOT, "tests", "formats", "kafka", "internal", "fixtures",
+                           "java-server__consumer_offsets.log.hex")
+    with open(hexfile) as f:
+        data = bytes.fromhex("".join(line for line in f if not line.startswith("#")))
+    mr = MemoryRecords(data)
+    commits = []
+    while mr.has_next():
+        for r in mr.next_batch():
+            if r.key and r.value and struct.unpack(">h", r.key[:2])[0] in (0, 1):  # OffsetCommit keys
+                commits.append((bytes(r.key), bytes(r.value)))
+    pool = []
+    for b in range(n_batches):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
+        for i in range(per):
+            key, value = commits[(b * per + i) % len(commits)]
+            builder.append(i, timestamp=T0 + b * 1000 + i, key=key, value=value, headers=[])
+        pool.append(bytes(builder.build()))
+    return pool
+
+
 def write_file(path: str, target_bytes: int, kind: str) -> tuple[int, int]:
     """Write (or find cached) a segment of ``kind``; returns (bytes, records)."""
     meta = path + ".meta"
@@ -113,6 +143,8 @@ def write_file(path: str, target_bytes: int, kind: str) -> tuple[int, int]:
     hdr = [("h", b"v")]
     if kind == "legacy":
         entries = [(b, n, w) for b, n, w in legacy_pool(100)]
+    elif kind == "offsets":
+        entries = [(b, 20, None) for b in offsets_pool()]
     elif kind == "txn":
         pool = build_pool(64, 100, headers=hdr, transactional=True)
         entries = []
@@ -203,6 +235,8 @@ DUMP_ROWS = {
     "dump-txn": ("txn", "real-shaped, transactional + COMMIT/ABORT control batches"),
     "dump-legacy": ("legacy", "magic 0/1 messages and gzip/snappy/lz4 wrappers"),
     "dump-plain": ("plain", "header-less records (the easy case)"),
+    "dump-offsets": ("offsets", "__consumer_offsets: OffsetCommit records by Kafka's server code, decoded "
+                                "(--records-as offsets; 64 MiB)"),
 }
 
 
@@ -226,11 +260,13 @@ def main() -> int:
     for name, (kind, what) in DUMP_ROWS.items():
         if not want(name):
             continue
-        path = os.path.join(DATA, f"{kind}-{200 // scale}m", "00000000000000000000.log")
-        size, recs = write_file(path, (200 << 20) // scale, kind)
+        mib = 64 if kind == "offsets" else 200
+        path = os.path.join(DATA, f"{kind}-{mib // scale}m", "00000000000000000000.log")
+        size, recs = write_file(path, (mib << 20) // scale, kind)
         cached(path)
         peer = [sys.executable, "-c", KAFKA_PYTHON, path]
-        ours = f"{sys.executable} -m wireinspect dump --json {path} > /dev/null"
+        decode = " --records-as offsets" if kind == "offsets" else ""
+        ours = f"{sys.executable} -m wireinspect dump --json{decode} {path} > /dev/null"
         tp, to = side_by_side(peer, ours, runs)
         print(f"{name}: {what}; {recs:,} records, {size / 2**20:.0f} MiB\n"
               f"  kafka-python iterating  {tp:7.2f} s  {recs / tp:10,.0f} records/s\n"
