@@ -1,4 +1,4 @@
-"""The compiled twin of ``columns.fill_plain`` (``wireinspect/spark/_columns.c``) returns exactly what
+"""The compiled twin of ``columns.fill_plain`` (``wireinspect/formats/kafka/_split.c``) returns exactly what
 the pure-Python function returns, values and types alike (or ``NotImplemented``, after which the
 Python one does the work): on batches written by kafka-python with every codec, on records written
 byte by byte (non-canonical, overlong and out-of-range varints), on both damaged (flipped, inserted,
@@ -23,7 +23,7 @@ from wireinspect.spark import columns
 COMPILED = columns._compiled
 if COMPILED is None:
     try:  # built but switched off (WIREINSPECT_PURE=1): still compare the two
-        from wireinspect.spark._columns import fill_plain as COMPILED
+        from wireinspect.formats.kafka._split import split_plain as COMPILED
     except ImportError:
         COMPILED = None
 pytestmark = pytest.mark.skipif(COMPILED is None, reason="the C extension is not built here (pip install . builds it)")

@@ -1,4 +1,4 @@
-/* The zig-zag varint reader of the compiled twins (_fastjson.c, spark/_columns.c): as
+/* The zig-zag varint reader of the compiled twins (_fastjson.c, _split.c): as
  * fastjson._vi and codec/varint.py read them (at most `most` bytes; 5 for an int32, 10 for a varlong). */
 #ifndef WIREINSPECT_VARINT_H
 #define WIREINSPECT_VARINT_H

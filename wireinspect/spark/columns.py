@@ -327,7 +327,7 @@ def fill_plain(h, data, p: int, stop: int, dbase):
     bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
     takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py).
 
-    Its compiled twin (``_columns.c``, see :data:`_compiled` below) does the work when it is built
+    Its compiled twin (``formats/kafka/_split.c``, see :data:`_compiled` below) does the work when it is built
     and ``WIREINSPECT_PURE`` is not set; it returns exactly what :func:`split_plain` returns, or
     ``NotImplemented`` for what it leaves to it (tested equal with hypothesis on generated and damaged
     batches, tests/spark/test_columns_compiled.py)."""
@@ -338,6 +338,6 @@ def fill_plain(h, data, p: int, stop: int, dbase):
     return split_plain(h, data, p, stop, dbase)
 
 
-# The compiled twin of fill_plain (_columns.c), built by ``pip install .`` where a C compiler is;
+# The compiled twin of fill_plain (formats/kafka/_split.c), built by ``pip install .`` where a C compiler is;
 # ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to split_plain (formats/kafka/fastjson.py).
-_compiled = compiled_twin("wireinspect.spark._columns", "fill_plain")
+_compiled = compiled_twin("wireinspect.formats.kafka._split", "split_plain")

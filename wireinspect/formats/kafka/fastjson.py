@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the stdlib enc
 # The compiled twin of fast_records_json (_fastjson.c), built by ``pip install .`` where a C compiler
 # is; ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
 _compiled = compiled_twin("wireinspect.formats.kafka._fastjson", "records_json")
+_split_compiled = compiled_twin("wireinspect.formats.kafka._split", "split_plain")
 
 SHORT = 32  # header values up to this many bytes are turned into JSON once per batch
 
@@ -269,13 +270,23 @@ def _vi(data, p, most=5):
     return v, q
 
 
+def split_records(h, data, p: int, stop: int, dbase):
+    """:func:`split_plain`, by its compiled twin (``_split.c``, tested equal to it:
+    tests/spark/test_columns_compiled.py) when that is built and ``WIREINSPECT_PURE`` is not set."""
+    if _split_compiled is not None:
+        got = _split_compiled(h, data, p, stop, dbase)
+        if got is not NotImplemented:
+            return got
+    return split_plain(h, data, p, stop, dbase)
+
+
 def split_plain(h, data, p: int, stop: int, dbase):
     """The records of a plain valid batch split straight from ``data[p:stop]`` (``dbase``: the
     absolute position of ``data[0]``, None when decompressed; ``h``: the batch header tuple):
     ``(position, length, offset, timestamp, key, value, header counts, header keys, header values,
     bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
-    takes the batch). The Python of ``spark/columns.fill_plain`` (which tries its compiled twin
-    first), used as it is by the internal-topic JSON fast path (``internal/fastjson.py``). Tested
+    takes the batch). The Python twin of ``_split.c``, behind ``spark/columns.fill_plain`` and the
+    internal-topic JSON fast path (``internal/fastjson.py``, through :func:`split_records`). Tested
     equal to ``Batch.to_json`` (tests/spark/test_columns.py, test_columns_compiled.py,
     tests/formats/kafka/internal/test_fastjson_internal.py)."""
     base_offset, base_ts, max_ts = h[0], h[7], h[8]

@@ -12,8 +12,8 @@ a problem) or would expand consumer-protocol bytes (a ``GroupMetadataValue`` of 
 ``consumer`` with members), and then the whole batch takes the full path.
 
 :func:`batch_json` is the batch level: the records of a plain valid internal batch (CRC checked,
-no problems, not control, not capped) split straight from the bytes (``kafka/fastjson.split_plain``)
-and written as the record objects of :meth:`Batch._records_json`. Tested equal to the full path
+no problems, not control, not capped) split straight from the bytes (``kafka/fastjson.split_records``:
+``_split.c`` or its Python twin) and written as the record objects of :meth:`Batch._records_json`. Tested equal to the full path
 (tests/formats/kafka/internal/test_fastjson_internal.py).
 """
 
@@ -170,13 +170,13 @@ def batch_json(b, enc, extra: dict):
     buf, pos, base, limit, max_records = lazy
     if h[12] > max_records:
         return None
-    from wireinspect.formats.kafka.fastjson import split_plain
+    from wireinspect.formats.kafka.fastjson import split_records
     from wireinspect.formats.kafka.records import _records_data
 
     got = _records_data(b, buf, pos, base, limit)
     if got is None:
         return None
-    cols = split_plain(h, *got)
+    cols = split_records(h, *got)
     if cols is None:
         return None
     position, length, offset, timestamp, keys, values, hcount, hkey, hval, _ = cols

@@ -1,11 +1,12 @@
-/* The compiled twin of columns.fill_plain (spark/columns.py): the record columns of a plain valid
- * magic-2 batch read straight from its bytes into Python lists, for `spark scan`.
+/* The compiled twin of fastjson.split_plain (formats/kafka/fastjson.py): the records of a plain valid
+ * magic-2 batch read straight from its bytes into Python lists, for `spark scan`'s columns
+ * (spark/columns.fill_plain) and the internal topics' JSON fast path (internal/fastjson.py).
  *
  * Optional: `pip install .` builds it when a C compiler is there; without it the pure-Python function
  * does the same work. It returns exactly what the Python function returns (the same nine lists and the
  * bytes count, or None at the first irregularity, for the full decoder to take over), or
  * NotImplemented for what it leaves to Python (arguments of unusual types, an arithmetic result beyond
- * 64 bits); tests/spark/test_columns_compiled.py checks both on generated and damaged batches.
+ * 64 bits); tests/spark/test_columns_compiled.py checks the two on generated and damaged batches.
  *
  * A record (org.apache.kafka.common.record.DefaultRecord): length varint, attributes int8,
  * timestampDelta varlong, offsetDelta varint, keyLength varint, key, valueLength varint, value,
@@ -23,7 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../codec/varint.h"
+#include "../../codec/varint.h"
 
 #define VARINT(var, lim, most) do { int r_ = varint(d, &p, lim, most, &var); if (r_) { rc = r_; goto done; } } while (0)
 #define FAIL(code) do { rc = (code); goto done; } while (0)
@@ -80,9 +81,9 @@ static PyObject *key_str(Key *keys, int *nkeys, const unsigned char *s, Py_ssize
 
 enum { POSITION, LENGTH, OFFSET, TIMESTAMP, KEY, VALUE, HCOUNT, HKEY, HVAL, NLISTS };
 
-static PyObject *fill_plain(PyObject *self, PyObject *args) {
+static PyObject *split_plain(PyObject *self, PyObject *args) {
     PyObject *h, *data, *p_obj, *stop_obj, *dbase_obj;
-    if (!PyArg_UnpackTuple(args, "fill_plain", 5, 5, &h, &data, &p_obj, &stop_obj, &dbase_obj)) return NULL;
+    if (!PyArg_UnpackTuple(args, "split_plain", 5, 5, &h, &data, &p_obj, &stop_obj, &dbase_obj)) return NULL;
     /* h: the batch header tuple (records.BATCH_NAMES): 0 baseOffset, 5 attributes, 6 lastOffsetDelta,
      * 7 baseTimestamp, 8 maxTimestamp, 12 recordsCount */
     int64_t base_offset, attrs, last_delta, base_ts = 0, count, p64, stop64, dbase = 0;
@@ -186,11 +187,11 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"fill_plain", fill_plain, METH_VARARGS,
-     "fill_plain(h, data, p, stop, dbase) -> (position, length, offset, timestamp, key, value, header counts, "
+    {"split_plain", split_plain, METH_VARARGS,
+     "split_plain(h, data, p, stop, dbase) -> (position, length, offset, timestamp, key, value, header counts, "
      "header keys, header values, size) | None | NotImplemented"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_columns", NULL, -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_split", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__columns(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__split(void) { return PyModule_Create(&module); }
