@@ -439,7 +439,16 @@ class Batch(UnitBase):
         return dumps(d)
 
     def to_json(self, enc) -> dict:
-        """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings."""
+        """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings. A
+        plain valid batch of an internal topic is built straight from the bytes
+        (:func:`~wireinspect.formats.kafka.internal.fastjson.batch_json`, the same object) and its
+        records stay unparsed until something else asks for them (the reports read these objects)."""
+        if self.internal is not None and self._lazy is not None and self.header is not None:
+            from wireinspect.formats.kafka.internal.fastjson import batch_json
+
+            d = batch_json(self, enc, {}, shared_keys=False)
+            if d is not None:
+                return d
         self.parse_records()
         d = self.header_json()
         d["problems"] = [p.to_dict() for p in self.problems]

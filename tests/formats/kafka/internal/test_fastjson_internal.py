@@ -345,19 +345,52 @@ def _cli_both_ways(monkeypatch, path, *args):
     took = []
     real = ifast.batch_json
 
-    def counting(b, enc, extra):
-        got = real(b, enc, extra)
+    def counting(b, enc, extra, **kw):
+        got = real(b, enc, extra, **kw)
         took.append(got is not None)
         return got
 
     monkeypatch.setattr(ifast, "batch_json", counting)
     fast = CliRunner().invoke(cli, ["dump", "--json", *args, str(path)], catch_exceptions=False)
-    monkeypatch.setattr(ifast, "batch_json", lambda b, enc, extra: None)
+    monkeypatch.setattr(ifast, "batch_json", lambda b, enc, extra, **kw: None)
     full = CliRunner().invoke(cli, ["dump", "--json", *args, str(path)], catch_exceptions=False)
     monkeypatch.setattr(ifast, "batch_json", real)
     assert fast.exit_code == full.exit_code
     assert fast.stdout == full.stdout
     return any(took)
+
+
+def _report_both_ways(monkeypatch, args):
+    """A report's output with the fast path (``Batch.to_json`` of plain internal batches) and without."""
+    real = ifast.batch_json
+    fast = CliRunner().invoke(cli, args, catch_exceptions=False)
+    monkeypatch.setattr(ifast, "batch_json", lambda b, enc, extra, **kw: None)
+    full = CliRunner().invoke(cli, args, catch_exceptions=False)
+    monkeypatch.setattr(ifast, "batch_json", real)
+    assert fast.exit_code == full.exit_code
+    assert fast.stdout == full.stdout
+
+
+@pytest.mark.parametrize("report, name", [("group-offsets", "java-server__consumer_offsets.log"),
+                                          ("group-offsets", "java-server__consumer_offsets_txn.log"),
+                                          ("transactions", "java-server__transaction_state.log")])
+def test_reports_identical_both_ways(tmp_path, monkeypatch, report, name):
+    """The reports read ``to_json`` objects, which plain internal batches build from the bytes: the
+    same tables and JSON either way; the keys' objects are the records' own (not shared)."""
+    directory = "__transaction_state-0" if "transaction_state" in name else "__consumer_offsets-0"
+    d = tmp_path / directory
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(fixtures.load(name))
+    for extra in ([], ["--json"], ["--all"] if report == "transactions" else []):
+        _report_both_ways(monkeypatch, [report, *extra, str(d)])
+
+
+def test_to_json_records_do_not_share_key_objects():
+    key, value = next((k, v) for k, v in RECORDS["offsets"] if v is not None)
+    b = parse_batch(_batch([(key, value), (key, value)]), records="lazy", internal="offsets")
+    d = b.to_json(bytes_encoder("base64"))
+    one, two = d["records"]
+    assert one["keyDecoded"] == two["keyDecoded"] and one["keyDecoded"] is not two["keyDecoded"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -160,9 +160,12 @@ def record_decoded(kind: str, key, value, enc):
         return None
 
 
-def batch_json(b, enc, extra: dict):
+def batch_json(b, enc, extra: dict, shared_keys: bool = True):
     """The ``dump --json`` object of the internal batch ``b`` (``to_json(enc) | extra``) built from
-    the bytes, or ``None`` when it is not plain and valid or any record declines."""
+    the bytes, or ``None`` when it is not plain and valid or any record declines. ``shared_keys``:
+    records with the same key bytes share one ``keyDecoded`` object (kept across batches), for an
+    object that is only serialized; ``False`` gives every record its own, for callers that may
+    change what they get (``Batch.to_json``)."""
     lazy = b._lazy
     h = b.header
     if lazy is None or h is None or not b.crc_ok or b.problems or h[5] & 0x20 or b.internal is None:
@@ -202,9 +205,11 @@ def batch_json(b, enc, extra: dict):
             if coordinator:
                 if key is None:
                     return None
-                got = key_cache.get(key)
+                got = key_cache.get(key) if shared_keys else None
                 if got is None:
-                    got = key_cache[key] = (enc(key), coordinator_key_json(k, key, enc))
+                    got = (enc(key), coordinator_key_json(k, key, enc))
+                    if shared_keys:
+                        key_cache[key] = got
                 kd = got[1]
                 append({"position": position[i], "length": length[i], "offset": offset[i],
                         "timestamp": timestamp[i], "key": got[0], "value": None if value is None else enc(value),
