@@ -421,6 +421,7 @@ class Batch(UnitBase):
                 if d is not None:
                     self._lazy = None
                     return dumps(d)
+                self.parse_records()  # declined: the full path, without to_json trying the bytes again
         elif self._lazy is not None and self.header is not None:
             max_records = self._lazy[4]
             capped = self.header[12] > max_records

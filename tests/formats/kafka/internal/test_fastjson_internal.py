@@ -12,6 +12,7 @@ same bytes as the full path (``Batch.to_json`` through the walker and ``Decoded`
 
 from __future__ import annotations
 
+import random
 import struct
 
 import pytest
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from tests.formats.kafka.internal import fixtures
+from tests.fuzz.mutate import byte_mutation
 from tests.formats.kafka.internal.builders import (GROUP_KEY, GROUP_VALUE, KEY, VALUE, coordinator_key,
                                                    coordinator_value, metadata_value, sample, string16,
                                                    struct_bytes, versions)
@@ -121,20 +123,9 @@ def test_readers_equal_the_walker_on_the_protocol_plans():
 @given(st.data(), st.sampled_from(MODES))
 def test_readers_on_damaged_bytes(data, mode):
     spec, v, plan, raw = data.draw(st.sampled_from(ALL_PLANS))
-    raw = bytearray(raw if raw is not None else data.draw(st.binary(max_size=60)))
-    for _ in range(data.draw(st.integers(0, 3))):
-        op = data.draw(st.integers(0, 3))
-        at = data.draw(st.integers(0, max(len(raw) - 1, 0)))
-        if op == 0 and raw:
-            raw[at] = data.draw(st.integers(0, 255))
-        elif op == 1:
-            raw[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-        elif op == 2:
-            del raw[at:]
-        else:  # a hostile length or count
-            raw[at:at + 4] = data.draw(st.sampled_from([b"\xff\xff\xff\xff", b"\x7f\xff\xff\xff", b"\x00\x00\x00\x00",
-                                                         b"\xff\xff", b"\x80\x80\x80\x80\x80\x01", b"\x00"]))
-    _agree(plan, bytes(raw), mode)
+    raw = raw if raw is not None else data.draw(st.binary(max_size=60))
+    raw = _damage(data, raw, 0)
+    _agree(plan, raw, mode)
 
 
 def test_readers_decline_what_the_walker_reports():
@@ -233,24 +224,16 @@ def test_generated_batches(kind, data, mode, codec):
     assert same(_batch(recs, codec), kind, mode)
 
 
-def _damage(data, raw):
+def _damage(data, raw, least=1):
+    """``raw`` with ``least`` to 3 byte-level changes of the fuzz harness (``tests/fuzz/mutate.py``:
+    flips, hostile ints and varints, inserts, cuts, trailing bytes); a ``None`` key or value becomes
+    ``None`` or a few arbitrary bytes."""
     if raw is None:
         return data.draw(st.one_of(st.none(), st.binary(max_size=30)))
+    rng = random.Random(data.draw(st.integers(0, 2 ** 32)))
     raw = bytearray(raw)
-    for _ in range(data.draw(st.integers(1, 3))):
-        op = data.draw(st.integers(0, 4))
-        at = data.draw(st.integers(0, max(len(raw) - 1, 0)))
-        if op == 0 and raw:
-            raw[at] = data.draw(st.integers(0, 255))
-        elif op == 1:
-            raw[at:at] = data.draw(st.binary(min_size=1, max_size=4))
-        elif op == 2:
-            del raw[at:]
-        elif op == 3:
-            raw[at:at + 2] = data.draw(st.sampled_from([b"\xff\xff", b"\x7f\xff", b"\x00\x00", b"\x80\x80",
-                                                         b"\xff\xff\xff\xff\x0f"]))
-        else:
-            raw += data.draw(st.binary(min_size=1, max_size=3))  # trailing bytes
+    for _ in range(data.draw(st.integers(least, 3))):
+        byte_mutation(raw, rng)
     return bytes(raw)
 
 
