@@ -19,7 +19,7 @@ mode) and of the Python workers under it (not this script), sampled from /proc:
    Parquet again the same way: the JVM's cost of encoding these rows, no Python at all.
 4. ``cached rows -> noop (JVM)``: the cached rows to ``noop``: the cost of iterating them.
 5. ``dump --json``: ``wireinspect dump --json FILE > /dev/null`` per file, one process after another
-   (run first, before Spark starts; CPU seconds: the ``RUSAGE_CHILDREN`` delta).
+   (run first, before Spark starts; CPU seconds: the kernel's count of each waited-for process).
 
 The budget line: to reach 1.5x the records/s of one ``dump --json`` process on C cores (C from
 ``local[C]``), the whole pipeline may spend at most C / (1.5 x dump records/s) CPU s per record.
@@ -96,14 +96,10 @@ def measure(tree: LockedTree, action) -> tuple[float, float, float, float]:
 
 
 def run_dump(paths) -> tuple:
-    """Step 5 (bench_spark's ``bench_dump``): its CPU seconds are the exact ``RUSAGE_CHILDREN`` delta,
-    since TreeCPU, sampled every 0.2 s, misses the last moments of a process living half a second."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall, tree_cpu, other = bench_dump(paths)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    print(f"5. dump --json: {wall:.1f} s, CPU {cpu:.2f} s (TreeCPU saw {tree_cpu:.2f} s; other processes' CPU "
-          f"meanwhile {other:.1f} s)", flush=True)
+    """Step 5: bench_spark's ``bench_dump`` (its CPU seconds are the kernel's count of each waited-for
+    process, exact for processes living half a second)."""
+    wall, cpu, other = bench_dump(paths)
+    print(f"5. dump --json: {wall:.1f} s, CPU {cpu:.2f} s (other processes' CPU meanwhile {other:.1f} s)", flush=True)
     return "5. `wireinspect dump --json FILE > /dev/null`, one process after another", wall, None, cpu
 
 

@@ -51,9 +51,9 @@ LOG_OVERHEAD = 12
 MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
 _CRC_FIELD = LEGACY.field("crc")
 _CRC = CRCS[_CRC_FIELD.algo]
+_CRC_AT = _AT[_CRC_FIELD.start]  # where the CRC-32 starts (magic)
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
-_OFFSET_SIZE = compile_table(compile_layout(LEGACY)[:2])[0].unpack_from  # offset, messageSize
 
 # The compiled twin of wrapper_records_json (legacy_records_json in _fastjson.c, built by ``pip install .``
 # where a C compiler is); ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
@@ -319,7 +319,7 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
                              f"of the data ({avail} bytes left)", expected=total, actual=avail))
     else:
         m.length = total
-        m.crc_computed = _CRC(buf[pos + _AT[_CRC_FIELD.start]:end])
+        m.crc_computed = _CRC(buf[pos + _CRC_AT:end])
         m.crc_ok = m.crc_computed == m.crc
         if not m.crc_ok:
             probs.append(Problem("crc_mismatch", at(pos + _AT["crc"]), f"stored CRC-32 0x{m.crc:08x}, computed "
@@ -447,7 +447,7 @@ def clean_entry(buf, pos: int, end: int, limit: int = DEFAULT_LIMIT, max_records
     offset, size, crc, magic, attributes = _HEAD.unpack_from(buf, pos)
     if magic not in (0, 1) or size < MIN_SIZE[magic] or LOG_OVERHEAD + size != end - pos:
         return None
-    crc_at = _AT[_CRC_FIELD.start]
+    crc_at = _CRC_AT
     if _CRC(buf[pos + crc_at:end]) != crc:
         return None
     plan = _PLANS[magic]
@@ -485,7 +485,7 @@ def _clean_inner(data, magic: int, max_records: int):
     p = 0
     stop = len(data)
     unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _CRC, MIN_SIZE[magic]
-    crc_at = _AT[_CRC_FIELD.start]
+    crc_at = _CRC_AT
     key_at = HEAD_SIZE + (8 if magic == 1 else 0)  # keyLength, after magic 1's timestamp
     while p < stop:
         if len(out) >= max_records or stop - p < HEAD_SIZE:
@@ -517,8 +517,8 @@ def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_rec
     inner message takes, else ``None``) as the JSON text of :meth:`Message.to_json`'s ``records``
     (comma-separated objects), or ``None`` where the full path must speak: any inner message that
     :func:`_clean_inner` would not take, or a magic-1 wrapper offset below its last inner offset.
-    ``mode``: the ``--bytes`` mode. One pass, checks and text together (:func:`_clean_inner`'s checks,
-    inlined; tests/formats/kafka/test_legacy_fastjson.py holds the two and the full path equal).
+    ``mode``: the ``--bytes`` mode. The inner messages are checked by :func:`_clean_inner`, as for
+    ``verify`` (tests/formats/kafka/test_legacy_fastjson.py holds this and the full path equal).
     The compiled twin (``legacy_records_json``, _fastjson.c) does the same in the ``base64`` and
     ``hex`` modes, with the same CRC-32 function; it leaves to this loop what it returns
     ``NotImplemented`` for (an offset beyond 64 bits, arguments of other types)."""
@@ -526,67 +526,28 @@ def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_rec
         text = _compiled(data, magic, offset, log_append_time, max_records, mode == "hex", _CRC)
         if text is not NotImplemented:
             return text
-    from binascii import b2a_base64 as b2a
-
     from wireinspect.formats.kafka.fastjson import bytes_json
 
-    if type(data) is not bytes:
-        data = bytes(data)
-    stop = len(data)
+    inner = _clean_inner(data, magic, max_records)
+    if inner is None:
+        return None
     shift = 0
-    if magic == 1 and offset:  # inner offsets are relative to the last one's: find it first
-        p = last = 0
-        while p + LOG_OVERHEAD <= stop:
-            last, size = _OFFSET_SIZE(data, p)
-            p += LOG_OVERHEAD + max(size, 0)
-        shift = offset - last
+    if magic == 1 and offset:  # inner offsets are relative to the last one's
+        shift = offset - inner[-1][0]
         if shift < 0:
             return None
-    b64 = mode == "base64"
+    if type(data) is not bytes:
+        data = bytes(data)
     enc = bytes_json(mode)
-    unpack, i32, i64, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _I64.unpack_from, _CRC, MIN_SIZE[magic]
-    crc_at = _AT[_CRC_FIELD.start]
-    key_at = HEAD_SIZE + (8 if magic == 1 else 0)
+    key_at = HEAD_SIZE + (8 if magic == 1 else 0) + 4
+    i64 = _I64.unpack_from
     ts = "null" if magic == 0 else None if log_append_time is None else str(log_append_time)
     out = []
-    append = out.append
-    n = p = 0
-    ioff = None
-    while p < stop:
-        if n >= max_records or stop - p < HEAD_SIZE:
-            return None
-        ioff, isize, icrc, imagic, iattrs = unpack(data, p)
-        q = p + LOG_OVERHEAD + isize
-        if imagic != magic or iattrs & 7 or isize < minimum or q > stop or crc32(data[p + crc_at:q]) != icrc:
-            return None
-        k = p + key_at + 4
-        if k > q:
-            return None
-        (kl,) = i32(data, k - 4)
-        if kl >= 0:
-            e = k + kl
-            key = '"' + b2a(data[k:e], newline=False).decode() + '"' if b64 else enc(data[k:e])
-        elif kl == -1:
-            e, key = k, "null"
-        else:
-            return None
-        k = e + 4
-        if k > q:
-            return None
-        (vl,) = i32(data, e)
-        if vl >= 0:
-            e = k + vl
-            value = '"' + b2a(data[k:e], newline=False).decode() + '"' if b64 else enc(data[k:e])
-        elif vl == -1:
-            e, value = k, "null"
-        else:
-            return None
-        if e != q:
-            return None
-        append(f'{{"position":null,"length":{q - p},"offset":{shift + ioff},'
-               f'"timestamp":{ts or i64(data, p + HEAD_SIZE)[0]},"key":{key},"value":{value},"headers":[]}}')
-        n += 1
-        p = q
-    if not n or magic == 1 and offset and ioff != offset - shift:
-        return None
+    for ioff, p, q, kl, vl in inner:
+        k = p + key_at
+        key = "null" if kl < 0 else enc(data[k:k + kl])
+        k += max(kl, 0) + 4
+        value = "null" if vl < 0 else enc(data[k:k + vl])
+        out.append(f'{{"position":null,"length":{q - p},"offset":{shift + ioff},'
+                   f'"timestamp":{ts or i64(data, p + HEAD_SIZE)[0]},"key":{key},"value":{value},"headers":[]}}')
     return ",".join(out)
