@@ -647,6 +647,8 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @click.option("--problems", "problems_only", is_flag=True, help="Only units with problems.")
 @click.option("--max-units", type=click.IntRange(1), default=2000, show_default=True, metavar="N",
               help="Most units in the page (the page says where it stopped).")
+@click.option("--max-page-size", type=Size(), default="16M", show_default=True, metavar="SIZE",
+              help="Most bytes of the page, at least 1M (the page and stderr say what it left out).")
 @click.option("--schemas", "schemas", metavar="DIR", type=click.Path(exists=True),
               help="A schema registry's _schemas partition to resolve framed keys and values against (as dump).")
 @click.option("--headers-only", is_flag=True, help="Batch headers (messages, frames) without the records inside "
@@ -656,7 +658,7 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @capture_options
 @records_as_option
 def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
-         problems_only, max_units, schemas, headers_only, force):
+         problems_only, max_units, max_page_size, schemas, headers_only, force):
     """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
     bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
 
@@ -669,6 +671,8 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     app.selection = _selection(offset, offsets, times, position, producer_id, max_bytes, max_records_shown)
     if force and out == "-":
         raise click.UsageError("--force replaces an output file; -o - writes to stdout")
+    if max_page_size < 1 << 20:
+        raise click.UsageError(f"--max-page-size {max_page_size}: at least 1M (the page's script and one input)")
     try:
         check_view_output(paths, out, force)
     except InputError as e:
@@ -682,7 +686,7 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     app.progress(paths)
     try:
         app.found(view_items(app, app.items(paths), out, max_units=max_units, problems_only=problems_only,
-                             given=given))
+                             given=given, max_page_size=max_page_size))
     except OSError as e:
         app.error(f"{out}: cannot write: {e.strerror or e}")
 

@@ -8,8 +8,32 @@ becomes problems attached to the node where it was found.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Iterator
+
+# Records (or inner messages) given nodes in one unit's tree; the rest are summed up in one node
+# (the tree is for reading: about 4 KB of nodes per record; dump --json lists every record decoded).
+TREE_MAX_RECORDS = 10_000
+_tree_records: ContextVar[int] = ContextVar("tree_records", default=TREE_MAX_RECORDS)
+
+
+def tree_max_records() -> int:
+    """How many records (or inner messages) of one unit its tree gives nodes to, now:
+    :data:`TREE_MAX_RECORDS` unless :func:`tree_records` says fewer (``view``)."""
+    return _tree_records.get()
+
+
+@contextmanager
+def tree_records(n: int):
+    """Within the ``with`` block, trees give nodes to at most ``n`` (>= 1) records of a unit
+    (``view`` builds smaller trees than ``dump``: its page holds them all)."""
+    token = _tree_records.set(max(1, n))
+    try:
+        yield
+    finally:
+        _tree_records.reset(token)
 
 
 @dataclass(slots=True)

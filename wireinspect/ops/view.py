@@ -2,7 +2,9 @@
 
 Bounded: the page holds only the units the selection keeps (``--offset(s)``, ``--time``,
 ``--position``, ``--producer-id``, ``--max-bytes``, ``--max-records``, ``--problems``), at most
-``max_units`` of them, and of each at most :data:`MAX_UNIT_BYTES` bytes; it says what it left out.
+``max_units`` of them, at most ``--max-page-size`` bytes in all (``render/html.py``), of each unit at
+most :data:`MAX_UNIT_BYTES` bytes and the fields of its first :data:`VIEW_TREE_RECORDS` records (its
+tree is built only for the units embedded); it says what it left out, on the page and on stderr.
 The overview strip of a file covers the whole input, from the format's fast path (``verify``'s),
 merged into at most :data:`STRIP_BANDS` bands; a capture's strip is a timeline of the frames shown.
 """
@@ -10,15 +12,18 @@ merged into at most :data:`STRIP_BANDS` bands; a capture's strip is a timeline o
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
 
 from wireinspect.errors import InputError
+from wireinspect.model import tree_records
 from wireinspect.ops.dump import HEXDUMP_MAX, _seek
 from wireinspect.render import html
 from wireinspect.render.progress import file_end
 
 MAX_UNIT_BYTES = HEXDUMP_MAX  # bytes of one unit embedded in the page (as dump --hexdump shows)
+VIEW_TREE_RECORDS = 1000  # records (inner messages) of one unit given fields in the page (dump's tree: 10,000)
 STRIP_BANDS = 2000
 # Band states, worst first: what a band of merged units shows.
 STATES = ("problem", "gap", "zero", "salvage", "valid")
@@ -120,24 +125,32 @@ def unit_bytes(item, unit, node):
     return bytes(item.source.read(node.position, min(node.length, MAX_UNIT_BYTES))), node.position
 
 
-def view_items(app, items, out: str, *, max_units: int, problems_only: bool, given: list) -> int:
+def view_items(app, items, out: str, *, max_units: int, problems_only: bool, given: list,
+               max_page_size: int = html.MAX_PAGE_SIZE) -> int:
     """Write the page of every unit kept from ``items`` to ``out`` (``-``: stdout); returns the
     number of problems in the units shown (nothing is written when no input could be read).
-    ``given``: the selection options as typed (said on the page). Raises ``OSError`` when ``out``
-    cannot be written."""
-    page = html.Page(given=given, max_units=max_units)
+    ``given``: the selection options as typed (said on the page); ``max_page_size``: bytes of the
+    whole page. What the page leaves out is said on it and on stderr. Raises ``OSError`` when
+    ``out`` cannot be written."""
+    page = html.Page(given=given, max_units=max_units, budget=max_page_size)
     found = 0
+    last = None
     for item in items:
         src = item.source
+        if page.full:
+            _left_out(app, page, last, src.name, f"the page stopped here: its limit ({_size(page.budget)}) "
+                      "is reached; no input after this one was read")
+            break
         try:
-            with src:
-                found_here, cut = _one(app, item, page, max_units - page.unit_count, problems_only)
+            with src, tree_records(VIEW_TREE_RECORDS):
+                found_here, cut, last = _one(app, item, page, max_units - page.unit_count, problems_only)
                 found += found_here
         except InputError as e:
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
             continue
         if cut:
-            page.left_out(len(page.inputs) - 1, "the page stopped here: no input after this one was read")
+            if last is not None:
+                _left_out(app, page, last, src.name, "the page stopped here: no input after this one was read")
             break
     if not page.inputs:  # nothing could be read (said on stderr, exit 2): no page
         return found
@@ -152,9 +165,69 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
     return found
 
 
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def _left_out(app, page, index, name: str, text: str) -> None:
+    """Say on the page (under input ``index``; None: not on the page) and on stderr what the page
+    leaves out."""
+    import click
+
+    from wireinspect.render.safe import safe_text
+
+    if index is not None:
+        page.left_out(index, text)
+    click.echo(f"wireinspect: {safe_text(name)}: view: left out: {safe_text(text)}", err=True)
+
+
+class _Held:
+    """What the units read from an input hold, before the selection (to say what the input holds
+    when the selection kept none of them): their count, offsets, times and bytes."""
+
+    def __init__(self):
+        self.units = 0
+        self.offsets = [None, None]
+        self.times = [None, None]
+        self.captured = [None, None]  # capture times (seconds since the epoch)
+        self.bytes = [None, None]
+
+    def watch(self, units):
+        for u in units:
+            self.units += 1
+            ts = u.timestamp if u.timestamp is not None else None
+            for lo_hi, lo, hi in ((self.offsets, u.base_offset, u.last_offset),
+                                  (self.times, u.base_timestamp if u.base_timestamp is not None else u.max_timestamp,
+                                   u.max_timestamp),
+                                  (self.captured, ts, ts),
+                                  (self.bytes, u.position, u.position + max(u.length, 0))):
+                if lo is not None and (lo_hi[0] is None or lo < lo_hi[0]):
+                    lo_hi[0] = lo
+                if hi is not None and (lo_hi[1] is None or hi > lo_hi[1]):
+                    lo_hi[1] = hi
+            yield u
+
+    def describe(self) -> str:
+        """``the units read hold 12 units, offsets 0..41, times ..., bytes 0..934`` (what is known)."""
+        from wireinspect.codec.times import iso_ms
+
+        if not self.units:
+            return "no unit was read"
+        parts = [f"the units read: {self.units}"]
+        if self.offsets[0] is not None:
+            parts.append(f"offsets {self.offsets[0]}..{self.offsets[1]}")
+        if self.times[0] is not None and self.times[1] is not None and self.times[1] >= 0:
+            parts.append(f"timestamps {iso_ms(self.times[0]) or self.times[0]} .. {iso_ms(self.times[1]) or self.times[1]}")
+        if self.captured[0] is not None:
+            lo, hi = ((iso_ms(int(t * 1000)) if math.isfinite(t) else None) or t for t in self.captured)
+            parts.append(f"captured {lo} .. {hi}")
+        parts.append(f"bytes {self.bytes[0]}..{self.bytes[1]}")
+        return ", ".join(parts)
+
+
 def _one(app, item, page, room: int, problems_only: bool):
     """Add one input's units (at most ``room``) and strip to ``page``; returns (problems, whether
-    ``--max-units`` or the page's size stopped the page)."""
+    ``--max-units`` or the page's size stopped the page, the input's index in the page or None)."""
     from wireinspect.render.safe import safe_text
 
     src, fmt = item.source, item.format
@@ -162,9 +235,14 @@ def _one(app, item, page, room: int, problems_only: bool):
     opts = _seek(app, item, sel, safe_text)
     start = opts.start
     index = page.add_input(src.name, fmt.id, src.size)
+    if index is None:
+        _left_out(app, page, None, src.name, f"not shown: the page's limit ({_size(page.budget)}) is reached")
+        return 0, True, None
     shown = page.unit_count
-    units = fmt.units(src, opts)
-    if sel is not None and sel.active:
+    held = _Held()
+    units = held.watch(fmt.units(src, opts))
+    selecting = sel is not None and sel.active
+    if selecting:
         units = sel.select(units)
     found = 0
     stopped_at = None
@@ -172,20 +250,21 @@ def _one(app, item, page, room: int, problems_only: bool):
     for unit in units:
         app.where[1] = unit.position
         app.bar.at(file_end(unit))
+        if room <= 0 or page.full:
+            stopped_at, stop = _stop(unit, page, room)
+            break
         node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
         if problems_only and not unit.problems and not node.all_problems():
             continue
-        if room <= 0 or page.full:
-            stopped_at = unit.position if unit.file_position is None else unit.file_position
-            stop = f"--max-units {page.max_units}" if room <= 0 else f"the page's limit ({page.budget >> 20} MiB of data)"
-            break
-        room -= 1
         data, first = unit_bytes(item, unit, node)
         conv = unit.conversation
-        timeline = timeline or conv is not None
         why = first if data is None else ""
-        page.add_unit(index, unit, node, data, node.position if data is None else first,
-                      unit_state(unit, False), lane=_lane(conv), why=why, limit=MAX_UNIT_BYTES)
+        if not page.add_unit(index, unit, node, data, node.position if data is None else first,
+                             unit_state(unit, False), lane=_lane(conv), why=why, limit=MAX_UNIT_BYTES):
+            stopped_at, stop = _stop(unit, page, room)
+            break
+        room -= 1
+        timeline = timeline or conv is not None
         found += len(unit.problems)
     if timeline or fmt.dir_sniff is not None or shown == page.unit_count:  # no strip for an input not shown
         page.set_strip(index, {"kind": "timeline"} if timeline else None)
@@ -194,13 +273,23 @@ def _one(app, item, page, room: int, problems_only: bool):
         for u in (fmt.check or fmt.units)(src, dataclasses.replace(opts, start=0)):
             strip.add(u)
         page.set_strip(index, strip.to_json())
-    if (sel is not None and sel.active) or problems_only:
+    if selecting and shown == page.unit_count and stopped_at is None:
+        _left_out(app, page, index, src.name,
+                  f"no unit matched the selection: {' '.join(page.given)}; {held.describe()}")
+    elif selecting or problems_only:
         page.left_out(index, f"units not kept by {' '.join(page.given)}")
     if start:
         page.left_out(index, f"read from byte {start} (where the index puts the offset asked for)")
     if stopped_at is not None:
-        page.left_out(index, f"stopped at {stop}: nothing from byte {stopped_at} on is shown")
-    return found, stopped_at is not None
+        _left_out(app, page, index, src.name, f"stopped at {stop}: nothing from byte {stopped_at} on is shown")
+    return found, stopped_at is not None, index
+
+
+def _stop(unit, page, room: int):
+    """Where and why the page stopped at ``unit``: ``(byte, what stopped it)``."""
+    at = unit.position if unit.file_position is None else unit.file_position
+    why = f"--max-units {page.max_units}" if room <= 0 else f"the page's limit (--max-page-size {_size(page.budget)})"
+    return at, why
 
 
 def _lane(conv):

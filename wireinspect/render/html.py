@@ -26,7 +26,11 @@ from wireinspect.model import Node
 from wireinspect.render.safe import safe_text, show_node_value, show_text_or_bytes
 
 VALUE_CHARS = 200  # characters of a bytes value's text in the page (search reads them too)
-MAX_PAGE_DATA = 48 << 20  # characters of unit data in one page: past it, no unit more is added
+MAX_PAGE_SIZE = 16 << 20  # bytes of one page by default (view --max-page-size): past it, no unit more is added
+UNIT_TREE_CHARS = 2 << 20  # characters of one unit's field rows and decompressed bytes: past it, rows are cut
+UNIT_PROBLEMS = 1000  # problems of one unit listed in the page (all are counted)
+STRIP_RESERVE = 2001 * 100 + 200  # characters an input's strip may take (render ops/view.Strip: 2,001 bands at most)
+INPUT_RESERVE = STRIP_RESERVE + (8 << 10)  # an input's strip, name and left-out lines
 _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
@@ -36,55 +40,81 @@ def script_json(obj) -> str:
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=str).translate(_ESCAPES)
 
 
-def value_text(node: Node) -> str | None:
-    """The value as the tree shows it (bytes: escaped text, longer than the terminal's), or None."""
-    v = node.value
+def value_text(node: Node) -> tuple[str | None, str | None]:
+    """``(value, display)`` texts of a node as the page shows them: as the terminal's tree
+    (``render/tree.py``), a leaf without a value reads ``null``, and a display that only restates
+    the value (``compression`` ``'none'``, display ``none (bits 0-2)``) is shown alone, in the
+    value's place; bytes values are longer than the terminal's (:data:`VALUE_CHARS`)."""
+    v, d = node.value, node.display
+    d = safe_text(d) if d else None
     if v is None:
-        return None
+        if node.is_leaf:
+            return (d or "null"), None
+        return None, d
+    if d is not None and isinstance(v, (str, int, float)) and (d == str(v) or d.startswith(f"{v} ")):
+        return d, None
     if isinstance(v, (bytes, bytearray, memoryview)):
-        return show_text_or_bytes(bytes(v), VALUE_CHARS)
-    return show_node_value(node.name, v)
+        return show_text_or_bytes(bytes(v), VALUE_CHARS), d
+    return show_node_value(node.name, v), d
 
 
-def project(node: Node, data: bytes | None, first: int, limit: int = 64 << 10) -> dict:
-    """One unit's tree and bytes for the page: ``{"nodes": [...], "spaces": [...]}``.
+def project(node: Node, data: bytes | None, first: int, limit: int = 64 << 10,
+            max_chars: int | None = None) -> dict:
+    """One unit's tree and bytes for the page: ``{"nodes": [...], "spaces": [...], "rows": [...],
+    "chars": n, "cut": n}``.
 
     ``nodes`` in preorder, each ``{"u": parent index (-1 for the root), "n": name, "p": position,
     "l": length, "s": the space its position counts in}`` plus, when present, ``"v"`` (value text),
     ``"d"`` (display text), ``"x": 1`` (derived), ``"o"`` (a decompressed container: the space its
-    children count in) and ``"pr": [[code, position, message], ...]``.
+    children count in) and ``"pr": [[code, position, message], ...]`` (at most
+    :data:`UNIT_PROBLEMS`); ``rows``: each node as the page's JSON text (:func:`packed`).
 
     ``spaces[0]`` is the unit's bytes (``data`` from position ``first``; ``None``: not at hand);
     each decompressed container adds a space ``{"node", "parent", "start": 0, "length", "b"}``:
-    its first ``limit`` decompressed bytes in base64 (``None`` when the decoder did not keep them)."""
+    its first ``limit`` decompressed bytes in base64 (``None`` when the decoder did not keep them).
+
+    ``max_chars``: past this many characters of rows and decompressed bytes, no node more is
+    projected (the root always is); ``cut`` counts the nodes left out, ``chars`` the characters
+    taken. The nodes left out are not visited beyond counting them."""
     spaces = [{"node": -1, "parent": -1, "start": first, "length": node.length,
                "b": None if data is None else base64.b64encode(data).decode("ascii")}]
     rows: list = []
+    texts: list = []
+    chars = 0
+    cut = 0
     stack = [(node, -1, 0)]
     while stack:
         n, parent, space = stack.pop()
+        if max_chars is not None and rows and chars >= max_chars:
+            cut += sum(1 for _ in n.walk())
+            continue
         i = len(rows)
         r = {"u": parent, "n": safe_text(n.name), "p": n.position, "l": n.length, "s": space}
-        v = value_text(n)
+        v, d = value_text(n)
         if v is not None:
             r["v"] = v
-        if n.display:
-            r["d"] = safe_text(n.display)
+        if d is not None:
+            r["d"] = d
         if n.derived:
             r["x"] = 1
         if n.problems:
-            r["pr"] = [[p.code, p.position, safe_text(p.message)] for p in n.problems]
+            r["pr"] = [[p.code, p.position, safe_text(p.message)] for p in n.problems[:UNIT_PROBLEMS]]
         inner = space
         if n.space == "decompressed":
             inner = len(spaces)
             raw = bytes(n.data) if n.data is not None else None
-            spaces.append({"node": i, "parent": space, "start": 0, "length": len(raw) if raw is not None else 0,
-                           "b": None if raw is None else base64.b64encode(raw[:limit]).decode("ascii"),
-                           "name": safe_text(n.display or n.name)})
+            sp = {"node": i, "parent": space, "start": 0, "length": len(raw) if raw is not None else 0,
+                  "b": None if raw is None else base64.b64encode(raw[:limit]).decode("ascii"),
+                  "name": safe_text(n.display or n.name)}
+            spaces.append(sp)
+            chars += len(sp["b"] or "") + 100
             r["o"] = inner
         rows.append(r)
+        text = script_json(packed(r))
+        texts.append(text)
+        chars += len(text) + 1
         stack.extend((c, i, inner) for c in reversed(n.children))
-    return {"nodes": rows, "spaces": spaces}
+    return {"nodes": rows, "spaces": spaces, "rows": texts, "chars": chars, "cut": cut}
 
 
 NODE_KEYS = ("u", "n", "p", "l", "s", "v", "d", "x", "o", "pr")
@@ -117,47 +147,79 @@ def unit_label(node: Node) -> str:
 
 class Page:
     """The page being built: inputs, units (kept as their JSON text), strips, what was left out.
-    ``full``: the units hold :data:`MAX_PAGE_DATA` characters (``budget``) or more."""
 
-    def __init__(self, given: list, max_units: int, budget: int = MAX_PAGE_DATA):
+    ``budget``: bytes the whole page may take (the script, the styles, every input and unit);
+    ``size`` counts them as they are added, each input's strip reserved (:data:`INPUT_RESERVE`)
+    until it is set. ``full``: no unit more fits."""
+
+    def __init__(self, given: list, max_units: int, budget: int = MAX_PAGE_SIZE):
         self.given, self.max_units, self.budget = given, max_units, budget
         self.inputs: list = []
         self.units: list = []
-        self.size = 0
+        self.full = False
+        self.size = len(self.render().encode("utf-8")) + 16  # the page without inputs nor units
 
     @property
     def unit_count(self) -> int:
         return len(self.units)
 
     @property
-    def full(self) -> bool:
-        return self.size >= self.budget
+    def room(self) -> int:
+        """Bytes still free in the page."""
+        return self.budget - self.size
 
-    def add_input(self, name: str, fmt: str, size: int) -> int:
-        self.inputs.append({"name": safe_text(name), "format": fmt, "size": size, "strip": None, "leftOut": []})
+    def add_input(self, name: str, fmt: str, size: int) -> int | None:
+        """The index of a new input, or None (the page is full) when its strip and name do not fit."""
+        if self.room < INPUT_RESERVE:
+            self.full = True
+            return None
+        entry = {"name": safe_text(name), "format": fmt, "size": size, "strip": None, "leftOut": []}
+        self.inputs.append(entry)
+        self.size += len(script_json(entry)) + 1 + len(_html.escape(entry["name"]).encode("utf-8")) + 2
+        self.size += STRIP_RESERVE
         return len(self.inputs) - 1
 
     def set_strip(self, index: int, strip: dict | None) -> None:
+        """Set an input's strip (once), in place of the room reserved for it."""
         self.inputs[index]["strip"] = strip
+        self.size += len(script_json(strip)) - len("null") - STRIP_RESERVE
 
     def left_out(self, index: int, text: str) -> None:
         self.inputs[index]["leftOut"].append(text)
+        self.size += len(script_json(text)) + 1
 
     def add_unit(self, index: int, unit, node: Node, data: bytes | None, first: int, state: str,
-                 lane=None, why: str = "", limit: int = 64 << 10) -> None:
+                 lane=None, why: str = "", limit: int = 64 << 10) -> bool:
         """``unit`` (the unit protocol's members), its tree ``node``, its bytes ``data`` from position
         ``first`` (None: not at hand, ``why``), its strip ``state``; ``lane``: a capture's
-        ``(connection index, name)``."""
-        d = project(node, data, first, limit)
-        problems = []
-        for k, r in enumerate(d["nodes"]):
-            for code, pos, msg in r.get("pr", ()):
-                problems.append([k, code, pos, msg])
-        if not problems and unit.problems:  # problems the tree does not place: on its root
-            d["nodes"][0]["pr"] = [[p.code, p.position, safe_text(p.message)] for p in unit.problems]
-            problems = [[0, p.code, p.position, safe_text(p.message)] for p in unit.problems]
+        ``(connection index, name)``.
+
+        Its field rows are cut at :data:`UNIT_TREE_CHARS` or the room left, saying how many fields
+        were left out (``"cut"``); at most :data:`UNIT_PROBLEMS` problems are listed (``"prMore"``:
+        how many more). Returns False, adding nothing and making the page :attr:`full`, when even
+        the unit without its fields past the root does not fit."""
+        base = 4096 + (len(data) * 4 // 3 + 4 if data is not None else 0)
+        room = self.room - base
+        if room <= 0:
+            self.full = True
+            return False
+        d = project(node, data, first, limit, max_chars=min(UNIT_TREE_CHARS, room))
+        in_tree = [p for n in node.walk() for p in n.problems]
+        seen = {(p.code, p.position, p.message) for p in in_tree}
+        loose = [p for p in unit.problems if (p.code, p.position, p.message) not in seen]
+        if loose:  # problems the tree does not place: on its root
+            root = d["nodes"][0]
+            root["pr"] = (root.get("pr", []) + [[p.code, p.position, safe_text(p.message)] for p in loose])[:UNIT_PROBLEMS]
+            d["rows"][0] = script_json(packed(root))
+        problems = [[k, code, pos, msg] for k, r in enumerate(d["nodes"]) for code, pos, msg in r.get("pr", ())]
+        del problems[UNIT_PROBLEMS:]
+        more = len(in_tree) + len(loose) - len(problems)
         u = {"i": index, "t": unit.type, "p": unit.position, "l": unit.length, "label": unit_label(node),
-             "st": state, "pr": problems, "nodes": [packed(r) for r in d["nodes"]], "spaces": d["spaces"]}
+             "st": state, "pr": problems, "nodes": [], "spaces": d["spaces"]}
+        if d["cut"]:
+            u["cut"] = d["cut"]
+        if more > 0:
+            u["prMore"] = more
         if data is not None and len(data) < max(node.length, 0):
             u["more"] = node.length - len(data)
         if data is None:
@@ -169,12 +231,17 @@ class Page:
                 u[key] = v
         if lane is not None:
             u["lane"] = list(lane)
-        notes = [note_row(p) for p in unit.notes]
+        notes = [note_row(p) for p in unit.notes[:UNIT_PROBLEMS]]
         if notes:
             u["nt"] = notes
-        text = script_json(u)
-        self.size += len(text)
+        head, tail = script_json(u).split('"nodes":[]', 1)
+        text = head + '"nodes":[' + ",".join(d["rows"]) + "]" + tail
+        if len(text) + 1 > self.room:
+            self.full = True
+            return False
+        self.size += len(text) + 1
         self.units.append(text)
+        return True
 
     def render(self) -> str:
         """The whole page (text)."""

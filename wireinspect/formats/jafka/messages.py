@@ -30,13 +30,13 @@ import zlib
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.errors import EncodeError
-from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, elided
+from wireinspect.formats.kafka.records import elided
 from wireinspect.formats.common import unparsed_bytes
 from wireinspect.formats.framing import scan, walk
 from wireinspect.formats.kafka.fields import Plan
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
-from wireinspect.model import Node, Problem
+from wireinspect.model import Node, Problem, tree_max_records
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy"}
 MIN_HEADER = {"kafka07": 5, "jafka": 6}
@@ -189,7 +189,7 @@ class Message(UnitBase):
         if self.inner is not None:
             pn.decompressed(CODECS.get(self.codec), self.compressed_length,
                             len(self.inner[0].data) if self.inner else 0,
-                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])),
+                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:tree_max_records()])),
                             data=self.inner[0].data if self.inner else None)
             elided(pn, len(self.inner), "messages")
         return node

@@ -21,10 +21,10 @@ import struct
 from wireinspect.codec.native import compiled_twin
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
-from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, TREE_MAX_RECORDS, codec_name, elided
+from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, codec_name, elided
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import CRCS, Bytes, Crc, Int, Layout, Length
-from wireinspect.model import Node, Problem
+from wireinspect.model import Node, Problem, tree_max_records
 
 LEGACY = Layout("LegacyRecord", (
     Int("offset", "q"),  # absolute; inside a magic-1 wrapper relative to the wrapper's first offset
@@ -251,7 +251,7 @@ class Message(UnitBase):
             value = node.children[-1]
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
                                len(self.inner[0].data) if self.inner else 0,
-                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:TREE_MAX_RECORDS])),
+                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:tree_max_records()])),
                                data=self.inner[0].data if self.inner else None)
             elided(value, len(self.inner), "messages")
         return node

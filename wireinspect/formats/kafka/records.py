@@ -20,7 +20,7 @@ from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
-from wireinspect.model import Node, Problem
+from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (TREE_MAX_RECORDS: re-exported)
 
 # The declarations (wireinspect.layout): one per unit, read by the decoders below (the batch header
 # struct is compiled from BATCH; the record loop and the JSON fast path are hand-tuned projections of
@@ -70,9 +70,6 @@ CRC_START = 21  # CRC-32C covers attributes .. end of batch
 LOG_OVERHEAD = 12  # baseOffset + batchLength
 MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount
 
-# Records (or inner messages) given nodes in one unit's tree; the rest are summed up in one node
-# (the tree is for reading: about 4 KB of nodes per record; dump --json lists every record decoded).
-TREE_MAX_RECORDS = 10_000
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -534,7 +531,7 @@ class Batch(UnitBase):
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)
-        for i, r in enumerate(self.records[:TREE_MAX_RECORDS]):
+        for i, r in enumerate(self.records[:tree_max_records()]):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             if not control and self.internal is None:
@@ -555,11 +552,13 @@ class Batch(UnitBase):
 
 
 def elided(parent: Node, total: int, what: str) -> None:
-    """Sum up in one node the children past :data:`TREE_MAX_RECORDS` that were not given nodes."""
-    if total > TREE_MAX_RECORDS:
+    """Sum up in one node the children past :func:`~wireinspect.model.tree_max_records` that were not
+    given nodes."""
+    shown = tree_max_records()
+    if total > shown:
         last = parent.children[-1]
-        parent.add("elided", last.position + last.length, 0, total - TREE_MAX_RECORDS, derived=True,
-                   display=f"{total - TREE_MAX_RECORDS} more {what} not shown in the tree (dump --json lists them)")
+        parent.add("elided", last.position + last.length, 0, total - shown, derived=True,
+                   display=f"{total - shown} more {what} not shown in the tree (dump --json lists them)")
 
 
 def _record_nodes(rn: Node, r: Record, data, base: int) -> None:
