@@ -84,3 +84,28 @@ def padded_index(where) -> str:
     with open(index, "ab") as f:
         f.write(bytes(800))
     return index
+
+
+def share_state_batch(records: int) -> bytes:
+    """One batch of ``records`` __share_group_state records (ShareSnapshot and ShareUpdate, in turn),
+    their keys and values encoded from Kafka's specs (tests/formats/kafka/internal/builders.py),
+    the batch written by kafka-python."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from tests.formats.kafka.internal.builders import T0, coordinator_key, coordinator_value, sample, versions
+    from wireinspect.formats.kafka.internal.registry import table
+    from wireinspect.formats.kafka.protocol.specs_loader import plan_for
+
+    t = table("share-state")
+    pairs = []
+    for api in sorted(t.keys):
+        ks, vs = t.keys[api], t.values[api]
+        v = max(versions(vs))
+        pairs.append((coordinator_key(ks, sample(plan_for(ks, 0), 1)),
+                      coordinator_value(vs, v, sample(plan_for(vs, v), 3))))
+    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 30)
+    for i in range(records):
+        key, value = pairs[i % len(pairs)]
+        b.append(i, timestamp=T0 + i, key=key, value=value, headers=[])
+    return bytes(b.build())

@@ -398,3 +398,112 @@ def test_a_capture_taken_mid_connection_notes_its_missing_handshake(tmp_path):
     noted = [u for u in d["units"] if u.get("nt")]
     assert noted and all(u["pr"] == [] for u in noted)
     assert {n[0] for u in noted for n in u["nt"]} == {"tcp_no_handshake"}
+
+
+# -- bounds on a page's bytes and a unit's tree (issue 20, items 4 and 18) --------------------------
+
+def test_a_value_is_shown_once_and_a_null_key_reads_null():
+    root = Node("batch", 0, 10)
+    root.add("compression", 0, 1, "none", display="none (bits 0-2)")
+    root.add("isControl", 0, 1, False, display="False (bit 5)")
+    root.add("crc", 1, 4, 7, display="0x7 (valid)")  # says more than the value: both
+    root.add("key", 5, 0, None)
+    root.add("records", 5, 5, kind="list", display="2 records")  # a container: its display only
+    rows = project(root, bytes(10), 0)["nodes"]
+    got = {r["n"]: (r.get("v"), r.get("d")) for r in rows}
+    assert got["compression"] == ("none (bits 0-2)", None)
+    assert got["isControl"] == ("False (bit 5)", None)
+    assert got["crc"] == ("7", "0x7 (valid)")
+    assert got["key"] == ("null", None)
+    assert got["records"] == (None, "2 records")
+
+
+def test_a_large_internal_batch_gives_a_bounded_tree(tmp_path):
+    """A __share_group_state batch of 1,200 records: the page gives fields to its first
+    VIEW_TREE_RECORDS records and says how many more there are; dump's tree is unchanged."""
+    from tests.view_helpers import share_state_batch
+    from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, parse_batch
+    from wireinspect.ops.view import VIEW_TREE_RECORDS
+
+    data = share_state_batch(1200)
+    seg = tmp_path / "in" / "__share_group_state-0" / "00000000000000000000.log"
+    seg.parent.mkdir(parents=True)
+    seg.write_bytes(data)
+    r = view(seg, "-o", tmp_path / "s.html")
+    assert r.exit_code == 0, r.output
+    (u,) = page_data((tmp_path / "s.html").read_text())["units"]
+    records = next(i for i, n in enumerate(u["nodes"]) if n["n"] == "records")
+    kids = [n for n in u["nodes"] if n["u"] == records]
+    assert len(kids) == VIEW_TREE_RECORDS + 1 and kids[-1]["n"] == "elided"
+    assert kids[-1]["v"].startswith(f"{1200 - VIEW_TREE_RECORDS} more records not shown")
+    assert any(n["n"] == "recordType" for n in u["nodes"])  # decoded as share-state records
+    assert "cut" not in u
+    tree = parse_batch(data, 0, internal="share-state").to_tree()  # dump's: every record up to 10,000
+    assert TREE_MAX_RECORDS >= 1200 and len(tree.child("records").children) == 1200
+
+    out = tmp_path / "small.html"
+    r = view(seg, "--max-page-size", "1M", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size <= 1 << 20
+    d = page_data(out.read_text())
+    (u,) = d["units"]
+    assert u["cut"] > 0 and len(u["nodes"]) > 100
+    assert all(0 <= n["u"] < i for i, n in enumerate(u["nodes"]) if i)  # whole preorder: parents kept
+    assert "each says what it left out" in d["inputs"][0]["leftOut"][0]
+    assert "left out: fields or problems of 1 unit" in r.stderr
+
+
+def test_max_page_size_bounds_the_page_and_says_what_it_left_out(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    for k in range(2):  # two segments of 40 batches of 10 records of 2,000 bytes (about 800 KB each)
+        (d / f"{k * 400:020d}.log").write_bytes(
+            b"".join(v2_batch(base_offset=k * 400 + 10 * i, n=10, value_size=2000) for i in range(40)))
+    out = tmp_path / "p.html"
+    r = view(d, "--max-page-size", "1M", "-o", out)
+    assert r.exit_code == 0, r.output
+    assert out.stat().st_size <= 1 << 20
+    page = page_data(out.read_text())
+    assert len(page["inputs"]) == 1 and 0 < len(page["units"]) < 40
+    left = page["inputs"][0]["leftOut"]
+    assert left[0].startswith("stopped at the page's limit (--max-page-size 1 MiB): nothing from byte ")
+    assert left[1].startswith("the page stopped here: no input after this one was read")
+    assert "stopped at the page's limit (--max-page-size 1 MiB)" in r.stderr
+    assert "00000000000000000400.log on)" in r.stderr
+    r = view(d, "--max-page-size", "100K", "-o", tmp_path / "q.html")
+    assert r.exit_code == 2 and "at least 1M" in r.output
+    assert not (tmp_path / "q.html").exists()
+
+
+def test_a_units_problems_are_listed_up_to_a_bound(monkeypatch):
+    from types import SimpleNamespace
+
+    from wireinspect.render import html
+
+    monkeypatch.setattr(html, "UNIT_PROBLEMS", 2)
+    root = Node("batch", 0, 8)
+    root.add("a", 0, 4).problems.append(Problem("bad_a", 0, "a"))
+    root.add("b", 4, 4).problems.extend([Problem("bad_b", 4, "b"), Problem("bad_b", 5, "b2")])
+    loose = Problem("loose", 7, "placed on no field")
+    unit = SimpleNamespace(type="batch", position=0, length=8, problems=[loose], notes=[], base_offset=None,
+                           last_offset=None, file_position=None, timestamp=None, latency_ms=None, direction=None,
+                           base_timestamp=None, max_timestamp=None)
+    page = html.Page(given=[], max_units=10)
+    index = page.add_input("x", "kafka-log", 8)
+    assert page.add_unit(index, unit, root, bytes(8), 0, "problem")
+    u = json.loads(page.units[0])
+    assert [p[1] for p in u["pr"]] == ["loose", "bad_a"] and u["prMore"] == 2
+    assert page.cut_units == 1
+
+
+def test_a_selection_that_matches_nothing_says_so(tmp_path):
+    gz = SAMPLES / "v2-gzip" / "00000000000000000000.log"
+    r = view(gz, "--offsets", "999..", "-o", tmp_path / "e.html")
+    assert r.exit_code == 0, r.output
+    d = page_data((tmp_path / "e.html").read_text())
+    assert d["units"] == []
+    said = "no unit matched the selection: --offsets 999..; the units read: 4, offsets 0..19, timestamps "
+    assert d["inputs"][0]["leftOut"][0].startswith(said)
+    assert said in r.stderr and "bytes 0..772" in r.stderr
+    r = view(gz, "--time", "4000000000000..", "-o", tmp_path / "t.html")
+    assert "no unit matched the selection: --time 4000000000000..;" in r.stderr

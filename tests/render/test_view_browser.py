@@ -326,3 +326,56 @@ def test_a_64_kib_unit_draws_its_hex_rows_lazily_and_stays_linked(browser, pages
     assert _lit(page) == list(range(unit["nodes"][i]["p"], unit["nodes"][i]["p"] + unit["nodes"][i]["l"]))
     assert errors == []
     page.close()
+
+
+def test_a_directorys_units_are_grouped_under_their_files(browser, pages):
+    path, data = pages["partition"]
+    page, errors, _ = _open(browser, path)
+    items = page.eval_on_selector_all("#units > *", "es => es.map(e => e.classList.contains('unit-group') ? "
+                                      "'g:' + e.textContent : 'u:' + e.dataset.u)")
+    want = []
+    for k, u in enumerate(data["units"]):
+        if k == 0 or data["units"][k - 1]["i"] != u["i"]:
+            inp = data["inputs"][u["i"]]
+            want.append(f"g:{inp['name']}  ({inp['format']})")
+        want.append(f"u:{k}")
+    assert items == want and sum(w.startswith("g:") for w in want) >= 5
+    assert errors == []
+    page.close()
+
+
+def test_connection_labels_are_not_cut(browser, pages):
+    path, data = pages["capture"]
+    page, errors, _ = _open(browser, path)
+    page.set_viewport_size({"width": 700, "height": 900})
+    names = page.eval_on_selector_all(".lane-name", "ns => ns.map(n => [n.textContent, n.scrollWidth <= n.clientWidth,"
+                                      " n.getBoundingClientRect().width])")
+    lanes = {tuple(u["lane"]) for u in data["units"] if "lane" in u}
+    assert sorted(n[0] for n in names) == sorted(f"[{i}] {name}" for i, name in lanes)
+    assert all(fits for _, fits, _w in names) and all(w > 0 for *_, w in names)
+    assert errors == []
+    page.close()
+
+
+def test_an_empty_selection_and_a_cut_unit_say_so(browser, tmp_path):
+    from tests.view_helpers import share_state_batch
+
+    out = tmp_path / "empty.html"
+    assert view(SAMPLES / "v2-gzip" / "00000000000000000000.log", "--offsets", "999..", "-o", out).exit_code == 0
+    page, errors, _ = _open(browser, out)
+    head = page.eval_on_selector("#problems h2", "e => e.textContent")
+    assert head.startswith("No unit shown: no unit matched the selection: --offsets 999..; the units read: 4")
+    assert page.eval_on_selector("#tree", "e => e.textContent") == head
+    assert errors == []
+    page.close()
+    seg = tmp_path / "in" / "__share_group_state-0" / "00000000000000000000.log"
+    seg.parent.mkdir(parents=True)
+    seg.write_bytes(share_state_batch(1200))
+    out = tmp_path / "cut.html"
+    assert view(seg, "--max-page-size", "1M", "-o", out).exit_code == 0
+    page, errors, _ = _open(browser, out)
+    cut = page_data(out.read_text())["units"][0]["cut"]
+    assert page.eval_on_selector("#tree .unit-cut", "e => e.textContent") == (
+        f"{cut} more fields not in the page (its size limit; dump shows them)")
+    assert errors == []
+    page.close()

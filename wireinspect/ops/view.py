@@ -135,25 +135,29 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
     page = html.Page(given=given, max_units=max_units, budget=max_page_size)
     found = 0
     last = None
+    stopped = False
     for item in items:
         src = item.source
-        if page.full:
-            _left_out(app, page, last, src.name, f"the page stopped here: its limit ({_size(page.budget)}) "
-                      "is reached; no input after this one was read")
+        if stopped:  # said once, for the first input not read
+            _left_out(app, page, last, src.name,
+                      f"the page stopped here: no input after this one was read ({src.name} on)")
             break
         try:
             with src, tree_records(VIEW_TREE_RECORDS):
-                found_here, cut, last = _one(app, item, page, max_units - page.unit_count, problems_only)
+                found_here, stopped, index = _one(app, item, page, max_units - page.unit_count, problems_only)
                 found += found_here
         except InputError as e:
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
             continue
-        if cut:
-            if last is not None:
-                _left_out(app, page, last, src.name, "the page stopped here: no input after this one was read")
+        if index is None:  # not even its strip fits
+            _left_out(app, page, last, src.name, f"the page's limit (--max-page-size {_size(page.budget)}) is "
+                      f"reached: no input after this one was read ({src.name} on)")
             break
+        last = index
     if not page.inputs:  # nothing could be read (said on stderr, exit 2): no page
         return found
+    if not page.unit_count:
+        _say_no_match(page)
     text = page.render()
     if out == "-":
         sys.stdout.write(text)
@@ -163,6 +167,22 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
 
         write_atomically(out, [text.encode("utf-8")])
     return found
+
+
+NO_MATCH = "no unit matched the selection"
+
+
+def _say_no_match(page, most: int = 3) -> None:
+    """An empty page from a selection: say on stderr what each input held (the first ``most``)."""
+    import click
+
+    from wireinspect.render.safe import safe_text
+
+    said = [(i["name"], t) for i in page.inputs for t in i["leftOut"] if t.startswith(NO_MATCH)]
+    for name, text in said[:most]:
+        click.echo(f"wireinspect: {safe_text(name)}: view: {safe_text(text)}", err=True)
+    if len(said) > most:
+        click.echo(f"wireinspect: view: {NO_MATCH} in {len(said) - most} more inputs (the page lists them)", err=True)
 
 
 def _size(n: int) -> str:
@@ -217,7 +237,8 @@ class _Held:
         if self.offsets[0] is not None:
             parts.append(f"offsets {self.offsets[0]}..{self.offsets[1]}")
         if self.times[0] is not None and self.times[1] is not None and self.times[1] >= 0:
-            parts.append(f"timestamps {iso_ms(self.times[0]) or self.times[0]} .. {iso_ms(self.times[1]) or self.times[1]}")
+            lo, hi = (iso_ms(t) or t for t in self.times)
+            parts.append(f"timestamps {lo} .. {hi}")
         if self.captured[0] is not None:
             lo, hi = ((iso_ms(int(t * 1000)) if math.isfinite(t) else None) or t for t in self.captured)
             parts.append(f"captured {lo} .. {hi}")
@@ -236,9 +257,8 @@ def _one(app, item, page, room: int, problems_only: bool):
     start = opts.start
     index = page.add_input(src.name, fmt.id, src.size)
     if index is None:
-        _left_out(app, page, None, src.name, f"not shown: the page's limit ({_size(page.budget)}) is reached")
         return 0, True, None
-    shown = page.unit_count
+    shown, cut = page.unit_count, page.cut_units
     held = _Held()
     units = held.watch(fmt.units(src, opts))
     selecting = sel is not None and sel.active
@@ -273,11 +293,15 @@ def _one(app, item, page, room: int, problems_only: bool):
         for u in (fmt.check or fmt.units)(src, dataclasses.replace(opts, start=0)):
             strip.add(u)
         page.set_strip(index, strip.to_json())
-    if selecting and shown == page.unit_count and stopped_at is None:
-        _left_out(app, page, index, src.name,
-                  f"no unit matched the selection: {' '.join(page.given)}; {held.describe()}")
+    if selecting and shown == page.unit_count and stopped_at is None:  # on stderr once, by view_items
+        page.left_out(index, f"{NO_MATCH}: {' '.join(page.given)}; {held.describe()}")
     elif selecting or problems_only:
         page.left_out(index, f"units not kept by {' '.join(page.given)}")
+    if page.cut_units > cut:
+        n = page.cut_units - cut
+        _left_out(app, page, index, src.name, f"fields or problems of {n} unit{'s' if n > 1 else ''} past the page's "
+                  f"limits ({html.UNIT_TREE_CHARS >> 20} MiB of fields, {html.UNIT_PROBLEMS} problems a unit, "
+                  "the page's size): each says what it left out")
     if start:
         page.left_out(index, f"read from byte {start} (where the index puts the offset asked for)")
     if stopped_at is not None:

@@ -157,6 +157,7 @@ class Page:
         self.inputs: list = []
         self.units: list = []
         self.full = False
+        self.cut_units = 0  # units whose fields or problems were cut (add_unit)
         self.size = len(self.render().encode("utf-8")) + 16  # the page without inputs nor units
 
     @property
@@ -209,7 +210,8 @@ class Page:
         loose = [p for p in unit.problems if (p.code, p.position, p.message) not in seen]
         if loose:  # problems the tree does not place: on its root
             root = d["nodes"][0]
-            root["pr"] = (root.get("pr", []) + [[p.code, p.position, safe_text(p.message)] for p in loose])[:UNIT_PROBLEMS]
+            rows = root.get("pr", []) + [[p.code, p.position, safe_text(p.message)] for p in loose]
+            root["pr"] = rows[:UNIT_PROBLEMS]
             d["rows"][0] = script_json(packed(root))
         problems = [[k, code, pos, msg] for k, r in enumerate(d["nodes"]) for code, pos, msg in r.get("pr", ())]
         del problems[UNIT_PROBLEMS:]
@@ -241,6 +243,7 @@ class Page:
             return False
         self.size += len(text) + 1
         self.units.append(text)
+        self.cut_units += bool(d["cut"] or more > 0)
         return True
 
     def render(self) -> str:

@@ -50,7 +50,14 @@
   var title = el("h1", null, "wireinspect view");
   head.appendChild(title);
   var summary = el("div", "summary");
-  var nprob = problems.length;
+  var nmore = units.reduce(function (t, u) { return t + (u.prMore || 0); }, 0);  // problems counted, not listed
+  var nprob = problems.length + nmore;
+  // nothing shown: why (a selection that matched nothing says so under its input, ops/view.py)
+  var emptyWhy = "";
+  inputs.forEach(function (inp) {
+    inp.leftOut.forEach(function (t) { if (!emptyWhy && t.indexOf("no unit matched the selection") === 0) emptyWhy = t; });
+  });
+  var emptyText = "No unit shown" + (emptyWhy ? ": " + emptyWhy : " (see what was left out, above)");
   summary.textContent = units.length + " unit(s) shown from " + inputs.length + " input(s); " +
     nprob + " problem(s)" + (notes.length ? ", " + notes.length + " note(s) (not damage)" : "") + (D.given.length ? "; selected by " + D.given.join(" ") : "");
   head.appendChild(summary);
@@ -184,12 +191,17 @@
 
   /* ---------- unit list ---------- */
   var unitRows = units.map(function (u, k) {
+    if (inputs.length > 1 && (k === 0 || units[k - 1].i !== u.i)) {  // units grouped under their file
+      var inp = inputs[u.i], g = el("div", "unit-group", inp.name + "  (" + inp.format + ")");
+      g.title = inp.name;
+      unitList.appendChild(g);
+    }
     var row = el("div", "unit st-" + u.st); row.dataset.u = k;
     var pos = el("span", "pos", (u.fp !== undefined ? "stream " : "") + "0x" + hex(u.p) + " +" + u.l);
     row.appendChild(pos);
     if (u.bo !== undefined) row.appendChild(el("span", "offs", "offsets " + u.bo + ".." + u.lo));
     row.appendChild(el("span", "label", u.label));
-    if (u.pr.length) row.appendChild(el("span", "pcount", "\u2717 " + u.pr.length));
+    if (u.pr.length) row.appendChild(el("span", "pcount", "\u2717 " + (u.pr.length + (u.prMore || 0))));
     if (u.nk.length) {
       var nc = el("span", "ncount", "\u2139 " + u.nk.length);
       nc.title = u.nk.length + " note(s): findings that are not damage";
@@ -201,7 +213,9 @@
   });
 
   /* ---------- problems ---------- */
-  probBox.appendChild(el("h2", null, nprob ? "Problems (" + nprob + ")" : "No problems in the units shown"));
+  probBox.appendChild(el("h2", null, !units.length ? emptyText : nprob ? "Problems (" + nprob + ")" +
+    (nmore ? ": " + nmore + " not listed (the page lists " + problems.length + "; dump lists them all)" : "")
+    : "No problems in the units shown"));
   var probRows = problems.map(function (p, k) {
     var row = el("div", "prob-item"); row.dataset.k = k;
     row.appendChild(el("span", "pcode", p.code));
@@ -259,6 +273,12 @@
         box.appendChild(row);
       });
       treeBox.appendChild(box);
+    }
+    if (u.cut || u.prMore) {  // what the page left out of this unit (its limits, ops/view.py)
+      var cut = el("div", "unit-cut");
+      if (u.cut) cut.appendChild(el("div", null, u.cut + " more fields not in the page (its size limit; dump shows them)"));
+      if (u.prMore) cut.appendChild(el("div", null, u.prMore + " more problems not listed (dump lists them)"));
+      treeBox.appendChild(cut);
     }
     var e = S.expanded[S.u];
     var stack = [0];
@@ -628,6 +648,6 @@
 
   /* ---------- open ---------- */
   if (problems.length) gotoProblem(0); else if (units.length) selectUnit(0);
-  else treeBox.appendChild(el("div", "none", "no unit was selected"));
+  else treeBox.appendChild(el("div", "none", emptyText));
   document.body.dataset.ready = "1";
 })();

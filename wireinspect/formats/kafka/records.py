@@ -20,7 +20,7 @@ from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
-from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (TREE_MAX_RECORDS: re-exported)
+from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (re-exported)
 
 # The declarations (wireinspect.layout): one per unit, read by the decoders below (the batch header
 # struct is compiled from BATCH; the record loop and the JSON fast path are hand-tuned projections of
