@@ -57,6 +57,7 @@ class App:
         self.bar = NoBar()  # the progress bar on stderr (render.progress), set by progress()
         self._out = None
         self._err = None
+        self._tty = None
 
     def progress(self, paths, when: bool = True) -> None:
         """Show a progress bar for the work on ``paths`` (files and bytes counted up front) on a
@@ -110,11 +111,24 @@ class App:
         if self.exit_on_closed_pipe:
             raise SystemExit(EXIT_PIPE)
 
+    @property
+    def tty(self) -> bool:
+        """Whether stdout is a terminal (asked once)."""
+        if self._tty is None:
+            self._tty = sys.stdout.isatty()
+        return self._tty
+
     def echo(self, text: str) -> None:
-        """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says)."""
+        """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says). On a terminal
+        no raw control character: a JSON line's strings spell them ``\\u009b`` (the same JSON), as
+        :func:`~wireinspect.render.safe.terminal_line` says; in a pipe the line is written as it is."""
         if self.pipe_closed:
             return
         self._hide_bar(stdout=True)
+        if self.tty:
+            from wireinspect.render.safe import terminal_line
+
+            text = terminal_line(text)
         try:
             click.echo(text)
         except BrokenPipeError:
@@ -716,14 +730,15 @@ def coordinator_partition(group, transactional_id, partitions, as_json):
     (Kafka's Utils.abs(id.hashCode()) % partitions)."""
     from wireinspect.catalog import coordinator_partition as locate
     from wireinspect.render.jsonl import dumps
-    from wireinspect.render.safe import safe_text
+    from wireinspect.render.safe import safe_text, terminal_line
 
     if (group is None) == (transactional_id is None):
         raise click.UsageError("give one of --group and --transactional-id")
     kind, key = ("group", group) if group is not None else ("transactional-id", transactional_id)
     ans = locate(kind, key, partitions)
     if as_json:
-        click.echo(dumps(ans))
+        line = dumps(ans)
+        click.echo(terminal_line(line) if sys.stdout.isatty() else line)
     else:
         click.echo(f"{kind.replace('-', ' ')} {safe_text(repr(key))}: {ans['topic']} partition {ans['partition']} "
                    f"of {partitions}")
