@@ -86,3 +86,88 @@ def test_json_on_a_terminal_carries_no_raw_control_character(hostile, args):
     assert [json.loads(x) for x in text.split("\n") if x.strip()] == \
         [json.loads(x) for x in piped.stdout.split("\n") if x.strip()]
     assert RAW.search(piped.stdout)  # (in a pipe: unchanged, raw U+009B and all)
+
+
+# -- tables at 80 columns (issue 20 item 14) -----------------------------------------------------------
+LONG_GROUP = "payments-settlement-consumer-group-eu-west-1-production"
+LONG_TOPIC = "payments.settlement.events.v2"
+LONG_TID = "payments-settlement-transactional-producer-eu-west-1-0"
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """Internal-topic partitions with ids as long as real ones, and short ones."""
+    root = tmp_path_factory.mktemp("wide")
+    co = root / "__consumer_offsets-3"
+    co.mkdir()
+    member = "consumer-1-5f2b3c4d-aaaa-bbbb-cccc-1234567890ab"
+    (co / "00000000000000000000.log").write_bytes(
+        kb.batch(0, [(kb.offset_key(LONG_GROUP, LONG_TOPIC, 0), kb.offset_value_v3(1234567890, 5, "some metadata", kb.T0)),
+                     (kb.offset_key("g", "orders", 1), kb.offset_value_v3(7, -1, "", kb.T0 + 1))])
+        + kb.batch(2, [(kb.group_key(LONG_GROUP), kb.group_value_v3("consumer", 3, "range", member, kb.T0,
+                                                                     [(member, "payments-client-1", "/10.100.200.123")]))]))
+    ts = root / "__transaction_state-0"
+    ts.mkdir()
+    (ts / "00000000000000000000.log").write_bytes(
+        kb.batch(0, [(kb.txn_key(LONG_TID), kb.txn_value_v0(123456789, 4, 60000, 1, [(LONG_TOPIC, [0, 1, 2, 3])],
+                                                             kb.T0 + 1000, kb.T0 + 500)),
+                     (kb.txn_key("done"), kb.txn_value_v0(1000, 1, 60000, 4, [], kb.T0 + 3000, kb.T0))]))
+    return root
+
+
+# what must come out whole on some line: numbers, times, states (never broken across lines)
+WHOLE = {"group-offsets": ["1234567890", "2023-11-14T22:13:20.000Z", "Stable", "consumer", "generation",
+                           "partition"],
+         "transactions": ["123456789", "CompleteCommit", "2023-11-14T22:13:20.500Z", "Ongoing (hanging)"]}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _fits(text: str, cols: int) -> None:
+    for ln in ANSI.sub("", text).replace("\r\n", "\n").split("\n"):
+        assert len(ln.rstrip()) <= cols, ln
+
+
+@pytest.mark.parametrize("report", ["group-offsets", "transactions"])
+@pytest.mark.parametrize("cols", [80, 120, 60])
+def test_report_tables_fit_without_breaking_words(wide, report, cols):
+    where = wide / ("__consumer_offsets-3" if report == "group-offsets" else "__transaction_state-0")
+    extra = ["--all"] if report == "transactions" else []
+    r = CliRunner(env={"COLUMNS": str(cols)}).invoke(cli, [report, *extra, str(where)])
+    assert r.exit_code in (0, 1), r.output
+    _fits(r.stdout, cols)
+    for word in WHOLE[report]:
+        assert word in r.stdout, (word, r.stdout)
+
+
+def test_report_table_on_an_80_column_terminal(wide):
+    r = run_on_tty("group-offsets", wide / "__consumer_offsets-3", cols=80)
+    assert r.code == 0, r.err
+    _fits(r.text, 80)
+    for word in WHOLE["group-offsets"]:
+        assert word in ANSI.sub("", r.text)
+
+
+def test_a_table_when_it_fits(tmp_path):
+    co = tmp_path / "__consumer_offsets-0"
+    co.mkdir()
+    (co / "00000000000000000000.log").write_bytes(
+        kb.batch(0, [(kb.offset_key("g", "orders", 1), kb.offset_value_v3(7, -1, "", kb.T0))]))
+    r = CliRunner(env={"COLUMNS": "100"}).invoke(cli, ["group-offsets", str(co)])
+    _fits(r.stdout, 100)
+    assert "│" in r.stdout and "2023-11-14T22:13:20.000Z" in r.stdout
+
+
+@pytest.mark.parametrize("cols", [80, 60, 40])
+def test_verify_partition_table_fits(tmp_path, cols):
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    part = tmp_path / "orders-0"
+    shutil.copytree(SAMPLES / "partition" / "orders-0", part)
+    r = CliRunner(env={"COLUMNS": str(cols)}).invoke(cli, ["verify", str(part)])
+    assert r.exit_code == 0, r.output
+    table = r.stdout.split("partition orders-0:", 1)[1].split("leftovers:")[0]
+    _fits(table, cols)
+    for word in ("00000000000000000060.log", "60..105", "5898", ".txnindex", ".timeindex"):
+        assert word in table
