@@ -36,17 +36,20 @@ class Run:
 
 
 def run_on_tty(*args, cols: int = 80, stderr_tty: bool = False, env: dict | None = None, stdin=subprocess.DEVNULL,
-               until: bytes | None = None, then_signal: int | None = None, timeout: float = 120) -> Run:
+               until: bytes | None = None, then_signal: int | None = None, timeout: float = 120,
+               prelude: str | None = None) -> Run:
     """``wireinspect ARGS`` with stdout on a pty ``cols`` wide (``COLUMNS`` unset: the width is the
     terminal's). With ``until`` and ``then_signal``: once the terminal has shown ``until``, the process
-    gets ``then_signal`` (no sleeps: the output says when)."""
+    gets ``then_signal`` (no sleeps: the output says when). ``prelude``: Python run in the process
+    before ``wireinspect.cli.main`` (to stand in for slow work)."""
     master, slave = pty.openpty()
     _winsize(slave, cols)
     e = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm-256color")
     e.pop("COLUMNS", None)
     e.pop("LINES", None)
     e.update(env or {})
-    p = subprocess.Popen(CMD + [str(a) for a in args], stdin=stdin, stdout=slave,
+    cmd = CMD if prelude is None else [sys.executable, "-c", prelude + "\nfrom wireinspect.cli import main\nmain()"]
+    p = subprocess.Popen(cmd + [str(a) for a in args], stdin=stdin, stdout=slave,
                          stderr=slave if stderr_tty else subprocess.PIPE, env=e, start_new_session=True)
     os.close(slave)
     out = bytearray()
@@ -75,4 +78,33 @@ def run_on_tty(*args, cols: int = 80, stderr_tty: bool = False, env: dict | None
     return Run(code, bytes(out), err)
 
 
-__all__ = ["run_on_tty", "Run", "signal"]
+def screen(data: bytes, cols: int = 80) -> list[str]:
+    """The lines a terminal shows after ``data``: enough of a VT100 for what rich writes (CR, LF,
+    cursor up ``ESC[nA``, erase line ``ESC[2K``; colours and cursor visibility ignored)."""
+    import re
+
+    lines = [""]
+    row = col = 0
+    for tok in re.findall(rb"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", data):
+        if tok == b"\r":
+            col = 0
+        elif tok == b"\n":
+            row += 1
+            col = 0
+            if row == len(lines):
+                lines.append("")
+        elif tok.startswith(b"\x1b["):
+            arg, cmd = tok[2:-1].decode(), tok[-1:]
+            if cmd == b"A":
+                row = max(row - int(arg or 1), 0)
+            elif cmd == b"K" and arg == "2":
+                lines[row] = ""
+        else:
+            text = tok.decode("utf-8", "replace")
+            cur = lines[row].ljust(col)
+            lines[row] = cur[:col] + text + cur[col + len(text):]
+            col += len(text)
+    return [ln.rstrip() for ln in lines]
+
+
+__all__ = ["run_on_tty", "Run", "screen", "signal"]

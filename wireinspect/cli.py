@@ -287,9 +287,8 @@ def _run(app: App, fn, *args, **kw) -> None:
             app.closed_pipe()
         except SystemExit as e:
             sys.exit(e.code)
-    except KeyboardInterrupt:
-        click.echo("wireinspect: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as e:  # Ctrl-C, and SIGTERM (Terminated)
+        _interrupted(e)
     except (SystemExit, click.exceptions.ClickException, click.exceptions.Exit):
         raise
     except Exception as e:  # noqa: BLE001 - defence in depth: a bug gets its own status, not "problems"
@@ -812,21 +811,35 @@ from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click o
 cli.add_command(_spark_group, "spark")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: the same unwinding (the progress bar
+    erased, temporary output files removed on the way), the same message, status 143."""
+
+
 def _terminated(signum, frame):
-    raise SystemExit(EXIT_TERMINATED)  # unwinds: temporary output files are removed on the way
+    raise Terminated()
+
+
+def _interrupted(e: BaseException):
+    """Ctrl-C or SIGTERM: one line on stderr (on a line of its own), status 130 or 143."""
+    try:
+        click.echo("wireinspect: interrupted", err=True)
+    except OSError:  # stderr gone with the terminal
+        pass
+    sys.exit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED)
 
 
 def main():
     """The ``wireinspect`` entry point: click's own handling, except that Ctrl-C exits 130 (click's
-    "Aborted!" would exit 1, the status for "problems found") and SIGTERM exits 143."""
+    "Aborted!" would exit 1, the status for "problems found") and SIGTERM exits 143, each after the
+    same line on stderr."""
     import signal
 
     signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(prog_name="wireinspect", standalone_mode=False)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("wireinspect: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (KeyboardInterrupt, click.exceptions.Abort) as e:
+        _interrupted(e)
     except click.exceptions.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

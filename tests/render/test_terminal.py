@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 
 import pytest
 from click.testing import CliRunner
 
 from tests.formats.kafka.internal import internal_bytes as kb
-from tests.pty_helpers import run_on_tty
+from tests.pty_helpers import run_on_tty, screen
 from wireinspect.cli import cli
 from wireinspect.render.safe import safe_text, terminal_line
 
@@ -171,3 +172,69 @@ def test_verify_partition_table_fits(tmp_path, cols):
     _fits(table, cols)
     for word in ("00000000000000000060.log", "60..105", "5898", ".txnindex", ".timeindex"):
         assert word in table
+
+
+# -- the progress bar and interruptions (issue 20 item 14) ---------------------------------------------
+# verify's work stood in for by a loop that reports half the file done and never ends
+SLOW = """
+import time
+import wireinspect.ops.verify as v
+
+def verify_item(item, opts, units=None, where=None, progress=None):
+    while True:
+        progress(item.source.size // 2)
+        time.sleep(0.02)
+
+v.verify_item = verify_item
+"""
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_with_the_bar_on_screen(tmp_path, sig, code):
+    from tests.conftest import SAMPLES
+
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes((SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes())
+    r = run_on_tty("verify", seg, cols=60, stderr_tty=True, prelude=SLOW, until=b"files", then_signal=sig,
+                   timeout=60)
+    assert r.code == code, r.out
+    shown = [ln for ln in screen(r.out, 60) if ln]
+    assert shown == ["wireinspect: interrupted"], (shown, r.out)  # the bar erased, the line on its own
+    drawn = [ln for ln in r.text.replace("\x1b[2K", "\n").replace("\r", "\n").split("\n") if "files" in ln]
+    assert drawn and all(len(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", d)) < 60 for d in drawn)  # on one line
+
+
+def test_bar_line_fits_and_time_left_is_honest():
+    """A start that took 5 s (imports, listing) does not count: 14 MiB/s of work, 200 MiB left -> 14 s."""
+    import io
+
+    from rich.console import Console
+
+    from wireinspect.render import progress as P
+
+    class Clock:
+        t = 0.0
+
+        def __call__(self):
+            return self.t
+
+    clock = Clock()
+    for width in (120, 80, 50, 30):
+        con = Console(file=io.StringIO(), force_terminal=True, width=width, color_system=None)
+        clock.t = 0.0
+        bar = P.Bar(True, 1234, 400 << 20, clock=clock, console=con)
+        clock.t = 5.0
+        bar.start_file("/var/lib/kafka/data/payments.settlement.events.v2-11/00000000000000000000.log", 400 << 20)
+        clock.t = 6.0
+        bar.at(7 << 20)
+        assert bar.rate() is None and bar.time_left() is None and "left" not in bar.line(width).plain
+        clock.t = 5.0 + 200 / 14
+        bar.at(200 << 20)
+        assert bar.rate() == pytest.approx(14 << 20)
+        assert bar.time_left() == pytest.approx(200 / 14)
+        text = bar.line(width).plain
+        assert len(text) < width and "0:00:14 left" in text, text
+    unknown = P.Bar(True, None, None, clock=clock, console=con)
+    clock.t += 10
+    unknown.start_file("x", 0)
+    assert unknown.time_left() is None
