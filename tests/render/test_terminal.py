@@ -239,3 +239,32 @@ def test_bar_line_fits_and_time_left_is_honest():
     clock.t += 10
     unknown.start_file("x", 0)
     assert unknown.time_left() is None
+
+
+# -- small wording (issue 20 item 19) ------------------------------------------------------------------
+def test_a_dangling_link_says_the_same_named_and_walked(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    link = d / "00000000000000000000.log"
+    link.symlink_to(tmp_path / "missing")
+    direct = CliRunner().invoke(cli, ["verify", str(link)])
+    walked = CliRunner().invoke(cli, ["verify", str(d)])
+    assert direct.exit_code == 2 and walked.exit_code == 2
+    why = "dangling symbolic link (No such file or directory)"
+    assert f"{link}: {why}" in direct.stderr and f"{link}: {why}" in walked.stderr
+
+
+def test_index_files_count_entries_not_records():
+    from tests.conftest import SAMPLES
+
+    r = CliRunner().invoke(cli, ["verify", str(SAMPLES / "partition" / "orders-0")])
+    assert "kafka-index: 1 entry: ok" in r.stdout and "1 entries" not in r.stdout
+    assert " 0 records" not in r.stdout and "12 entries, 60 records" in r.stdout
+
+
+def test_a_broker_without_rack(tmp_path):
+    cm = tmp_path / "__cluster_metadata-0"
+    cm.mkdir()
+    (cm / "00000000000000000000.log").write_bytes(kb.batch(0, [(None, kb.register_broker_v0(2, 20, 78, "b2.local"))]))
+    r = CliRunner(env={"COLUMNS": "200"}).invoke(cli, ["metadata", str(cm)])
+    assert "rack -," in r.stdout and "None" not in r.stdout, r.stdout

@@ -42,7 +42,12 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         tail = f", {safe_text(rep.summary_text)}"
     else:
         tail = "" if rep.validBytes == rep.size else f", valid prefix {rep.validBytes} of {rep.size} bytes"
-    line(app, (f"{name}: {rep.format}: {rep.batches} entries, {rep.records} records{tail}: ", ""), verdict)
+    counts = _n(rep.batches, "entry", "entries") + (f", {_n(rep.records, 'record', 'records')}" if rep.records else "")
+    line(app, (f"{name}: {rep.format}: {counts}{tail}: ", ""), verdict)
+
+
+def _n(k: int, one: str, many: str) -> str:
+    return f"{k} {one if k == 1 else many}"
 
 
 def _print_table(app, directory: str, header, rows, footer, status_of) -> None:
