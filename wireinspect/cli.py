@@ -57,6 +57,7 @@ class App:
         self.bar = NoBar()  # the progress bar on stderr (render.progress), set by progress()
         self._out = None
         self._err = None
+        self._tty = None
 
     def progress(self, paths, when: bool = True) -> None:
         """Show a progress bar for the work on ``paths`` (files and bytes counted up front) on a
@@ -110,11 +111,24 @@ class App:
         if self.exit_on_closed_pipe:
             raise SystemExit(EXIT_PIPE)
 
+    @property
+    def tty(self) -> bool:
+        """Whether stdout is a terminal (asked once)."""
+        if self._tty is None:
+            self._tty = sys.stdout.isatty()
+        return self._tty
+
     def echo(self, text: str) -> None:
-        """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says)."""
+        """A line of data on stdout (a closed pipe handled as :meth:`closed_pipe` says). On a terminal
+        no raw control character: a JSON line's strings spell them ``\\u009b`` (the same JSON), as
+        :func:`~wireinspect.render.safe.terminal_line` says; in a pipe the line is written as it is."""
         if self.pipe_closed:
             return
         self._hide_bar(stdout=True)
+        if self.tty:
+            from wireinspect.render.safe import terminal_line
+
+            text = terminal_line(text)
         try:
             click.echo(text)
         except BrokenPipeError:
@@ -273,9 +287,8 @@ def _run(app: App, fn, *args, **kw) -> None:
             app.closed_pipe()
         except SystemExit as e:
             sys.exit(e.code)
-    except KeyboardInterrupt:
-        click.echo("wireinspect: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as e:  # Ctrl-C, and SIGTERM (Terminated)
+        _interrupted(e)
     except (SystemExit, click.exceptions.ClickException, click.exceptions.Exit):
         raise
     except Exception as e:  # noqa: BLE001 - defence in depth: a bug gets its own status, not "problems"
@@ -720,14 +733,15 @@ def coordinator_partition(group, transactional_id, partitions, as_json):
     (Kafka's Utils.abs(id.hashCode()) % partitions)."""
     from wireinspect.catalog import coordinator_partition as locate
     from wireinspect.render.jsonl import dumps
-    from wireinspect.render.safe import safe_text
+    from wireinspect.render.safe import safe_text, terminal_line
 
     if (group is None) == (transactional_id is None):
         raise click.UsageError("give one of --group and --transactional-id")
     kind, key = ("group", group) if group is not None else ("transactional-id", transactional_id)
     ans = locate(kind, key, partitions)
     if as_json:
-        click.echo(dumps(ans))
+        line = dumps(ans)
+        click.echo(terminal_line(line) if sys.stdout.isatty() else line)
     else:
         click.echo(f"{kind.replace('-', ' ')} {safe_text(repr(key))}: {ans['topic']} partition {ans['partition']} "
                    f"of {partitions}")
@@ -801,21 +815,35 @@ from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click o
 cli.add_command(_spark_group, "spark")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: the same unwinding (the progress bar
+    erased, temporary output files removed on the way), the same message, status 143."""
+
+
 def _terminated(signum, frame):
-    raise SystemExit(EXIT_TERMINATED)  # unwinds: temporary output files are removed on the way
+    raise Terminated()
+
+
+def _interrupted(e: BaseException):
+    """Ctrl-C or SIGTERM: one line on stderr (on a line of its own), status 130 or 143."""
+    try:
+        click.echo("wireinspect: interrupted", err=True)
+    except OSError:  # stderr gone with the terminal
+        pass
+    sys.exit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED)
 
 
 def main():
     """The ``wireinspect`` entry point: click's own handling, except that Ctrl-C exits 130 (click's
-    "Aborted!" would exit 1, the status for "problems found") and SIGTERM exits 143."""
+    "Aborted!" would exit 1, the status for "problems found") and SIGTERM exits 143, each after the
+    same line on stderr."""
     import signal
 
     signal.signal(signal.SIGTERM, _terminated)
     try:
         cli.main(prog_name="wireinspect", standalone_mode=False)
-    except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("wireinspect: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    except (KeyboardInterrupt, click.exceptions.Abort) as e:
+        _interrupted(e)
     except click.exceptions.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -62,8 +62,9 @@ class FileSource(Source):
         self.name = self.path = path
         try:
             self.fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
+        except FileNotFoundError as e:  # a dangling link is told as the directory walk tells it (listing.py)
+            why = f"dangling symbolic link ({e.strerror})" if os.path.islink(path) else "no such file"
+            raise InputError(f"{path}: {why}") from None
         except IsADirectoryError:
             raise InputError(f"{path}: is a directory") from None
         except PermissionError:

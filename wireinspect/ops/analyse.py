@@ -111,22 +111,20 @@ def run_report(app, analysis, paths, as_json: bool) -> None:
 
 
 def print_blocks(app, blocks) -> None:
-    """The terminal output of a report: rich tables and trees, every text escaped (``safe_text``)."""
-    from rich.table import Table
+    """The terminal output of a report: rich tables (``render/table.py``: no word broken, vertical when
+    the terminal is too narrow) and trees, every text escaped (``safe_text``)."""
     from rich.text import Text
     from rich.tree import Tree
+
+    from wireinspect.render.table import print_rich_table
 
     for block in blocks:
         kind = block[0]
         if kind == "table":
             _, title, header, rows = block
-            t = Table(title=Text(safe_text(title)), title_justify="left", show_edge=False, pad_edge=False)
-            for h in header:
-                t.add_column(Text(safe_text(h)), overflow="fold")
-            for r in rows:
-                t.add_row(*(Text(safe_text("" if c is None else str(c))) for c in r))
             if rows:
-                app.out.print(t)
+                print_rich_table(app.out, safe_text(title), [safe_text(h) for h in header],
+                                 [[safe_text("" if c is None else str(c)) for c in r] for r in rows])
             else:
                 app.out.print(Text(f"{safe_text(title)}: none"))
         elif kind == "tree":

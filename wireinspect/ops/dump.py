@@ -20,6 +20,13 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> i
 
     found = 0
     write = sys.stdout.write
+    if mode in ("json", "json-tree") and app.tty:  # no raw control character on a terminal (in a pipe: as is)
+        from wireinspect.render.safe import terminal_line
+
+        raw_write = write
+
+        def write(text: str) -> None:
+            raw_write(terminal_line(text))
     for item in items:
         src = item.source
         try:

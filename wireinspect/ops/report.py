@@ -42,27 +42,54 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         tail = f", {safe_text(rep.summary_text)}"
     else:
         tail = "" if rep.validBytes == rep.size else f", valid prefix {rep.validBytes} of {rep.size} bytes"
-    line(app, (f"{name}: {rep.format}: {rep.batches} entries, {rep.records} records{tail}: ", ""), verdict)
+    counts = _n(rep.batches, "entry", "entries") + (f", {_n(rep.records, 'record', 'records')}" if rep.records else "")
+    line(app, (f"{name}: {rep.format}: {counts}{tail}: ", ""), verdict)
+
+
+def _n(k: int, one: str, many: str) -> str:
+    return f"{k} {one if k == 1 else many}"
 
 
 def _print_table(app, directory: str, header, rows, footer, status_of) -> None:
+    """A partition directory's table: columns as wide as the terminal allows without breaking a word
+    (``render/table.py``: a long file list wraps at spaces), one ``header  value`` line per cell when
+    even that is too wide."""
     import os
+
+    from wireinspect.render.table import cell_lines, column_widths
 
     header = list(header) + ["status"]
     cells = []
     for r in rows:
         st = status_of(os.path.join(directory, r[0])) if status_of else None
         cells.append([safe_text(str(c)) for c in r] + [st or "-"])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *cells)]
 
-    def fmt(values):
-        return "  " + "  ".join(str(v).ljust(w) for v, w in zip(values, widths)).rstrip()
+    def styled(st):
+        return st, "green" if st == "ok" else "" if st == "-" else "red"
 
-    line(app, (fmt(header), "dim"))
-    lead = sum(widths[:-1]) + 2 * len(widths)  # the status column starts here
-    for c in cells:
-        st = c[-1]
-        line(app, (fmt(c[:-1]).ljust(lead), ""), (st, "green" if st == "ok" else "" if st == "-" else "red"))
+    widths = column_widths(header, cells, app.out.width - 2, 2)
+    if widths is None:  # vertical
+        w = max(len(h) for h in header)
+        for i, c in enumerate(cells):
+            if i:
+                line(app, ("", ""))
+            for h, v in zip(header[:-1], c[:-1]):
+                line(app, (f"  {h.ljust(w)}  {v}", ""))
+            line(app, (f"  {header[-1].ljust(w)}  ", ""), styled(c[-1]))
+    else:
+        def fmt(values):
+            return "  " + "  ".join(str(v).ljust(w) for v, w in zip(values, widths)).rstrip()
+
+        line(app, (fmt(header), "dim"))
+        lead = sum(widths[:-1]) + 2 * len(widths)  # the status column starts here
+        for c in cells:
+            parts = [cell_lines(v, w) for v, w in zip(c[:-1], widths)]
+            for k in range(max(len(p) for p in parts)):
+                text = fmt([p[k] if k < len(p) else "" for p in parts])
+                if k == 0:
+                    line(app, (text.ljust(lead), ""), styled(c[-1]))
+                else:
+                    line(app, (text, ""))
     for f in footer:
         line(app, (f"  {safe_text(f)}", ""))
 

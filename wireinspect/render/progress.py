@@ -1,6 +1,8 @@
 """The progress bar of long commands (``verify``, ``recover``, ``dump`` of a directory, ``spark scan``):
-rich.progress on stderr with bytes done of the total, files done of the total, the rate and the time
-left.
+one line on stderr (rich.live, never wider than the terminal) with bytes done of the total, files done
+of the total, the rate and the time left: both from the bytes done over the time since the work began
+(not since the command started), shown only after two seconds of work, the time left only once 1% of
+the bytes are done.
 
 It shows only on a terminal (stderr a TTY), never with ``--quiet``, and only once the work has taken
 ``delay`` seconds (a quick command never flashes a bar). Bytes are bytes of the input files (a
@@ -31,6 +33,8 @@ class Bar:
     on first use when ``None``)."""
 
     REFRESH = 0.1
+    MIN_WORK = 2.0  # seconds of work before a rate is shown
+    MIN_DONE = 0.01  # the part of the bytes done before a time left is shown
 
     def __init__(self, enabled: bool, files: int | None = None, size: int | None = None, *, delay: float = 1.0,
                  clock=time.monotonic, console=None):
@@ -38,6 +42,7 @@ class Bar:
         self.files, self.size = files, size
         self.delay, self.clock, self.console = delay, clock, console
         self.t0 = clock()
+        self.t_work = None  # when the work began (the first file started, or counts set)
         self.done_files = 0
         self.done_bytes = 0  # bytes of the files finished
         self.cur_size = 0
@@ -53,6 +58,8 @@ class Bar:
     def start_file(self, name: str, size: int) -> None:
         self.name, self.cur_size, self.cur_pos = name, max(size, 0), 0
         self.in_file = True
+        if self.t_work is None:
+            self.t_work = self.clock()
         self._tick()
 
     def at(self, position: int) -> None:
@@ -83,6 +90,8 @@ class Bar:
 
     def set(self, done_files: int, done_bytes: int) -> None:
         """Absolute counts (``spark scan``: what finished tasks reported)."""
+        if self.t_work is None:
+            self.t_work = self.clock()
         self.done_files, self.done_bytes = done_files, done_bytes
         self._tick()
 
@@ -103,37 +112,103 @@ class Bar:
         files = f"{self.done_files}/{self.files} files" if self.files is not None else f"{self.done_files} files"
         return {"files": files}
 
-    def draw(self) -> None:
+    def rate(self) -> float | None:
+        """Bytes a second: the bytes done over the time since the work began (the first file started or
+        count set; never the time before it: imports, the listing), once ``MIN_WORK`` seconds have
+        passed; ``None`` before."""
+        if self.t_work is None:
+            return None
+        elapsed = self.clock() - self.t_work
+        return self.completed() / elapsed if elapsed >= self.MIN_WORK else None
+
+    def time_left(self) -> float | None:
+        """Seconds left at :meth:`rate` (``None`` until it means something: the total known, at least
+        ``MIN_WORK`` seconds of work and ``MIN_DONE`` of the bytes done)."""
+        rate = self.rate()
+        if not rate or not self.size:
+            return None
+        done = self.completed()
+        if done < self.size * self.MIN_DONE:
+            return None
+        return max(self.size - done, 0) / rate
+
+    def line(self, width: int):
+        """The bar as one line of fewer than ``width`` cells (a rich Text): name, bar, bytes, files, rate,
+        time left. What does not fit is left out so that it never wraps: the name is shortened (its end
+        kept) or dropped first, the bar shortened to 10 cells, then the rate, the files and the bytes
+        go, the time left last."""
+        from rich.filesize import decimal, pick_unit_and_suffix
+        from rich.text import Text
+
         from wireinspect.render.safe import safe_text
 
-        p = self._start()
+        done = self.completed()
+        if self.size:  # as rich's DownloadColumn: "0.8/3.0 kB"
+            unit, suffix = pick_unit_and_suffix(self.size, ["bytes", "kB", "MB", "GB", "TB", "PB"], 1000)
+            p = 0 if unit == 1 else 1
+            amount = f"{done / unit:,.{p}f}/{self.size / unit:,.{p}f} {suffix}"
+        else:
+            amount = decimal(done)
+        rate = self.rate()
+        left = self.time_left()
+        tail = [amount, self.text_fields()["files"], f"{decimal(int(rate))}/s" if rate else "",
+                f"{_clock(left)} left" if left is not None else ""]
         name = safe_text(self.name)
-        p.update(self._task, completed=self.completed(), description=("…" + name[-31:]) if len(name) > 32 else name,
-                 **self.text_fields())
+        width = max(width - 1, 10)  # (the last cell left empty: some terminals wrap on it)
+
+        def used(parts):
+            return sum(len(x) + 1 for x in parts if x)
+
+        for drop in (2, 1, 0):  # the rate, the files, the bytes: only when even a 10-cell bar would not fit
+            if used(tail) + 10 <= width:
+                break
+            tail[drop] = ""
+        room = width - used(tail)
+        bar_len = min(40, max(room - min(len(name), 32) - 1, 10)) if room >= 10 else max(room, 0)
+        name_room = room - bar_len - 1
+        if name_room < 4:
+            shown = ""
+        elif len(name) > name_room:
+            shown = "…" + name[-(name_room - 1):]
+        else:
+            shown = name
+        t = Text(no_wrap=True, overflow="crop")
+        if shown:
+            t.append(shown + " ")
+        if bar_len:
+            full = int(bar_len * min(done / self.size, 1)) if self.size else 0
+            t.append("━" * full, style="bar.complete")
+            t.append("━" * (bar_len - full), style="bar.back")
+        for x in tail:
+            if x:
+                t.append(" " + x)
+        t.truncate(width)
+        return t
+
+    def draw(self) -> None:
+        live = self._start()
+        live.update(self.line(live.console.width), refresh=False)
         if not self._visible:
-            p.live.start()  # (after a hide: the bar comes back below what was printed)
+            live.start()  # (after a hide: the bar comes back below what was printed)
             self._visible = True
-        p.refresh()
+        live.refresh()
 
     def _start(self):
         if self._progress is None:
             from rich.console import Console
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                                       TransferSpeedColumn)
+            from rich.live import Live
+            from rich.text import Text
 
             console = self.console or Console(file=sys.stderr, stderr=True, highlight=False, emoji=False,
                                               markup=False)
-            self._progress = Progress(
-                TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
-                TextColumn("{task.fields[files]}", markup=False), TransferSpeedColumn(), TimeRemainingColumn(),
-                console=console, transient=True, auto_refresh=False, redirect_stdout=False, redirect_stderr=False)
-            self._task = self._progress.add_task("", total=self.size, files="")
+            self._progress = Live(Text(""), console=console, transient=True, auto_refresh=False,
+                                  redirect_stdout=False, redirect_stderr=False)
         return self._progress
 
     def hide(self) -> None:
         """Take the bar off the terminal (before a line is printed there); the next update redraws it."""
         if self._visible:
-            self._progress.live.stop()  # transient: erases the bar
+            self._progress.stop()  # transient: erases the bar
             self._visible = False
 
     def close(self) -> None:
@@ -142,6 +217,11 @@ class Bar:
     @property
     def visible(self) -> bool:
         return self._visible
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 class NoBar(Bar):

@@ -6,13 +6,35 @@ from wireinspect.codec.times import iso_ms
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# What never reaches a terminal raw: C0, DEL, C1 (U+009B is a CSI), the line and paragraph separators, and
+# the bidi controls (embeddings and overrides U+202A-202E, isolates U+2066-2069, the marks U+200E/U+200F and
+# U+061C), which reorder what is shown ("Trojan Source", CVE-2021-42574).
+_BIDI = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
+# The same but tab and newline: the layout of a line written whole (a value's are escaped before).
+_RAW_ON_TERMINAL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
 
 
 def safe_text(s: str) -> str:
-    """Replace control characters (C0, DEL, C1, bidi overrides) by visible escapes."""
+    """Replace control characters (C0, DEL, C1, bidi controls) by visible escapes: ``\\xNN`` below 256,
+    ``\\uNNNN`` above."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
                         else f"\\u{ord(m.group()):04x}", s)
+
+
+def _json_escape(m) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def terminal_line(text: str) -> str:
+    """``text`` as it may go to a terminal: every control character :func:`safe_text` escapes, except tab
+    and newline, as a JSON escape ``\\uNNNN``. In JSON such characters can only stand inside strings,
+    where ``\\u009b`` is the same string as a raw U+009B: a line of JSON stays the same JSON value
+    (``json.loads`` gives the same object). Text lines are escaped already (:func:`safe_text`): for them
+    this changes nothing. Costs one regex search when there is nothing to escape."""
+    if _RAW_ON_TERMINAL.search(text) is None:
+        return text
+    return _RAW_ON_TERMINAL.sub(_json_escape, text)
 
 
 def show_bytes(b: bytes, limit: int = 48) -> str:

@@ -581,7 +581,7 @@ def image_tree(img: dict) -> tuple:
             state += ", in controlled shutdown"
         eps = ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in b["listeners"])
         brokers.append((f"broker {b['id']}: {state}, epoch {b['epoch']}, incarnation {b['incarnationId']}, "
-                        f"rack {b['rack']}, {eps}", []))
+                        f"rack {b['rack'] if b['rack'] is not None else '-'}, {eps}", []))
     q = img["quorum"]
     quorum = []
     if q["voters"] is not None:
