@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,3 +46,11 @@ def twin_fixture(module, attr: str = "_compiled"):
         return request.param
 
     return impl
+
+
+def pytest_configure(config):
+    """The external tools some tests run are skipped where absent, except those named in
+    WIREINSPECT_TOOLS_REQUIRED (.ci/run installs them): a missing one stops the run instead."""
+    missing = [t for t in os.environ.get("WIREINSPECT_TOOLS_REQUIRED", "").split() if not shutil.which(t)]
+    if missing:
+        raise pytest.UsageError(f"WIREINSPECT_TOOLS_REQUIRED: not on PATH: {' '.join(missing)} (.ci/run installs them)")

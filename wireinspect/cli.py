@@ -141,6 +141,14 @@ class App:
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
+    def note(self, message: str) -> None:
+        """A problem in the data said on stderr outside any unit's output: exit status 1."""
+        from wireinspect.render.safe import safe_text
+
+        self._hide_bar()
+        click.echo(f"wireinspect: {safe_text(message)}", err=True)
+        self.found(1)
+
     def skipped(self, path: str, why: str) -> None:
         from wireinspect.render.safe import safe_text
 
@@ -204,7 +212,8 @@ def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: 
     """``dump --schemas DIR``, or the ``_schemas-N`` partitions among the inputs: the offline registry
     that record keys and values resolve against (formats/kafka/registry). ``--schemas`` with an output
     that shows no values is a usage error, and so is a DIR that holds no registry records. An output
-    that shows no values reads no registry."""
+    that shows no values reads no registry. A registry record that does not read is said on stderr
+    (exit status 1)."""
     from wireinspect.formats.kafka.registry import store
 
     clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
@@ -213,9 +222,12 @@ def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: 
             raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
         return
     try:
-        store.activate(store.registry_for(paths, given, app.opts.max_decompressed))
+        reg = store.registry_for(paths, given, app.opts.max_decompressed)
     except InputError as e:
         raise click.BadParameter(str(e), param_hint="'--schemas'") from None
+    for note in reg.notes if reg is not None else ():  # records that do not read: problems in the data
+        app.note(note)
+    store.activate(reg)
 
 
 class _BarHook:

@@ -36,15 +36,19 @@ _HEADER_LENGTHS = {len(v) for v in _HEADER_NAMES}
 
 class Finding:
     """One key's or value's framing, schema and decoded payload (``payload_at``: the payload's offset
-    in the key or value, after the prefix and message indexes)."""
+    in the key or value, after the prefix and message indexes; ``error``/``error_code``: why the
+    payload was not decoded with its schema, a :class:`~.payload.Failure`'s message and code)."""
 
-    __slots__ = ("frame", "schemas", "decoded", "decoded_as", "error", "payload_at")
+    __slots__ = ("frame", "schemas", "decoded", "decoded_as", "error", "error_code", "payload_at")
 
     def __init__(self, frame: Frame):
         self.frame = frame
         self.schemas = []
-        self.decoded = self.decoded_as = self.error = None
+        self.decoded = self.decoded_as = self.error = self.error_code = None
         self.payload_at = frame.prefix
+
+    def fail(self, why: "P.Failure") -> None:
+        self.error_code, self.error = why
 
     def to_json(self) -> dict:
         f = self.frame
@@ -69,6 +73,7 @@ class Finding:
             d["decoded"] = self.decoded
         if self.error is not None:
             d["error"] = self.error
+            d["errorCode"] = self.error_code
         d["reason"] = f.reason
         return d
 
@@ -136,14 +141,15 @@ def examine(b, frame: Frame | None, reg, enc) -> Finding | None:
         if frame.compression == "zlib":
             body, err = P.inflate(body)
             if err:
-                fd.error, frame.confidence = err, "low"
+                fd.fail(err)
+                frame.confidence = "low"
                 return fd
     if fd.schemas:
         s = fd.schemas[0]
         if s.schema_type == "PROTOBUF" and frame.indexes is None:
             idx, n = message_indexes(body, 0)
             if idx is None:
-                fd.error = "the message indexes do not read"
+                fd.fail(P.Failure("schema_payload_mismatch", "the message indexes do not read"))
                 frame.confidence = "low" if frame.framing != "header" else frame.confidence
                 return fd
             frame.indexes, fd.payload_at, body = idx, fd.payload_at + n, body[n:]
@@ -154,10 +160,12 @@ def examine(b, frame: Frame | None, reg, enc) -> Finding | None:
             frame.confidence = "high"
             frame.reason += f"; resolved to {name} and the payload decoded with it to its last byte"
         else:
-            fd.error = err
+            fd.fail(err)
             if frame.framing != "header":
                 frame.confidence = "low"
-            frame.reason += f"; resolved to {name}, but the payload does not decode with it"
+            frame.reason += (f"; resolved to {name}, but the payload does not decode with it"
+                             if err.code == "schema_payload_mismatch" else
+                             f"; resolved to {name}, but the payload was not decoded with it ({err.code})")
         return fd
     if reg is not None and lookup:
         frame.reason += f"; not in the registry read from {reg.source}"
@@ -232,4 +240,5 @@ def add_schema_nodes(rn, data, r, base: int) -> None:
             shown = text if len(text) <= TREE_TEXT else text[:TREE_TEXT] + f"… (+{len(text) - TREE_TEXT} characters)"
             node.add("decoded", at + fd.payload_at, size, text, derived=True, display=f"{fd.decoded_as}: {shown}")
         if fd.error is not None:
-            node.add("error", at + fd.payload_at, size, fd.error, derived=True)
+            node.add("error", at + fd.payload_at, size, fd.error, derived=True,
+                     display=f"{fd.error_code}: {fd.error}")

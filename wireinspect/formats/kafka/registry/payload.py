@@ -1,6 +1,7 @@
 """A registry-framed payload decoded with its schema: Avro through fastavro (the schema from the
-offline registry), JSON Schema payloads as JSON, Protobuf as wire-format fields without a schema
-(:mod:`wireinspect.codec.protowire`). Each returns ``(decoded, error)``; never raises on bad bytes.
+offline registry, within the bounds of :mod:`.avro`), JSON Schema payloads as JSON, Protobuf as
+wire-format fields without a schema (:mod:`wireinspect.codec.protowire`). Each returns
+``(decoded, failure)``, ``failure`` a :class:`Failure` or ``None``; never raises on bad bytes.
 """
 
 from __future__ import annotations
@@ -12,15 +13,28 @@ import json
 import math
 import uuid
 import zlib
+from typing import NamedTuple
 
 from wireinspect.codec.protowire import decode_raw
+from wireinspect.formats.kafka.registry import avro as A
 
 MAX_PAYLOAD = 16 << 20  # larger payloads are labelled, not decoded
 MAX_INFLATED = 16 << 20  # Glue's zlib payloads: bound on the inflated size
-_PARSED: dict = {}  # (schema id, schema text) -> (fastavro's parsed schema, None) or (None, error text)
+MAX_DEPTH = A.MAX_DEPTH  # decoded values nested deeper are not shown (the JSON writer and the tree recurse)
+MAX_VALUES = A.MAX_VALUES  # values one Avro payload may decode to
+_PARSED: dict = {}  # (schema id, schema text) -> (fastavro's parsed schema, named types, Shape) or Failure
 
 
-MAX_DEPTH = 100  # decoded values nested deeper are not shown (the JSON writer and the tree recurse)
+class Failure(NamedTuple):
+    """Why a payload was not decoded: ``code`` (docs/problems.md, "Schema Registry payloads") and
+    ``message``."""
+
+    code: str
+    message: str
+
+
+def _mismatch(message: str) -> Failure:
+    return Failure("schema_payload_mismatch", message)
 
 
 def too_deep(v, limit: int = MAX_DEPTH) -> bool:
@@ -39,21 +53,23 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
-def as_json(data) -> tuple[object, str | None]:
+def as_json(data) -> tuple[object, Failure | None]:
     """``data`` as one whole JSON document (UTF-8; no NaN/Infinity)."""
     try:
         v = json.loads(bytes(data).decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        return None, f"not JSON: {str(e)[:80]}"
+    except RecursionError:  # the C scanner's own bound (the interpreter's recursion limit)
+        return None, Failure("schema_payload_too_deep", f"JSON nested more than {MAX_DEPTH} levels: not shown")
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, _mismatch(f"not JSON: {str(e)[:80]}")
     if too_deep(v):
-        return None, f"JSON nested more than {MAX_DEPTH} levels: not shown"
+        return None, Failure("schema_payload_too_deep", f"JSON nested more than {MAX_DEPTH} levels: not shown")
     return v, None
 
 
-def as_protobuf(data, enc) -> tuple[object, str | None]:
+def as_protobuf(data, enc) -> tuple[object, Failure | None]:
     fields = decode_raw(data, enc)
     if fields is None:
-        return None, "not a whole Protobuf message"
+        return None, _mismatch("not a whole Protobuf message")
     return fields, None
 
 
@@ -78,107 +94,79 @@ def jsonable(v, enc):
     return v
 
 
-def _zero_width_arrays(schema_json) -> bool:
-    """Whether the Avro schema has an array whose items take no bytes (null, an empty record, a
-    fixed of size 0): fastavro would loop over a damaged block count of billions without reading a
-    byte, so such schemas are not decoded."""
-    named: dict = {}
-
-    def zero(t, seen=()) -> bool:
-        if isinstance(t, str):
-            if t == "null":
-                return True
-            d = named.get(t)
-            return d is not None and t not in seen and zero(d, seen + (t,))
-        if isinstance(t, list):  # a union writes its branch index
-            return False
-        if isinstance(t, dict):
-            kind = t.get("type")
-            if kind == "record" or kind == "error":
-                return all(zero(f.get("type"), seen) for f in t.get("fields") or [] if isinstance(f, dict))
-            if kind == "fixed":
-                return t.get("size") == 0
-            if kind in ("array", "map", "enum"):
-                return False
-            return zero(kind, seen)
-        return False
-
-    def walk():
-        stack = [schema_json]
-        while stack:
-            t = stack.pop()
-            if isinstance(t, list):
-                stack.extend(t)
-            elif isinstance(t, dict):
-                yield t
-                stack.extend(v for k, v in t.items() if k in ("type", "items", "values", "fields"))
-
-    for t in walk():  # named types first: an array may name one defined later
-        if isinstance(t.get("name"), str) and t.get("type") in ("record", "error", "fixed", "enum"):
-            named[t["name"]] = t
-            if isinstance(t.get("namespace"), str):
-                named[f"{t['namespace']}.{t['name']}"] = t
-    return any(t.get("type") == "array" and zero(t.get("items")) for t in walk())
-
-
 def _avro_schema(schema):
+    """fastavro's parsed schema, its named types and its :class:`~.avro.Shape` (memoised per schema id
+    and text), or a :class:`Failure`."""
     key = (schema.id, schema.text)
     got = _PARSED.get(key)
     if got is None:
         try:
             import fastavro
 
-            parsed_json = json.loads(schema.text)
-            if _zero_width_arrays(parsed_json):
-                got = (None, f"schema {schema.id} has arrays of zero-byte items: not decoded (a damaged block "
-                             "count would loop)")
-            else:
-                got = (fastavro.parse_schema(parsed_json), None)
+            named: dict = {}
+            parsed = fastavro.parse_schema(json.loads(schema.text), named_schemas=named)
+            got = (parsed, named, A.shape(parsed, named))
         except ImportError:
-            got = (None, "fastavro is not installed (pip install fastavro)")
+            got = Failure("schema_not_decoded", "fastavro is not installed (pip install fastavro)")
+        except RecursionError:
+            got = Failure("schema_not_decoded", f"schema {schema.id} does not parse: nested too deep")
         except Exception as e:  # noqa: BLE001 - fastavro raises SchemaParseException, ValueError, KeyError...
             why = "its references are not resolved offline" if schema.references else str(e)[:120]
-            got = (None, f"schema {schema.id} does not parse: {why}")
+            got = Failure("schema_not_decoded", f"schema {schema.id} does not parse: {why}")
         _PARSED[key] = got
     return got
 
 
-def as_avro(data, schema, enc) -> tuple[object, str | None]:
-    parsed, err = _avro_schema(schema)
-    if err is not None:
-        return None, err
+def as_avro(data, schema, enc) -> tuple[object, Failure | None]:
+    """``data`` as one value of Avro ``schema``, decoded by fastavro when :class:`~.avro.Shape` shows
+    that the bounds hold for any bytes of its length, else after :func:`~.avro.prewalk` has shown that
+    they hold for these bytes."""
+    got = _avro_schema(schema)
+    if isinstance(got, Failure):
+        return None, got
+    parsed, named, shape = got
+    data = bytes(data)
+    if not shape.bounded(len(data)):
+        try:
+            A.prewalk(data, parsed, named, shape.static)
+        except A.TooDeep as e:
+            return None, Failure("schema_payload_too_deep", f"Avro value of schema {schema.id} not decoded: {e}")
+        except A.TooMany as e:
+            return None, Failure("schema_payload_too_many_values",
+                                 f"Avro value of schema {schema.id} not decoded: {e}")
+        except A.Malformed as e:
+            return None, _mismatch(f"not Avro of schema {schema.id}: {e}")
     from fastavro import schemaless_reader
 
-    bio = io.BytesIO(bytes(data))
+    bio = io.BytesIO(data)
     try:
         value = schemaless_reader(bio, parsed, None)
     except Exception as e:  # noqa: BLE001 - bad bytes make fastavro raise anything (EOFError, ValueError...)
-        return None, f"not Avro of schema {schema.id}: {type(e).__name__}: {str(e)[:80]}"
+        return None, _mismatch(f"not Avro of schema {schema.id}: {type(e).__name__}: {str(e)[:80]}")
     if bio.tell() != len(data):
-        return None, f"not Avro of schema {schema.id}: {len(data) - bio.tell()} bytes left after the value"
-    if too_deep(value):
-        return None, f"Avro value nested more than {MAX_DEPTH} levels: not shown"
+        return None, _mismatch(f"not Avro of schema {schema.id}: {len(data) - bio.tell()} bytes left after the value")
     return jsonable(value, enc), None
 
 
-def inflate(data) -> tuple[bytes | None, str | None]:
+def inflate(data) -> tuple[bytes | None, Failure | None]:
     """Glue's zlib payload, bounded."""
     d = zlib.decompressobj()
     try:
         out = d.decompress(bytes(data), MAX_INFLATED)
     except zlib.error as e:
-        return None, f"zlib: {e}"
+        return None, _mismatch(f"zlib: {e}")
     if d.unconsumed_tail:
-        return None, f"zlib: inflates past {MAX_INFLATED} bytes"
+        return None, Failure("schema_payload_too_large", f"zlib: inflates past {MAX_INFLATED} bytes")
     if not d.eof:
-        return None, "zlib: the stream ends early"
+        return None, _mismatch("zlib: the stream ends early")
     return out, None
 
 
-def decode(data, schema, enc, indexes_known: bool) -> tuple[object, str | None]:
-    """``data`` decoded as ``schema.schema_type`` says."""
+def decode(data, schema, enc, indexes_known: bool) -> tuple[object, Failure | None]:
+    """``data`` decoded as ``schema.schema_type`` says: ``(value, None)`` or ``(None, Failure)``."""
     if len(data) > MAX_PAYLOAD:
-        return None, f"payload of {len(data)} bytes not decoded (more than {MAX_PAYLOAD})"
+        return None, Failure("schema_payload_too_large", f"payload of {len(data)} bytes not decoded (more than "
+                                                         f"{MAX_PAYLOAD})")
     kind = schema.schema_type
     if kind == "AVRO":
         return as_avro(data, schema, enc)
@@ -186,4 +174,4 @@ def decode(data, schema, enc, indexes_known: bool) -> tuple[object, str | None]:
         return as_json(data)
     if kind == "PROTOBUF":
         return as_protobuf(data, enc)
-    return None, f"schema type {kind} is not decoded"
+    return None, Failure("schema_not_decoded", f"schema type {kind} is not decoded")

@@ -5,7 +5,9 @@ a SCHEMA record's value is ``{"subject","version","id","schema","schemaType"?,"d
 (``schemaType`` AVRO when absent); a null value is a tombstone (hard delete). Other key types
 (CONFIG, MODE, NOOP, DELETE_SUBJECT, CLEAR_SUBJECT...) are not schemas and are passed over. A later
 record for the same subject and version replaces the earlier one. A soft-deleted schema
-(``"deleted": true``) still resolves: old data was written with it.
+(``"deleted": true``) still resolves: old data was written with it. A record whose key is not JSON
+(or is JSON nested past the parser's bound), or a SCHEMA record whose value is not such an object, is
+passed over with a note (:attr:`Registry.notes`), as the registry's own reader logs and skips it.
 
 :func:`load` reads a partition directory (its ``.log`` segments in offset order) or one segment file;
 :func:`activate` makes a registry the one record keys and values are resolved against (a context
@@ -50,19 +52,22 @@ class Schema:
 
 
 class Registry:
-    """Schemas by id and by GUID, as the ``_schemas`` records left them; ``source``: what was read."""
+    """Schemas by id and by GUID, as the ``_schemas`` records left them; ``source``: what was read;
+    ``notes``: the records passed over because they do not read (one line each, naming the record)."""
 
     def __init__(self, source: str = ""):
         self.source = source
         self.by_version: dict = {}  # (subject, version) -> Schema
         self.records = 0
+        self.notes: list = []
         self._ids = self._guids = None  # by id and by GUID: built on the first lookup after a change
 
-    def add(self, key: bytes | None, value: bytes | None) -> None:
-        """One record of ``_schemas`` (anything that is not a SCHEMA record is passed over)."""
-        try:
-            k = json.loads(bytes(key)) if key else None
-        except (ValueError, UnicodeDecodeError):
+    def add(self, key: bytes | None, value: bytes | None, where: str = "a record") -> None:
+        """One record of ``_schemas`` (anything that is not a SCHEMA record is passed over; one that
+        does not read, with a note naming it by ``where``)."""
+        k, why = _json(key) if key else (None, None)
+        if why:
+            self.notes.append(f"{where} passed over: its key is {why}")
             return
         if not isinstance(k, dict) or k.get("keytype") != "SCHEMA":
             return
@@ -74,21 +79,25 @@ class Registry:
         if value is None:
             self.by_version.pop((subject, version), None)
             return
-        try:
-            v = json.loads(bytes(value))
-        except (ValueError, UnicodeDecodeError):
-            return
-        if not isinstance(v, dict) or not isinstance(v.get("id"), int) or not isinstance(v.get("schema"), str):
+        v, why = _json(value)
+        if why is None and (not isinstance(v, dict) or not isinstance(v.get("id"), int)
+                            or not isinstance(v.get("schema"), str)):
+            why = "not a schema (an object with an integer id and a schema text)"
+        if why:
+            self.notes.append(f"{where} passed over: the value of {subject} version {version} is {why}")
             return
         guid = v.get("guid") if isinstance(v.get("guid"), str) else None
+        kind = v.get("schemaType") if isinstance(v.get("schemaType"), str) else None
+        refs = v.get("references")
         self.by_version[(subject, version)] = Schema(
-            v["id"], subject, version, str(v.get("schemaType") or "AVRO").upper(), v["schema"],
-            bool(v.get("deleted")), guid.lower() if guid else None, tuple(v.get("references") or ()))
+            v["id"], subject, version, (kind or "AVRO").upper(), v["schema"], bool(v.get("deleted")),
+            guid.lower() if guid else None, tuple(refs) if isinstance(refs, list) else ())
 
     def merge(self, other: "Registry") -> None:
         """Take ``other``'s schemas too (its record for a subject and version replaces this one's)."""
         self.by_version.update(other.by_version)
         self.records += other.records
+        self.notes += other.notes
         self._ids = self._guids = None
 
     def lookup(self, schema_id: int | None = None, guid: str | None = None) -> list:
@@ -110,6 +119,18 @@ class Registry:
         return len({s.id for s in self.by_version.values()})
 
 
+def _json(b) -> tuple[object, str | None]:
+    """``b`` (UTF-8 JSON) parsed: ``(value, None)``, or ``(None, why)`` when it does not read. Nesting
+    is bounded by the parser's own check (CPython's scanner raises RecursionError at the interpreter's
+    recursion limit, about 1000 levels), which is turned into a reason here."""
+    try:
+        return json.loads(bytes(b)), None
+    except RecursionError:
+        return None, "JSON nested too deep to read"
+    except (ValueError, UnicodeDecodeError) as e:
+        return None, f"not JSON ({str(e)[:60]})"
+
+
 def _segments(path: str) -> list:
     if os.path.isdir(path):
         names = sorted(n for n in os.listdir(path) if n.endswith(".log"))
@@ -118,8 +139,9 @@ def _segments(path: str) -> list:
 
 
 def load(path: str, max_decompressed: int | None = None) -> Registry:
-    """The registry held by ``path`` (a ``_schemas-N`` partition directory or one of its segments).
-    Raises :class:`InputError` when it cannot be read or holds no SCHEMA record."""
+    """The registry held by ``path`` (a ``_schemas-N`` partition directory or one of its segments);
+    records that do not read are in its ``notes``. Raises :class:`InputError` when it cannot be read
+    or holds no SCHEMA record."""
     from wireinspect.formats.kafka.segment import iter_log
     from wireinspect.inputs.source import FileSource
 
@@ -133,12 +155,13 @@ def load(path: str, max_decompressed: int | None = None) -> Registry:
                     recs = unit.to_json(bytes).get("records") or []
                     for r in recs:
                         if isinstance(r, dict) and "key" in r and not r.get("unverified"):
-                            reg.add(r.get("key"), r.get("value"))
+                            reg.add(r.get("key"), r.get("value"), f"{seg}: the record at offset {r.get('offset')}")
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from None
     if not reg.records:
+        passed = f"; {len(reg.notes)} passed over, the first: {reg.notes[0]}" if reg.notes else ""
         raise InputError(f"{path}: holds no Schema Registry SCHEMA record (give the registry's _schemas "
-                         "partition directory, e.g. .../_schemas-0)")
+                         f"partition directory, e.g. .../_schemas-0){passed}")
     return reg
 
 
