@@ -3,8 +3,7 @@ codec both ways (``dump`` writes with :func:`bytes_encoder`, ``encode`` reads wi
 
 from __future__ import annotations
 
-import base64
-from binascii import b2a_base64
+from binascii import a2b_base64, b2a_base64
 
 BYTES_MODES = ("base64", "hex", "text")
 
@@ -31,12 +30,10 @@ def decode_bytes(value: str, mode: str) -> bytes:
     """The inverse of :func:`bytes_encoder` for ``encode``: a JSON string -> bytes. Raises ValueError
     when ``value`` is not valid ``mode`` text. ``text`` is UTF-8 as written (``--bytes text`` output is
     for reading: a backslash escape cannot be told from a backslash, so round trips use base64 or hex)."""
-    if mode == "base64":
-        import binascii
-
+    if mode == "base64":  # (binascii reads an ASCII str in place: no copy of a long value)
         try:
-            return base64.b64decode(value.encode("ascii"), validate=True)
-        except (binascii.Error, UnicodeEncodeError) as e:
+            return a2b_base64(value, strict_mode=True)
+        except ValueError as e:  # binascii.Error is one; so is a str that is not ASCII
             raise ValueError(str(e) or "invalid base64") from None
     if mode == "hex":
         return bytes.fromhex(value)
