@@ -23,25 +23,30 @@ decoded value is cut at 100 levels); deeper is a usage error before any encoder 
 
 _NULL = type(None)
 _SHAPE: dict = {
-    # key -> (JSON types its value may have, the shape of its object, or of each item of its array).
+    # key -> (JSON types its value may have (None: any), the shape of its object, or of each item of its
+    # array).
     # The keys encoders use to choose what to do (a lookup, a loop), in the objects dump --json writes
     # (docs/json.md); values inside user data (decoded payloads, schemas, fields) are not typed here.
     "type": ((str, _NULL), None), "format": ((str, _NULL), None), "path": ((str, _NULL), None),
     "protocol": ((str, _NULL), None), "direction": ((str, _NULL), None),
     "compression": ((str, _NULL), None), "problems": ((list, _NULL), {"code": ((str, _NULL), None)}),
     "connection": ((dict, _NULL), {"index": ((int, _NULL), None)}),
-    "records": ((list, _NULL), None),  # (its items: _RECORD, set below)
+    "records": (None, None),  # (its items: _RECORD, set below; its own type the encoders check)
 }
-_DECODED = {"type": ((str, _NULL), None), "schema": ((str, _NULL), None), "data": ((dict, _NULL), None)}
+_DECODED: dict = {"type": ((str, _NULL), None), "schema": ((str, _NULL), None)}
+_DECODED["data"] = ((dict, _NULL), {  # an internal record's fields that encode looks up
+    "TransactionStatusName": ((str, _NULL), None),
+    "members": ((list, _NULL), {"subscriptionDecoded": ((dict, _NULL), _DECODED),
+                                "assignmentDecoded": ((dict, _NULL), _DECODED)})})
 _RECORD = {"keyDecoded": ((dict, _NULL), _DECODED), "valueDecoded": ((dict, _NULL), _DECODED),
-           "headers": ((list, _NULL), None), "problems": _SHAPE["problems"]}
-_SHAPE["records"] = ((list, _NULL), _RECORD)
-_JSON_TYPE = {str: "a string", int: "an integer", list: "an array", dict: "an object", _NULL: "null",
-              float: "a number", bool: "a boolean"}
+           "controlType": ((str, _NULL), None),
+           "problems": _SHAPE["problems"]}
+_SHAPE["records"] = (None, _RECORD)
+_JSON_TYPE = {str: "a string", int: "an integer", list: "a list", dict: "an object", _NULL: "null"}
 
 
 def _kind(v) -> str:
-    return _JSON_TYPE.get(type(v), type(v).__name__)
+    return type(v).__name__  # (as the encoders' own messages say it: "expected a list, got int")
 
 
 def _checked(obj: dict, line: int) -> dict:
@@ -62,7 +67,7 @@ def _checked(obj: dict, line: int) -> dict:
                 sub = None
                 if shape is not None and k in shape:
                     types, sub = shape[k]
-                    if type(x) not in types:
+                    if types is not None and type(x) not in types:
                         want = " or ".join(_JSON_TYPE[t] for t in types)
                         raise EncodeError(f"line {line}: {at}: expected {want}, got {_kind(x)}")
                 if isinstance(x, (dict, list)):
