@@ -618,8 +618,11 @@ def recover(app: App, path, out, salvage, dry_run, force, as_json):
               "recomputing them.")
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
               help="How the JSON holds byte values (as dump --bytes wrote them; text is not lossless).")
+@click.option("--max-line-output", "max_line", type=Size(), default="256M", show_default=True, metavar="SIZE",
+              help="Most bytes one JSON line may encode to (a zero fill of 2 GiB is 4 KB of JSON); past it, "
+                   "an error naming the line.")
 @click.option("--force", is_flag=True, help="Replace output files that already exist.")
-def encode(infile, out, fmt, keep_crc, keep_lengths, bytes_mode, force):
+def encode(infile, out, fmt, keep_crc, keep_lengths, bytes_mode, max_line, force):
     """Turn the JSON Lines that 'dump --json' prints back into bytes, with lengths, counts and CRCs
     recomputed from the content. IN is a JSON Lines file or '-' (stdin).
 
@@ -635,10 +638,10 @@ def encode(infile, out, fmt, keep_crc, keep_lengths, bytes_mode, force):
                                  f"{', '.join(f.id for f in all_formats() if f.encode)}", param_hint="'--format'")
     debug = bool((click.get_current_context().find_root().params or {}).get("debug"))
     app = App(Options(), fmt, debug)
-    _run(app, _encode, infile, out, keep_crc, keep_lengths, bytes_mode, force)
+    _run(app, _encode, infile, out, keep_crc, keep_lengths, bytes_mode, force, max_line)
 
 
-def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) -> None:
+def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force, max_line) -> None:
     from wireinspect.errors import EncodeError
     from wireinspect.layout import EncodeContext
     from wireinspect.ops.encode import encode_stream
@@ -647,10 +650,10 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
     app.where[:] = [infile, 0]
     try:
         if infile == "-":
-            encode_stream(sys.stdin, out, forced=app.forced, ctx=ctx, force=force)
+            encode_stream(sys.stdin.buffer, out, forced=app.forced, ctx=ctx, force=force, max_line=max_line)
         else:
-            with open(infile, encoding="utf-8", errors="surrogateescape") as f:
-                encode_stream(f, out, forced=app.forced, ctx=ctx, force=force)
+            with open(infile, "rb") as f:
+                encode_stream(f, out, forced=app.forced, ctx=ctx, force=force, max_line=max_line)
     except OSError as e:
         app.error(f"{e.filename or infile}: {e.strerror or e}")
     except (EncodeError, InputError) as e:

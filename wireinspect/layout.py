@@ -42,7 +42,7 @@ import struct
 from dataclasses import dataclass, field as _field
 from typing import Callable
 
-from wireinspect.codec.bytesfmt import decode_bytes
+from wireinspect.codec.bytesfmt import RAW_MODE, decode_bytes
 from wireinspect.codec.crc import crc32, crc32c, xxhash64
 from wireinspect.codec.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 from wireinspect.errors import EncodeError
@@ -247,6 +247,12 @@ class EncodeContext:
             return decode_bytes(value, mode or self.bytes_mode)
         except ValueError as e:
             raise EncodeError(f"{where}: not {mode or self.bytes_mode}: {e}") from None
+
+
+    def raw(self, value, where: str) -> bytes:
+        """A key ``dump --json --raw`` added (stored bytes) -> bytes: always :data:`RAW_MODE`
+        (base64), whatever ``--bytes`` says. EncodeError naming ``where`` when it is not valid."""
+        return self.blob(value, where, RAW_MODE)
 
 
 def _fail(problems, code, pos, msg):

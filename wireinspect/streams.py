@@ -100,6 +100,31 @@ from typing import Callable, NamedTuple
 
 NOTE_CODES = frozenset({"tcp_no_handshake"})  # TCP findings that are not damage: units' ``notes``
 MID_STREAM_START = "mid_stream_start"  # note code: bytes before the first frame of a mid-connection stream
+DIRECTIONS = ("request", "response")  # client to server, server to client
+
+
+def stream_name(obj: dict, with_index: bool = True) -> str:
+    """The output name of the TCP stream a ``dump --json`` object of a capture belongs to, for
+    ``encode``: ``"<connection.index>-<direction>"`` (``"<direction>"`` without ``with_index``), the
+    index a non-negative integer (0 when absent), the direction one of :data:`DIRECTIONS` (``request``
+    when absent). Raises :class:`~wireinspect.errors.EncodeError` naming the key for anything else: the
+    name becomes part of a file name, so nothing but these may reach it."""
+    from wireinspect.errors import EncodeError
+
+    direction = obj.get("direction")
+    if direction is None:
+        direction = "request"
+    if direction not in DIRECTIONS:
+        raise EncodeError(f".direction: expected \"request\" or \"response\", got {direction!r}")
+    if not with_index:
+        return direction
+    conn = obj.get("connection")
+    index = conn.get("index") if isinstance(conn, dict) else None
+    if index is None:
+        index = 0
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise EncodeError(f".connection.index: expected a connection number (0, 1, ...), got {index!r}")
+    return f"{index}-{direction}"
 
 
 class Event(NamedTuple):

@@ -29,6 +29,7 @@ when the object's ``problems`` say zero fill (``zero_fill`` only, or none), else
 
 from __future__ import annotations
 
+from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node
 
@@ -113,7 +114,7 @@ class Unparsed(_Stream):
             data = bytes(self.data)
             if data and data.count(0) == len(data):
                 return {"rawZeros": len(data)}
-            return {"rawBytes": enc(data)}
+            return {"rawBytes": raw_encoder()(data)}
         if self.dropped or self.length <= 0:
             return {}
         zeros = self.zeros
@@ -121,7 +122,7 @@ class Unparsed(_Stream):
             zeros = all_zero(read, self.position, self.position + self.length)
         if zeros:
             return {"rawZeros": self.length}
-        return {"rawBytes": enc(bytes(read(self.position, self.length)))}
+        return {"rawBytes": raw_encoder()(bytes(read(self.position, self.length)))}
 
     def to_json(self, enc) -> dict:
         d = {"type": "unparsed"}
@@ -219,7 +220,7 @@ def encode_unparsed(obj: dict, ctx, max_zeros: int = MAX_ZEROS) -> list:
     if not isinstance(obj, dict):
         raise EncodeError(f".: expected an object, got {type(obj).__name__}")
     if obj.get("rawBytes") is not None:
-        return [ctx.blob(obj["rawBytes"], ".rawBytes")]
+        return [ctx.raw(obj["rawBytes"], ".rawBytes")]
     if "rawZeros" in obj:
         return zero_chunks(_count(obj.get("rawZeros"), "rawZeros", max_zeros, "zero fill"))
     length = obj.get("length")

@@ -497,7 +497,7 @@ def encode_message(obj, ctx: EncodeContext, where: str = "") -> bytes:
         raise EncodeError(f"{where or '.'}: expected an object, got {type(obj).__name__}")
     whole = _raw_key(obj, "rawBytes")
     if obj.get(whole) is not None:
-        return ctx.blob(obj[whole], f"{where}.{whole}")
+        return ctx.raw(obj[whole], f"{where}.{whole}")
     magic = _int(obj, "magic", where)
     if magic not in (0, 1):
         raise EncodeError(f"{where}.magic: {magic} is not a Kafka 0.7 magic (0 or 1); an entry with another "
@@ -516,7 +516,7 @@ def encode_message(obj, ctx: EncodeContext, where: str = "") -> bytes:
     payload = None
     kept_as = _raw_key(obj, "rawPayload")
     if obj.get(kept_as) is not None:
-        raw = ctx.blob(obj[kept_as], f"{where}.{kept_as}")
+        raw = ctx.raw(obj[kept_as], f"{where}.{kept_as}")
         out, err = decompress(codec, raw, len(data) + 1)
         if err is None and bytes(out) == data:
             payload = raw
@@ -560,12 +560,12 @@ def _raw(m: Message, encs, stored) -> list:
         inner = [_raw(x, encs, x.stored()) for x in m.inner]
         for k, d in enumerate(ds):
             d["records"] = [r[k] for r in inner]
-            d["rawPayload"] = encs[k](m.payload())
+            d["rawPayload"] = encs[-1](m.payload())  # (base64: bytesfmt.RAW_MODE)
     try:
         same = encode_message(ds[-1], CHECK) == stored
     except EncodeError:
         same = False
     if not same:
         for k, d in enumerate(ds):
-            d["rawBytes"] = encs[k](stored)
+            d["rawBytes"] = encs[-1](stored)
     return ds

@@ -562,7 +562,7 @@ def encode_exchange(obj, ctx: EncodeContext, where: str = "") -> bytes:
     obj = _obj(obj, where)
     whole = _raw_key(obj, "rawBytes")
     if obj.get(whole) is not None:
-        return ctx.blob(obj[whole], f"{where}.{whole}")
+        return ctx.raw(obj[whole], f"{where}.{whole}")
     kind = obj.get("type")
     if kind == "request":
         t = _int(obj, "requestType", where)
@@ -598,5 +598,5 @@ def raw_exchange_json(e: Exchange, enc) -> dict:
     except EncodeError:
         same = False
     if not same:
-        out["rawBytes"] = enc(bytes(e.data or b""))
+        out["rawBytes"] = B64(bytes(e.data or b""))
     return out

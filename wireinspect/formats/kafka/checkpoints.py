@@ -36,6 +36,7 @@ import json
 import os
 import re
 
+from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.kafka.sidetables import tail_chunks, tail_json
@@ -84,7 +85,7 @@ class TextFile(SideFile):
         JSON spacing: what the fields do not say), and ``zeroTail``/``tailBytes`` for the bytes past
         them (after a NUL byte, past the size limit)."""
         end = self.length if self.text_end is None else min(self.text_end, self.length)
-        d = {"fileBytes": enc(read(0, end))}
+        d = {"fileBytes": raw_encoder()(read(0, end))}
         d.update(tail_json(read, end, self.length, enc))
         return d
 
@@ -703,7 +704,7 @@ def _text_encoder(units, write):
         tail = tail_chunks(obj, ctx, padding=False)
         data = None
         if obj.get("fileBytes") is not None:
-            raw = ctx.blob(obj["fileBytes"], ".fileBytes")
+            raw = ctx.raw(obj["fileBytes"], ".fileBytes")
             path = obj.get("path") if isinstance(obj.get("path"), str) else ""
             (unit,) = units(BytesSource(raw, os.path.basename(path) or "file"), None)
             mine = json.loads(json.dumps(unit.to_json(lambda b: base64.b64encode(b).decode())))

@@ -44,7 +44,7 @@ import hashlib
 import json
 from dataclasses import fields as _dc_fields
 
-from wireinspect.codec.bytesfmt import mode_of
+from wireinspect.codec.bytesfmt import mode_of, raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats import common
 from wireinspect.layout import EncodeContext
@@ -144,7 +144,7 @@ def raw_whole(obj: dict, ctx) -> bytes | None:
     raw = obj.get("rawBytes")
     if raw is None or obj.get("rawBytesDigest") != whole_digest(obj):
         return None
-    return ctx.blob(raw, ".rawBytes")
+    return ctx.raw(raw, ".rawBytes")
 
 
 # -- compression -----------------------------------------------------------------------------------
@@ -395,7 +395,7 @@ def _stored_payload(obj: dict, key: str, codec: int, plain, digest: str, ctx, ma
     raw = obj.get(key)
     if raw is None:
         return None, True
-    stored = ctx.blob(raw, f".{key}")
+    stored = ctx.raw(raw, f".{key}")
     if plain is not None:
         if codec == 0 and stored == plain:
             return stored, True
@@ -505,6 +505,8 @@ ENCODE_TYPES = frozenset({"batch", "message", "unparsed"})
 
 
 # -- dump --json --raw ----------------------------------------------------------------------------------
+RAW = raw_encoder()  # stored bytes: base64 whatever --bytes says (bytesfmt.RAW_MODE)
+
 def raw_keys(d: dict, stored: bytes, enc, encode_fn, payload_key: str | None = None, payload_at: int | None = None,
              attrs_fn=None, view=None) -> dict:
     """The fewest raw keys that give a unit's ``stored`` bytes back from its JSON ``d`` through
@@ -530,10 +532,10 @@ def raw_keys(d: dict, stored: bytes, enc, encode_fn, payload_key: str | None = N
             attrs = attrs_fn(k)
         except EncodeError:
             attrs = None
-        extra = {payload_key: enc(stored[payload_at:]), payload_key + "Digest": records_digest(k, attrs)}
+        extra = {payload_key: RAW(stored[payload_at:]), payload_key + "Digest": records_digest(k, attrs)}
         if gives(extra):
             return extra
-    return {"rawBytes": enc(stored), "rawBytesDigest": whole_digest(d)}
+    return {"rawBytes": RAW(stored), "rawBytesDigest": whole_digest(d)}
 
 
 def _raw(unit, read, enc, payload_key: str, payload_at: int | None, encode_fn, attrs_fn) -> dict:

@@ -36,6 +36,7 @@ import os
 import re
 import struct
 
+from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.codec.crc import crc32c
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
@@ -122,7 +123,7 @@ def tail_json(read, start: int, end: int, enc) -> dict:
         if not chunk:
             break
         if chunk.count(0) != len(chunk):
-            return {"tailBytes": enc(read(start, end - start))}
+            return {"tailBytes": raw_encoder()(read(start, end - start))}
         pos += len(chunk)
     return {"zeroTail": end - start}
 
@@ -140,7 +141,7 @@ def tail_chunks(obj: dict, ctx: EncodeContext, padding: bool = True) -> list:
     ``padding`` zero tail (when ``padding``). Raises EncodeError for a value that is not bytes or a
     size in 0..:data:`MAX_ZERO_TAIL`."""
     if obj.get("tailBytes") is not None:
-        return [ctx.blob(obj["tailBytes"], ".tailBytes")]
+        return [ctx.raw(obj["tailBytes"], ".tailBytes")]
     if obj.get("zeroTail") is not None:
         return zeros(_size(obj["zeroTail"], ".zeroTail"))
     pad = obj.get("padding") if padding else None

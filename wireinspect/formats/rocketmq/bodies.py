@@ -243,14 +243,14 @@ def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
     msgs = obj.get(key)
     if msgs is None:
         if obj.get("bodyBytes") is not None:
-            return ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
+            return ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
         return b""
     if not isinstance(msgs, list):
         raise EncodeError(f"{where}.{key}: expected a list, got {type(msgs).__name__}")
     if obj.get("bodyBytes") is not None:
         from wireinspect.formats.rocketmq.commitlog import same_data
 
-        data = ctx.blob(obj["bodyBytes"], f"{where}.bodyBytes")
+        data = ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
         probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}
         req = obj.get("request", {}).get("code") if isinstance(obj.get("request"), dict) else None
         f = _body_frame(probe, data, req)

@@ -282,7 +282,7 @@ class Blank(UnitBase):
 
             if all_zero(read, self.position + 8, self.position + self.length):
                 return {}
-        return {RAW_KEY: enc(read(self.position, self.length))}
+        return {RAW_KEY: b64(read(self.position, self.length))}
 
     def to_tree(self) -> Node:
         n = Node("blank", self.position, self.length, type="blank", problems=list(self.problems),
@@ -605,7 +605,7 @@ def raw_if_needed(stored: bytes, obj: dict, encode, enc) -> dict:
         again = encode(obj, EncodeContext(keep_crc=True))
     except EncodeError:
         again = None
-    return {} if again == stored else {RAW_KEY: enc(stored)}
+    return {} if again == stored else {RAW_KEY: b64(stored)}
 
 
 def encode_unit(obj: dict, ctx, where: str, fresh, encode_fields) -> bytes:
@@ -616,7 +616,7 @@ def encode_unit(obj: dict, ctx, where: str, fresh, encode_fields) -> bytes:
     as stored when its fields cannot describe it (a torn record). Edited fields are encoded."""
     raw = obj.get(RAW_KEY)
     if raw is not None:
-        data = ctx.blob(raw, f"{where}.{RAW_KEY}")
+        data = ctx.raw(raw, f"{where}.{RAW_KEY}")
         again = fresh(data)
         if again is None:
             return data

@@ -400,7 +400,7 @@ def header_bytes(obj: dict, ctx, where: str = "") -> bytes:
     ``serializeType``)."""
     st = _serialize_type(obj, where)
     if obj.get("headerBytes") is not None:
-        data = ctx.blob(obj["headerBytes"], f"{where}.headerBytes")
+        data = ctx.raw(obj["headerBytes"], f"{where}.headerBytes")
         fresh = _header_fresh(st, data, ctx)
         if all(obj.get(k) == fresh.get(k) for k in _HEADER_VIEW):
             return data
@@ -456,7 +456,7 @@ def frame_raw_json(f: Frame, enc) -> dict:
         except EncodeError:
             again = None
         if again != stored_header:
-            out["headerBytes"] = enc(stored_header)
+            out["headerBytes"] = b64(stored_header)
             obj["headerBytes"] = b64(stored_header)
         if f.messages is not None:
             try:
@@ -464,12 +464,12 @@ def frame_raw_json(f: Frame, enc) -> dict:
             except EncodeError:
                 again = None
             if again != f.body():
-                out["bodyBytes"] = enc(f.body())
+                out["bodyBytes"] = b64(f.body())
                 obj["bodyBytes"] = b64(f.body())
     try:
         whole = _frame_fields(obj, ctx)
     except EncodeError:
         whole = None
     if whole != stored:
-        return {RAW_KEY: enc(stored)}
+        return {RAW_KEY: b64(stored)}
     return out

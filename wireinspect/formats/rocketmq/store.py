@@ -30,6 +30,7 @@ import os
 import re
 import struct
 
+from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, Unparsed, encode_unparsed
 from wireinspect.formats.framing import describe_gap, first_nonzero
@@ -331,7 +332,7 @@ class IndexSlots(UnitBase):
         they are not zeros)."""
         cut = self.length % 4
         tail = read(self.position + self.length - cut, cut) if cut else b""
-        return {"tailBytes": enc(tail)} if tail.strip(b"\0") else {}
+        return {"tailBytes": raw_encoder()(tail)} if tail.strip(b"\0") else {}
 
     def to_json(self, enc) -> dict:
         return {"type": self.type, "position": self.position, "length": self.length, "usedSlots": len(self.used),
@@ -519,7 +520,7 @@ def slots_bytes(obj: dict, ctx, where: str = "") -> bytes:
         out[4 * s:4 * s + 4] = INDEX_SLOT_LAYOUT.encode(item, ctx, at)
     cut = length % 4
     if cut and obj.get("tailBytes") is not None:  # a slot cut short at the end of a torn table
-        tail = ctx.blob(obj["tailBytes"], f"{where}.tailBytes")
+        tail = ctx.raw(obj["tailBytes"], f"{where}.tailBytes")
         if len(tail) != cut:
             raise EncodeError(f"{where}.tailBytes: {len(tail)} bytes where the table ends with {cut}")
         out[length - cut:] = tail

@@ -7,6 +7,7 @@ from __future__ import annotations
 from wireinspect.formats.base import Format
 from wireinspect.formats.common import NOTE_TYPES
 from wireinspect.inputs.pcap import sniff_capture
+from wireinspect.streams import stream_name
 
 
 def _encode_capture(obj: dict, ctx) -> list:
@@ -18,10 +19,9 @@ def _encode_capture(obj: dict, ctx) -> list:
 
     if obj.get("type") == "capture_summary" or obj.get("type") in NOTE_TYPES:
         return []
+    name = stream_name(obj)  # checked before any byte is encoded: it becomes part of a file name
     data = protocol_of(obj).encode(obj, ctx)
-    conn = obj.get("connection")
-    index = conn.get("index", 0) if isinstance(conn, dict) else 0
-    return [(f"{index}-{obj.get('direction') or 'request'}", data)] if data else []
+    return [(name, data)] if data else []
 
 
 def _units(source, opts, records: bool | None = None):

@@ -15,7 +15,7 @@ from wireinspect.formats.base import Format
 from wireinspect.formats.common import encode_unparsed
 from wireinspect.inputs.capture.follow import FOLLOW, FOLLOW_TEXT_MAX, follow_raw_events
 from wireinspect.inputs.source import Source
-from wireinspect.streams import Conversation, Event
+from wireinspect.streams import Conversation, Event, stream_name
 
 CHUNK = 1 << 20  # bytes per data event of a raw dump
 DIRECTION_HEAD = 1 << 16  # bytes a protocol sees to tell a raw dump's direction
@@ -71,13 +71,13 @@ def encode_stream(obj: dict, ctx, protocol) -> list:
     ``unparsed`` range comes back in chunks (:func:`~wireinspect.formats.common.encode_unparsed`: a
     file's zeros are never one allocation); every other object through ``protocol.encode``. Raises
     :class:`~wireinspect.errors.EncodeError`."""
+    conn = obj.get("connection")
+    both = isinstance(conn, dict) and (conn.get("client") is not None or conn.get("server") is not None)
+    stream = stream_name(obj, with_index=False) if both else None  # part of a file name: checked
     if isinstance(obj, dict) and obj.get("type") == "unparsed":
         chunks = encode_unparsed(obj, ctx)
     else:
         chunks = [protocol.encode(obj, ctx)]
-    conn = obj.get("connection")
-    both = isinstance(conn, dict) and (conn.get("client") is not None or conn.get("server") is not None)
-    stream = obj.get("direction") or "request" if both else None
     return [(stream, c) for c in chunks if c]
 
 

@@ -41,7 +41,7 @@ import binascii
 import math
 import struct
 
-from wireinspect.codec.bytesfmt import mode_of
+from wireinspect.codec.bytesfmt import mode_of, raw_encoder
 from wireinspect.codec.varint import encode_uvarint
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import stream_encoder
@@ -291,7 +291,7 @@ def frame_parts(obj: dict, ctx: EncodeContext) -> tuple[bytes, bytes | None]:
     """``(header bytes, body bytes)`` of a frame object (Size excluded; trailing bytes not included).
     ``headerBytes`` gives both at once (body None)."""
     if obj.get("headerBytes") is not None:
-        return ctx.blob(obj["headerBytes"], ".headerBytes"), None
+        return ctx.raw(obj["headerBytes"], ".headerBytes"), None
     direction = obj.get("direction")
     hdr = obj.get("header")
     if hdr is None:
@@ -341,7 +341,7 @@ def frame_parts(obj: dict, ctx: EncodeContext) -> tuple[bytes, bytes | None]:
     else:
         raise EncodeError(f".direction: expected \"request\" or \"response\", got {direction!r}")
     if obj.get("bodyBytes") is not None:
-        return header, ctx.blob(obj["bodyBytes"], ".bodyBytes")
+        return header, ctx.raw(obj["bodyBytes"], ".bodyBytes")
     body = obj.get("body")
     if bspec is None:
         if body:
@@ -414,7 +414,7 @@ def frame_raw_json(frame, enc) -> dict:
     base = frame.position
     out: dict = {}
     if len(data) < 4:
-        return {"headerBytes": enc(data)}  # cannot happen from a stream: fewer bytes are a note
+        return {"headerBytes": raw_encoder()(data)}  # cannot happen from a stream: fewer bytes are a note
     if frame.size is not None and frame.size != len(data) - 4:
         out["size"] = frame.size
     obj = frame.to_json(enc)
@@ -451,14 +451,14 @@ def frame_raw_json(frame, enc) -> dict:
     if not header_ok:
         out.pop("body", None)
         out.pop("bodyVersion", None)
-        out["headerBytes"] = enc(data[4:])
+        out["headerBytes"] = raw_encoder()(data[4:])
         return out
     bend = frame.body_end
     bend = len(data) if bend is None else bend - base
     if body is None or body != data[hend:bend]:
         out.pop("body", None)
         out.pop("bodyVersion", None)
-        out["bodyBytes"] = enc(data[hend:bend])
+        out["bodyBytes"] = raw_encoder()(data[hend:bend])
     if bend < len(data):
         out["trailingBytes"] = enc(data[bend:])
     return out
