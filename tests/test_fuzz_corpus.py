@@ -1,7 +1,14 @@
 """The fuzz regression corpus: every minimised crasher in tests/fuzz/corpus/<family>/ runs through
-every entry point the commands use (dump tree / --json / --json --tree / --hexdump, verify,
-verify --deep, recover --dry-run, recover --salvage --dry-run) and must hold the fuzz invariants:
-no exception but InputError, every node inside its parent and the input, no huge allocation.
+every entry point its family takes (``harness.entries_for``: for files, dump tree / --json / --json
+--tree / --hexdump, verify, verify --deep, recover --dry-run, recover --salvage --dry-run, recover -o;
+encode for ``encode-json``; dump --schemas for ``registry``; the report of the partition and the
+dump/verify entry points for ``internal``), with the options it was found with (a terminal stdout for
+``RawControl`` cases), and must hold the fuzz invariants: no exception but InputError, every node
+inside its parent and the input, no huge allocation, no write outside the output directory, no raw
+control character on a terminal.
+
+A case whose ``.json`` has ``"awaiting_fix"`` was added before the fix it guards landed (the fix is
+made on another branch): it fails until that branch is merged, and must pass from then on.
 
 Cases the decoders do not handle yet are in XFAIL (name -> reason) so CI stays green; remove a
 line when its fix lands (the test then passes, or fails loudly when it regresses).
@@ -14,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fuzz.harness import ENTRIES, Run, Workdir, run_case
+from tests.fuzz.harness import Run, Workdir, entries_for, run_case
 from tests.fuzz.seeds import Case
 
 CORPUS = Path(__file__).resolve().parent / "fuzz" / "corpus"
@@ -23,6 +30,14 @@ GUARD = 60.0
 
 # corpus file name (without family) -> why it still fails
 XFAIL: dict = {
+    "FdLeak@internal": "an internal topic's records through dump --json (fastjson.batch_json): a traceback "
+                       "(coordinator_value_json raising inside batch_json) stays referenced with the frames that "
+                       "hold a memoryview of the mapped segment, so its descriptor stays open",
+    "FdLeak@kafka-log": "the same as FdLeak@internal (__consumer_offsets records through dump --json)",
+    "FdLeak@redpanda": "the same as FdLeak@internal (Redpanda's kafka/__consumer_offsets/<p>_<rev>/ records)",
+    "EncodeError@wireinspect_layout.py_116": "recover -o: a kept batch whose offset is 2^32 past the segment's "
+                                             "base: rebuild_indexes packs a relativeOffset that does not fit "
+                                             "int32 and the EncodeError escapes (exit 3)",
     # "SpanViolation@kafka-stream_frame_body_TopicData": "protocol walker: a truncated array keeps only its "
     #                                                    "length field's span while its items lie past it",
 }
@@ -46,7 +61,11 @@ CASES = corpus_cases()
 def _params():
     ps = []
     for family, name, meta in CASES:
-        for entry in ENTRIES:
+        info = json.loads(meta.read_text())
+        entries = list(entries_for(family, info["case"]["target"]))
+        if info["run"]["entry"] not in entries and not info["run"]["entry"].startswith("fast-"):
+            entries.append(info["run"]["entry"])
+        for entry in entries:
             if entry == "cli":
                 continue
             marks = []
@@ -70,7 +89,8 @@ def test_corpus_case_holds_the_invariants(meta, entry, workdir):
     case = Case.from_json(info["case"], meta.with_suffix("").read_bytes())
     r = info.get("run", {})
     run = Run(entry, max_decompressed=r.get("max_decompressed", 1 << 20), max_batch=r.get("max_batch", 64 << 20),
-              as_json=r.get("as_json", False), spans=True)
+              as_json=r.get("as_json", False), spans=True, tty=r.get("tty", False),
+              params=r.get("params", {}) if entry == r.get("entry") else {})
     res = run_case(case, run, workdir, limit=GUARD)
     if res is not None and res[0].startswith("Timeout@"):
         pytest.fail(f"did not finish within the {GUARD:.0f} s guard: {res[0]}")

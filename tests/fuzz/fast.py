@@ -10,7 +10,10 @@ checks and the renderers. One execution is what a command does with one input on
 * ``entries``: ``Format.entries`` or ``check`` (recover's plan);
 * ``roundtrip``: ``dump --json --raw`` then ``encode --keep-crc`` (through JSON text, in memory) must
   give the input back byte for byte (a capture's streams and tshark follow text excepted: they come
-  back per TCP stream).
+  back per TCP stream);
+* ``encode`` (family ``encode-json`` only): every line of mutated JSON Lines through ``encode``'s
+  parsing and the formats' encoders (``ops.encode._objects``, ``format_of``, ``Format.encode``), the
+  bytes counted, not written: more than ``harness.OUTPUT_LIMIT`` is ``OutputSize@fast-encode``.
 
 Executions here are about ten times cheaper than the full lane's (no files written, no /proc
 reads), so most of the campaign's count comes from here; the full lane (``tests.fuzz.run``) keeps
@@ -45,6 +48,34 @@ TIME_LIMIT = 2.0  # seconds of CPU for an input under 64 KiB (more only when it 
 
 def _alarm(signum, frame):
     raise FuzzTimeout()
+
+
+def execute_encode(data: bytes) -> None:
+    """``encode`` of the JSON Lines ``data`` without writing: raises what the code under test raises
+    (``EncodeError``/``InputError`` are documented), or OutputSize."""
+    import io
+
+    from wireinspect.errors import EncodeError
+    from wireinspect.layout import EncodeContext
+    from wireinspect.ops.encode import _objects, format_of
+
+    ctx = EncodeContext(keep_crc=False)
+    total = 0
+    try:
+        for line, obj in _objects(io.StringIO(data.decode("utf-8", "surrogateescape"))):
+            fmt = format_of(obj, None, line)
+            ctx.line = line
+            for _stream, chunk in fmt.encode(obj, ctx):
+                total += len(chunk)
+                if total > harness.OUTPUT_LIMIT:
+                    raise OutputSize(f"line {line}: more than {harness.OUTPUT_LIMIT} bytes from {len(data)} bytes "
+                                     "of JSON")
+    except EncodeError:
+        pass
+
+
+class OutputSize(AssertionError):
+    """An encode that writes far more than its input suggests."""
 
 
 def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool, max_decompressed: int) -> None:
@@ -134,14 +165,19 @@ def main(argv=None) -> int:
             seed = rng.choice(seeds[fam])
             data = seed.data if rng.random() < 0.02 else mutate(seed.data, fam, seed.target, rng, pool)
             case = seed.with_data(data)
-            entry = rng.choices(ENTRIES, ENTRY_WEIGHTS)[0]
+            entry = "encode" if fam == "encode-json" else rng.choices(ENTRIES, ENTRY_WEIGHTS)[0]
             md = (64 << 10) if rng.random() < 0.7 else (1 << 20)
             spans = rng.random() < 0.35
-            name = os.path.basename(seed.target) if rng.random() < 0.9 else "input.bin"
+            # the directory too when it names an internal topic (its records decode as that topic's)
+            name = (seed.target if "/" in seed.target and rng.random() < 0.5 else os.path.basename(seed.target)) \
+                if rng.random() < 0.9 else "input.bin"
             signal.setitimer(signal.ITIMER_VIRTUAL, TIME_LIMIT * (4 if fam == "bomb" else 1))
             err = None
             try:
-                execute(data, name, seed.forced, entry, spans, md)
+                if entry == "encode":
+                    execute_encode(data)
+                else:
+                    execute(data, name, seed.forced, entry, spans, md)
             except BaseException as e:  # noqa: BLE001 - every exception is a finding but the documented one
                 from wireinspect.errors import InputError
 
@@ -154,7 +190,8 @@ def main(argv=None) -> int:
             stats.count(fam, f"fast-{entry}")
             if err is not None:
                 run = Run({"units": "json-tree" if spans else "json", "check": "verify", "check-deep": "verify-deep",
-                           "entries": "recover-dry", "sniff": "verify", "roundtrip": "json"}[entry], md, spans=spans)
+                           "entries": "recover-dry", "sniff": "verify", "roundtrip": "json", "encode": "encode"}[entry],
+                          md, spans=spans)
                 stats.record(*classify(err), case, run, f"fast-{entry}")
             stats.tick()
     finally:

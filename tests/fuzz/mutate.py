@@ -316,11 +316,13 @@ def fix_redpanda(buf: bytearray, rng: random.Random, lengths: bool = False) -> b
 
 
 FIXERS = {
-    "redpanda": fix_redpanda,
+    "redpanda": fix_redpanda, "internal": fix_kafka_log, "registry": fix_kafka_log,
     "kafka-log": fix_kafka_log, "bomb": fix_kafka_log, "stdin": fix_kafka_log, "kafka-partition": fix_kafka_log,
     "filenames": fix_kafka_log, "jafka": fix_jafka, "rocketmq": fix_rocketmq, "kafka-stream": fix_frames,
 }
 TEXT_FAMILIES = ("hexdump",)
+# families whose decoded strings reach the terminal: control characters written over their text
+CONTROL_FAMILIES = ("internal", "registry", "kafka-log", "redpanda", "pcap", "kafka-stream", "rocketmq")
 
 
 def is_text(data: bytes) -> bool:
@@ -330,11 +332,19 @@ def is_text(data: bytes) -> bool:
 
 def mutate(data: bytes, family: str, target: str, rng: random.Random, pool=()) -> bytes:
     """1..4 mutations of ``data`` (a file of ``family`` named ``target``), then the fix-ups."""
+    if family == "encode-json":
+        from tests.fuzz.structured import mutate_json_lines
+
+        return mutate_json_lines(data, rng)
     buf = bytearray(data)
     text = family in TEXT_FAMILIES or (is_text(data) and rng.random() < 0.8)
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3, 4))):
         if text:
             text_mutation(buf, rng)
+        elif family in CONTROL_FAMILIES and rng.random() < 0.15:
+            from tests.fuzz.structured import control_mutation
+
+            control_mutation(buf, rng)
         elif family in ("kafka-log", "bomb", "stdin", "kafka-partition") and rng.random() < 0.15:
             inner_mutation(buf, rng, pool)
         else:

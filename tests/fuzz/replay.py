@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.fuzz import harness
-from tests.fuzz.harness import ENTRIES, Run, Workdir, load_finding, run_case
+from tests.fuzz.harness import Run, Workdir, entries_for, load_finding, run_case
 from tests.fuzz.seeds import Case
 
 
@@ -46,12 +46,13 @@ def main(argv=None) -> int:
               f"{'; --format ' + case.forced if case.forced else ''}")
         return 0
     harness.limit_memory()
-    entries = ENTRIES if a.entry == "all" else [a.entry or run.entry]
+    entries = entries_for(case.family, case.target) if a.entry == "all" else [a.entry or run.entry]
     wd = Workdir()
     bad = 0
     try:
         for e in entries:
-            res = run_case(case, Run(e, run.max_decompressed, run.max_batch, run.as_json, run.bytes_mode), wd)
+            res = run_case(case, Run(e, run.max_decompressed, run.max_batch, run.as_json, run.bytes_mode, tty=run.tty,
+                                     params=run.params if e == run.entry else {}), wd)
             print(f"{e}: {'ok' if res is None else res[0]}  (class was {key})")
             if res is not None:
                 bad += 1

@@ -73,7 +73,10 @@ A finding's input replays through one entry point with
 | stdin | segments and a hex dump given as `-` | stdin |
 | jafka | Kafka 0.7 log head (real), magic 0/1 messages, gzip and xerial-snappy wrappers; Jafka requests | file |
 | rocketmq | commit-log records (V1/V2, IPv6, compressed body, `__CRC32#`, BLANK), the real commit-log head, a consume queue beside its commit log, an index file, remoting frames (JSON and ROCKETMQ headers) | file, store layout |
-| filenames | a tree of Kafka and RocketMQ files whose names are mutated (digits of other scripts, 17/19/20/21 digits, suffixes .deleted/.swap/.cleaned, very long names) | directory walk |
+| filenames | a tree of Kafka and RocketMQ files whose names are mutated (digits of other scripts, 17/19/20/21 digits, suffixes .deleted/.swap/.cleaned, very long names), moved into nested partition directories (`topic-0/topic-1/`, `a-0/b-1/c-2/`, Redpanda's `kafka/<topic>/<p>_<rev>/`, `_schemas-0/`), with FIFOs, dangling links, links to `..`, `.` and themselves among them | directory walk |
+| encode-json | the JSON Lines `dump --json --raw` and `dump --json` print for seeds of every format: Kafka magic 0/1/2 (gzip, snappy, zstd, transactional, the damaged sample), internal-topic records with keyDecoded/valueDecoded, captures' frames with `connection.index` and `direction` (Kafka pcaps, the real RocketMQ capture), RocketMQ commit log, index and remoting frames, Redpanda batches (and its `__consumer_offsets`) and .base_index, sidecars (.index, .timeindex, snapshot, leader-epoch-checkpoint, quorum-state), Jafka, stream dumps; mutated as JSON (`tests/fuzz/structured.py`) | JSON Lines file for `encode` |
+| internal | __consumer_offsets, __transaction_state and __cluster_metadata partitions: the hex fixtures Kafka's own code wrote (tests/formats/kafka/internal/fixtures: GroupCoordinator's and TransactionLog's records, transaction markers, KRaft control records, a snapshot), the builders' segments, the real brokers' files of ../shared/external/kafka-internal (first batches) | partition directory `<topic>-<p>/` |
+| registry | samples/registry (`_schemas-0` + `billing-0`); hostile Avro schemas generated afresh half of the time: a recursive record with a value nested up to 100,000 deep, arrays and maps of zero-width items (null, empty record, fixed 0, one-symbol enum) with block counts up to 2^62, schemas nested 3000 deep, unions with out-of-range branches, chains of named types referenced twice, huge string lengths, the sample's schema mutated as JSON; a JSON Schema 3000 deep under the same id; payloads framed (5-byte prefix, wrong ids, the `__value_schema_id` header) | `_schemas-0/` + `t-0/` |
 
 Mutations: bit flips, interesting 8/16/32/64-bit values (lengths of 0, -1, 2^31-1...), inserted,
 deleted, duplicated and spliced chunks, truncation, zero tails; text inputs get odd hex digit
@@ -82,17 +85,43 @@ After a byte mutation the fix-ups recompute (80% of the time) the CRC-32C of mag
 CRC-32 of legacy messages and Jafka messages, both CRC-32Cs of Redpanda batches, RocketMQ body CRCs and `__CRC32#`, producer-snapshot
 CRCs, and sometimes lengths (batchLength, message size, frame size); 15% of Kafka mutations
 happen inside a compressed batch's decompressed records, which are then re-compressed and
-re-framed.
+re-framed. For the families whose strings reach a terminal (internal, registry, kafka-log, redpanda,
+pcap, kafka-stream, rocketmq), 15% of the mutations write a control character in UTF-8 (U+009B,
+U+202E, ESC, BEL, U+0085, U+2066, U+200F, U+061C) over printable bytes, lengths unchanged. JSON
+Lines (`encode-json`) are mutated as JSON: a value's type changed (number to list, object or
+string and back), huge numbers (2147483648, 2^63, 1e308...) in any value and above all in
+`rawZeros`, lengths and counts, lone surrogates and control characters in strings, path-like
+strings (`/../../PLANTED`, `../PLANTED`, `/PLANTED`...) in any string and above all in `path`,
+`connection.index` and `direction`, nesting 100 to 30,000 deep (closed or not), keys removed, set
+to null or added, lines repeated, dropped or moved; then, 10% of the time, as text.
 
 ## Entry points
 
 Each execution picks one (weights in `tests/fuzz/harness.py`): `dump` tree (rich console into a
 sink), `dump --json`, `dump --json --tree`, `dump --hexdump` (`ops.dump.dump_items` over
 `App.items`), `verify` and `verify --deep` (`ops.verify.verify_item` + `ops.report.print_verify`),
-`recover --dry-run` and `recover --salvage --dry-run` (`ops.recover`), and, rarely, the real
-command line through click's `CliRunner` (option parsing and exit statuses). `--max-decompressed`
-is mostly 1 MiB (64 KiB for bombs), sometimes 64 KiB, rarely the default 64 MiB; `--max-batch` is
-512 bytes 10% of the time (the chunked CRC path).
+`recover --dry-run` and `recover --salvage --dry-run` (`ops.recover`), `recover-write` (`recover`
+writing to `-o <scratch>/out/`), and, rarely, the real command line through click's `CliRunner`
+(option parsing and exit statuses). `--max-decompressed` is mostly 1 MiB (64 KiB for bombs),
+sometimes 64 KiB, rarely the default 64 MiB; `--max-batch` is 512 bytes 10% of the time (the
+chunked CRC path). Families with entry points of their own:
+
+* `encode-json`: `encode` (`cli._encode`, what the command runs) of the JSON Lines file with `-o` a
+  directory (80%) or a file in the scratch directory, `--keep-crc`, `--keep-lengths`, `--bytes`
+  sometimes; the working directory is the case's (the objects' `path` keys are relative). In the
+  in-memory lane, `fast-encode`: every line through `ops.encode`'s parsing, `format_of` and the
+  format's encoder, bytes counted, not written.
+* `registry`: `schemas`: `dump --json` (or the tree, or `--json --tree`) of `t-0/` with `--schemas
+  _schemas-0` (70%) or with the `_schemas-0` partition among the inputs, the registry activated as
+  `cli._use_schemas` does; each in a forked child, so a decoder that kills the process is a finding.
+* `internal`: `group-offsets`, `transactions` or `metadata` (the report of the partition's topic 85%
+  of the time; `cli._report`, with `--group`, `--all`, `--transactional-id`, `--at-offset`,
+  `--at-time`, `--changes` sometimes; `--json` half of the time) 60% of the time, the dump and verify
+  entry points otherwise.
+
+Stdout claims to be a terminal (`isatty()` true; the consoles write there, without colours) on 30%
+of the executions that print JSON (`dump --json`, `--json --tree`, `schemas`, the reports, `verify`
+and `recover` with `--json`) and 5% of the others.
 
 ## Invariants
 
@@ -111,7 +140,24 @@ is mostly 1 MiB (64 KiB for bombs), sometimes 64 KiB, rarely the default 64 MiB;
   finding); a new peak RSS above 300 MB is class `MemoryPeak@family:entry`; every 997th execution
   runs under tracemalloc and a peak above 256 MB is class `AllocPeak@family:entry`. 1% of the
   sidecar executions extend the file (sparse, nothing written) to 300 MiB, 2 GiB or 3 GiB, where
-  whole-file reads would show.
+  whole-file reads would show. These (and the time limit and the descriptor check) apply to every
+  entry point, `encode`, `schemas`, `recover-write` and the reports included.
+* Nothing outside the output directory is created, changed or removed: the scratch tree (names,
+  kinds, sizes, mtimes; links not followed) is compared before and after every execution, and
+  `encode` and `recover-write` run with `os.open`/`open` for writing, `os.mkdir`, `os.replace`,
+  `os.rename`, `os.link`, `os.symlink`, `os.truncate`, `os.unlink`, `os.remove`, `os.rmdir` refusing
+  (before the write) any path that does not resolve inside the scratch directory: class
+  `OutsideWrite@entry`.
+* An `encode` or `recover-write` of an input under 64 KiB writes at most 64 MiB (`RLIMIT_FSIZE` of
+  256 MiB meanwhile, `SIGXFSZ` ignored, so a runaway output fails instead of filling tmpfs): class
+  `OutputSize@entry` (`OutputSize@fast-encode` in the in-memory lane).
+* JSON on a terminal carries no raw control character: when stdout claims to be a terminal, it must
+  hold no C0 control but newline and tab, no C1 control (U+0080-U+009F) and no bidi control
+  (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C): class `RawControl@entry`.
+* A forked execution (`schemas`) that dies by a signal is class `Signal<N>@entry` (`Signal11`: a
+  segfault); one that does not answer within four times its CPU limit plus 30 s of wall-clock time,
+  `Timeout@fork:entry`. A case with FIFOs or links has a wall-clock guard of four times its CPU limit
+  as well (a FIFO opened for reading waits without using CPU).
 
 The first rounds (before 05:27 on 2026-11-24) ran earlier versions of the harness: a wall-clock
 timer of 2 s plus 1 s per 16 MiB without a second run and no descriptor check. Their `Timeout`

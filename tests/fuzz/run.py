@@ -17,13 +17,15 @@ import sys
 import time
 
 from tests.fuzz import harness
-from tests.fuzz.harness import ENTRIES, ENTRY_WEIGHTS, Run, Workdir, max_rss_mb, run_case, save_finding
+from tests.fuzz.harness import (ENTRIES, ENTRY_WEIGHTS, FAMILY_ENTRIES, JSON_ENTRIES, REPORT_ENTRIES, Run, Workdir,
+                                 max_rss_mb, run_case, save_finding)
 from tests.fuzz.mutate import mutate
-from tests.fuzz.seeds import Case, all_seeds
+from tests.fuzz.seeds import SEG, Case, all_seeds, report_of
 
 FAMILY_WEIGHTS = {
     "kafka-log": 22, "kafka-sidecar": 12, "kafka-stream": 9, "pcap": 8, "hexdump": 7, "stdin": 5, "jafka": 8,
     "rocketmq": 12, "redpanda": 6, "kafka-partition": 1.5, "filenames": 2, "bomb": 0.3,
+    "encode-json": 8, "internal": 5, "registry": 2,
 }
 
 SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".log.deleted", ".index.swap", ".log.cleaned",
@@ -33,7 +35,14 @@ BASES = ("leader-epoch-checkpoint", "partition.metadata", "meta.properties", "qu
          "cleaner-offset-checkpoint", "commitlog", "consumequeue", "index", "abort", "checkpoint", "config")
 DIRS = ("", "topic-0/", "store/commitlog/", "store/consumequeue/T/0/", "store/index/", "t-1/", "a/b/",
         "__consumer_offsets-3/",
-        "store/consumequeue/T/x/", "orders-0.abc-delete/", "topic-0-future/")
+        "store/consumequeue/T/x/", "orders-0.abc-delete/", "topic-0-future/",
+        # partition directories inside partition directories, Redpanda's layout, a _schemas partition
+        "topic-0/topic-1/", "topic-0/topic-0/", "a-0/b-1/c-2/", "kafka/__consumer_offsets/3_17/", "kafka/t/0_1/",
+        "_schemas-0/", "topic-0/_schemas-0/", "__cluster_metadata-0/topic-0/")
+# special entries of the walk: a FIFO (reading it would wait for a writer), dangling links, a link to the
+# directory above (a loop), to itself, to a directory beside it
+SPECIALS = ("fifo", "link:nowhere/00000000000000000000.log", "link:..", "link:.", "link:SELF", "link:../topic-0",
+            "link:/nonexistent/x.log", "link:00000000000000000000.log")
 
 
 def random_name(rng: random.Random) -> str:
@@ -60,24 +69,39 @@ def random_name(rng: random.Random) -> str:
     return "/".join(parts)
 
 
+def _clashes(new: str, files, special) -> bool:
+    """True when ``new`` is a file or special entry already, or one of them is (or is below) ``new``."""
+    return any(k == new or k.startswith(new + "/") or new.startswith(k + "/") for k in list(files) + list(special))
+
+
 def mutate_names(case: Case, rng: random.Random, pool) -> Case:
-    """Rename, add, remove or mutate files of a file-name case."""
+    """Rename, add, remove or mutate files of a file-name case; add a special entry (a FIFO, a dangling
+    link, a link loop) now and then."""
     files = dict(case.files)
+    special = dict(case.meta.get("special") or {})
     target = case.target
     for _ in range(rng.choice((1, 1, 2, 3))):
-        op = rng.randrange(4)
+        op = rng.randrange(5) if rng.random() < 0.3 else rng.randrange(4)
+        if op == 4:
+            new = random_name(rng)
+            kind = rng.choice(SPECIALS)
+            if kind == "link:SELF":
+                kind = "link:" + new.rsplit("/", 1)[-1]
+            if not _clashes(new, files, special):
+                special[new] = kind
+            continue
         keys = sorted(files)
         if op == 0 and keys:  # rename
             old = rng.choice(keys)
             new = random_name(rng)
-            if new in files or any(k.startswith(new + "/") or new.startswith(k + "/") for k in files):
+            if _clashes(new, files, special):
                 continue
             files[new] = files.pop(old)
             if old == target:
                 target = new
         elif op == 1:  # add a file
             new = random_name(rng)
-            if new in files or any(k.startswith(new + "/") or new.startswith(k + "/") for k in files):
+            if _clashes(new, files, special):
                 continue
             files[new] = rng.choice(pool) if pool else b""
         elif op == 2 and len(keys) > 1:
@@ -87,12 +111,52 @@ def mutate_names(case: Case, rng: random.Random, pool) -> Case:
         else:
             k = rng.choice(keys)
             files[k] = mutate(files[k], "filenames", k, rng, pool)
-    return Case(case.family, case.name, files, target, case.arg, case.forced)
+    return Case(case.family, case.name, files, target, case.arg, case.forced,
+                {"special": special} if special else {})
 
 
-def choose_run(rng: random.Random, family: str) -> Run:
-    """The entry point and options of one execution (cheap ones more often)."""
+def _params(rng: random.Random, entry: str) -> dict:
+    """The options of an entry point that has its own (encode, schemas, the reports, recover)."""
+    if entry == "encode":
+        return {"out_dir": rng.random() < 0.8, "keep_crc": rng.random() < 0.3, "keep_lengths": rng.random() < 0.2,
+                "bytes": "base64" if rng.random() < 0.9 else rng.choice(("hex", "text"))}
+    if entry == "schemas":
+        given = rng.random() < 0.7
+        return {"given": "_schemas-0" if given else None, "whole": not given or rng.random() < 0.1,
+                "mode": rng.choice(("json", "json", "json", "tree", "json-tree"))}
+    if entry == "group-offsets":
+        return {"group": rng.choice((None, None, None, "group-1", ""))}
+    if entry == "transactions":
+        return {"all_ids": rng.random() < 0.5, "transactional_id": rng.choice((None, None, None, "txn-1"))}
+    if entry == "metadata":
+        return rng.choice(({}, {}, {"at_offset": rng.choice((0, 3, 100))}, {"changes": [0, None]},
+                           {"at_time": 1_700_000_000_000}))
+    if entry == "recover-write":
+        return {"salvage": rng.random() < 0.5}
+    return {}
+
+
+def choose_run(rng: random.Random, family: str, case: Case | None = None) -> Run:
+    """The entry point and options of one execution (cheap ones more often); ``RawControl`` is checked
+    (stdout a terminal) on 30% of the executions that print JSON and 5% of the others."""
+    run = _choose_run(rng, family, case)
+    json_out = run.entry in JSON_ENTRIES or run.as_json and run.entry in ("verify", "verify-deep", "recover-dry",
+                                                                          "recover-salvage-dry", "recover-write")
+    run.tty = rng.random() < (0.3 if json_out else 0.05) and run.entry not in ("encode", "cli")
+    run.params = _params(rng, run.entry)
+    return run
+
+
+def _choose_run(rng: random.Random, family: str, case: Case | None) -> Run:
+    if family in FAMILY_ENTRIES:
+        return Run(FAMILY_ENTRIES[family][0], 1 << 20 if rng.random() < 0.8 else 64 << 10,
+                   as_json=rng.random() < 0.5)
+    if family == "internal" and rng.random() < 0.6:
+        entry = report_of(case.target) if case is not None and rng.random() < 0.85 else rng.choice(REPORT_ENTRIES)
+        return Run(entry, 1 << 20, as_json=rng.random() < 0.5)
     entry = rng.choices(ENTRIES, ENTRY_WEIGHTS)[0]
+    if family == "stdin" or family == "filenames" and entry == "recover-write":
+        entry = "verify"  # recover takes no stdin; a tree of many formats: the dry runs
     r = rng.random()
     if family == "bomb":
         # a bomb's tree and hex dump grow with what it decompresses to: the cheap entry points
@@ -102,7 +166,8 @@ def choose_run(rng: random.Random, family: str) -> Run:
     else:
         md = 64 << 20 if r < 0.05 else (64 << 10) if r < 0.2 else (1 << 20)
     mb = 512 if rng.random() < 0.1 else 64 << 20
-    spans = entry not in ("json", "verify", "verify-deep", "recover-dry", "recover-salvage-dry") or rng.random() < 0.25
+    spans = entry not in ("json", "verify", "verify-deep", "recover-dry", "recover-salvage-dry", "recover-write") or \
+        rng.random() < 0.25
     return Run(entry, md, mb, rng.random() < 0.3, rng.choice((None, None, "hex", "text", "base64")) if
                entry in ("json", "json-tree", "tree") else None, spans)
 
@@ -187,13 +252,18 @@ def main(argv=None) -> int:
             seed = rng.choice(seeds[fam])
             if fam == "filenames" and rng.random() < 0.8:
                 case = mutate_names(seed, rng, pool)
+            elif fam == "registry" and rng.random() < 0.5:  # hostile schemas and payloads, made afresh
+                from tests.fuzz.structured import registry_files
+
+                files = registry_files(rng)
+                case = Case("registry", "structured", files, rng.choice(sorted(files)), f"t-0/{SEG}")
             elif rng.random() < 0.03:
                 case = seed  # the seed itself, as is
             else:
                 case = seed.with_data(mutate(seed.data, fam, seed.target, rng, pool))
             if fam == "kafka-sidecar" and rng.random() < 0.01:  # a huge sidecar (sparse: no bytes written)
                 case.meta = {"sparse": {case.target: rng.choice((3 << 30, (1 << 31) + 5, 300 << 20))}}
-            run = choose_run(rng, fam)
+            run = choose_run(rng, fam, case)
             res = run_case(case, run, wd, measure_alloc=(n % 997 == 0),
                            check_rss=n % 8 == 0 or fam in ("bomb", "filenames") or run.max_decompressed > (1 << 20))
             stats.count(fam, run.entry)

@@ -526,7 +526,35 @@ def redpanda_seeds() -> list:
     real = EXTERNAL / "redpanda" / "test_segment.bin"
     if real.exists():
         cases.append(single("redpanda", "external-test_segment", rp, real.read_bytes()[:MAX_SEED]))
-    return cases + redpanda_index_seeds()
+    return cases + redpanda_internal_seeds() + redpanda_index_seeds()
+
+
+def redpanda_of(kafka_segment: bytes) -> bytes:
+    """A Kafka segment's batches, each wrapped in a Redpanda header (tests/formats/redpanda/rp_bytes.py)."""
+    from tests.formats.redpanda.rp_bytes import from_kafka
+
+    out, p = [], 0
+    while p + 12 <= len(kafka_segment):
+        (n,) = struct.unpack_from(">i", kafka_segment, p + 8)
+        out.append(from_kafka(kafka_segment[p:p + 12 + n]))
+        p += 12 + n
+    return b"".join(out)
+
+
+def redpanda_internal_seeds() -> list:
+    """Redpanda's internal topics at Redpanda's path ``kafka/<topic>/<partition>_<revision>/`` (their records
+    decode as Kafka's): __consumer_offsets from the builder and from the segment Kafka's own GroupCoordinator
+    code wrote (tests/formats/kafka/internal/fixtures), __transaction_state from Kafka's TransactionLog."""
+    from tests.formats.kafka.internal.builders import offsets_segment
+    from tests.formats.kafka.internal.fixtures import load
+
+    rp = "0-1-v1.log"
+    return [single("redpanda", "internal-offsets", "kafka/__consumer_offsets/7_12/" + rp,
+                   redpanda_of(offsets_segment())),
+            single("redpanda", "internal-offsets-java", "kafka/__consumer_offsets/3_40/" + rp,
+                   redpanda_of(load("java-server__consumer_offsets.log"))),
+            single("redpanda", "internal-txn-java", "kafka/__transaction_state/0_9/" + rp,
+                   redpanda_of(load("java-server__transaction_state.log")))]
 
 
 def redpanda_index_seeds() -> list:
@@ -546,6 +574,139 @@ def redpanda_index_seeds() -> list:
                    compaction_index(ci_entry(1, 9, 1, enhanced_key(1, b"a", None)), 1, 1))]
 
 
+# -- internal-topic reports: group-offsets, transactions, metadata ------------------------------------------
+REPORT_OF = {"__consumer_offsets": "group-offsets", "__transaction_state": "transactions",
+             "__cluster_metadata": "metadata"}
+
+
+def report_of(target: str) -> str:
+    """The report that reads the partition ``target`` lies in (``group-offsets`` by default)."""
+    top = target.split("/")[0].rsplit("-", 1)[0]
+    return REPORT_OF.get(top, "group-offsets")
+
+
+def internal_report_seeds() -> list:
+    """__consumer_offsets, __transaction_state and __cluster_metadata partitions for the reports: the hex
+    fixtures written by Kafka's own code (tests/formats/kafka/internal/fixtures: GroupCoordinator's and
+    TransactionLog's records, KRaft control records, a snapshot), the builders' segments, and the real
+    brokers' files of ../shared/external/kafka-internal when present (their first batches)."""
+    from tests.formats.kafka.internal.builders import legacy_offsets_segment, metadata_segment, offsets_segment
+    from tests.formats.kafka.internal.fixtures import available, load, names
+
+    cases = []
+    for name, part in (("java-server__consumer_offsets.log", "__consumer_offsets-3"),
+                       ("java-server__consumer_offsets_txn.log", "__consumer_offsets-4"),
+                       ("java-server__transaction_state.log", "__transaction_state-0"),
+                       ("java-clients__txn-markers.log", "__consumer_offsets-5"),
+                       ("java-clients__kraft-control.log", "__cluster_metadata-0")):
+        cases.append(single("internal", name, f"{part}/{SEG}", load(name)))
+    cases.append(single("internal", "snapshot", "__cluster_metadata-0/00000000000000000120-0000000004.checkpoint",
+                        load("java-server__00000000000000000120-0000000004.checkpoint")))
+    cases.append(single("internal", "builder-offsets", f"__consumer_offsets-7/{SEG}", offsets_segment(codec=1)))
+    cases.append(single("internal", "builder-offsets-magic1", f"__consumer_offsets-1/{SEG}", legacy_offsets_segment()))
+    cases.append(single("internal", "builder-metadata", f"__cluster_metadata-0/{SEG}", metadata_segment()))
+    for name in names(external=True):
+        if not name.startswith("external/") or not available(name):
+            continue
+        rel = name[len("external/"):].split("/", 1)[1]
+        if "/" not in rel:
+            continue
+        cases.append(single("internal", name, rel, _batches_prefix(load(name), 3 * MAX_SEED)))
+    return cases
+
+
+def _batches_prefix(data: bytes, limit: int) -> bytes:
+    """The whole record batches of a Kafka log up to ``limit`` bytes (at least the first)."""
+    end = 0
+    while end + 12 <= len(data):
+        (n,) = struct.unpack_from(">i", data, end + 8)
+        if n <= 0 or (end + 12 + n > limit and end):
+            break
+        end += 12 + n
+    return data[:end]
+
+
+# -- the Schema Registry: dump --schemas -------------------------------------------------------------------
+def registry_seeds() -> list:
+    """``_schemas-0`` and a topic partition framed for it: samples/registry (make_registry_sample.py) and
+    hostile Avro schemas and payloads written by tests/fuzz/structured.py (a fixed seed)."""
+    import random
+
+    from tests.fuzz.structured import registry_files
+
+    files = {f"{d}/{SEG}": (SAMPLES / "registry" / d / SEG).read_bytes() for d in ("_schemas-0", "billing-0")}
+    cases = [Case("registry", "samples-registry", files, f"_schemas-0/{SEG}", f"billing-0/{SEG}"),
+             Case("registry", "samples-registry-payload", files, f"billing-0/{SEG}", f"billing-0/{SEG}")]
+    rng = random.Random(20)
+    for i in range(6):
+        files = registry_files(rng)
+        cases.append(Case("registry", f"structured-{i}", files, f"t-0/{SEG}", f"t-0/{SEG}"))
+    return cases
+
+
+# -- encode: the JSON Lines dump --json (--raw) prints ---------------------------------------------------------
+ENCODE_FROM = {"kafka-log": ("kp-v0-gzip", "kp-v1-snappy", "kp-v2-zstd", "kp-v2-txn", "internal-offsets",
+                             "internal-metadata", "samples-damaged-00000000000000000000.log"),
+               "pcap": ("kafka-lt1", "kafka-lt1-v6-ns", "external-producer.pcap"),
+               "rocketmq": ("commitlog-records", "remoting-json+binary", "index"),
+               "redpanda": ("codec-3", "internal-offsets", "base-index-v9"),
+               "kafka-sidecar": ("alone-00000000000000000000.index", "alone-00000000000000000000.timeindex",
+                                 "snapshot-2", "text-leader-epoch-checkpoint", "text-quorum-state"),
+               "jafka": ("gzip", "requests"), "kafka-stream": ("produce-v3-raw", "fetch-resp-v1-raw")}
+
+
+def _dump_lines(case: Case, raw: bool) -> bytes:
+    """What ``dump --json [--raw] --bytes base64`` prints for ``case`` (in process), its ``path`` keys made
+    ``in/<file name>`` (relative: the harness runs encode in its scratch directory)."""
+    import os
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from wireinspect.cli import cli
+
+    with tempfile.TemporaryDirectory() as d:
+        for rel, data in case.files.items():
+            p = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "wb") as f:
+                f.write(data)
+        arg = os.path.join(d, case.arg)
+        args = ["dump", "--json"] + (["--raw"] if raw else []) + ([f"--format={case.forced}"] if case.forced else [])
+        res = CliRunner().invoke(cli, args + [arg])
+        lines = []
+        for ln in res.stdout.splitlines():
+            try:
+                obj = json.loads(ln)
+            except ValueError:
+                continue
+            if isinstance(obj.get("path"), str):
+                obj["path"] = "in/" + obj["path"].replace(d + "/", "").replace("/", "_")
+            lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def encode_json_seeds(seeds: dict | None = None) -> list:
+    """JSON Lines for ``encode``: what ``dump --json --raw`` and ``dump --json`` print for seeds of every
+    format (Kafka magic 0/1/2 and a transactional batch, internal-topic records with keyDecoded/valueDecoded,
+    capture frames with ``connection.index`` and ``direction``, RocketMQ records and frames, Redpanda
+    batches and indexes, sidecars, Jafka, stream dumps), cut to 16 KiB."""
+    seeds = seeds or {f: FAMILIES[f]() for f in ENCODE_FROM}
+    cases = []
+    for fam, wanted in ENCODE_FROM.items():
+        for c in seeds.get(fam, ()):
+            if c.name not in wanted:
+                continue
+            for raw in (True, False):
+                if not raw and fam not in ("kafka-log", "pcap", "rocketmq"):
+                    continue
+                text = _dump_lines(c, raw)[:16 << 10]
+                if text.strip():
+                    cases.append(single("encode-json", f"{fam}-{c.name}{'-raw' if raw else ''}", "dump.jsonl",
+                                        text))
+    return cases
+
+
 FAMILIES = {
     "kafka-log": kafka_log_seeds,
     "redpanda": redpanda_seeds,
@@ -559,6 +720,8 @@ FAMILIES = {
     "jafka": jafka_seeds,
     "rocketmq": rocketmq_seeds,
     "filenames": filename_seeds,
+    "internal": internal_report_seeds,
+    "registry": registry_seeds,
 }
 
 
@@ -568,6 +731,7 @@ def all_seeds() -> dict:
     for fam, fn in FAMILIES.items():
         for c in fn():
             out.setdefault(c.family, []).append(c)
+    out["encode-json"] = encode_json_seeds(out)
     return out
 
 
