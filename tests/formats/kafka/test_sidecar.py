@@ -489,7 +489,7 @@ def test_unreadable_file_exits_2(tmp_path):
     p = tmp_path / "00000000000000000000.index"
     os.symlink(tmp_path / "missing", p)
     r = run("verify", p)
-    assert r.exit_code == 2 and "no such file" in r.stderr
+    assert r.exit_code == 2 and "dangling symbolic link" in r.stderr
 
 
 def test_stdin_with_a_forced_format():
