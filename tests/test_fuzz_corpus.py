@@ -30,14 +30,6 @@ GUARD = 60.0
 
 # corpus file name (without family) -> why it still fails
 XFAIL: dict = {
-    "FdLeak@internal": "an internal topic's records through dump --json (fastjson.batch_json): a traceback "
-                       "(coordinator_value_json raising inside batch_json) stays referenced with the frames that "
-                       "hold a memoryview of the mapped segment, so its descriptor stays open",
-    "FdLeak@kafka-log": "the same as FdLeak@internal (__consumer_offsets records through dump --json)",
-    "FdLeak@redpanda": "the same as FdLeak@internal (Redpanda's kafka/__consumer_offsets/<p>_<rev>/ records)",
-    "EncodeError@wireinspect_layout.py_116": "recover -o: a kept batch whose offset is 2^32 past the segment's "
-                                             "base: rebuild_indexes packs a relativeOffset that does not fit "
-                                             "int32 and the EncodeError escapes (exit 3)",
     # "SpanViolation@kafka-stream_frame_body_TopicData": "protocol walker: a truncated array keeps only its "
     #                                                    "length field's span while its items lie past it",
 }

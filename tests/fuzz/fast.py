@@ -62,7 +62,7 @@ def execute_encode(data: bytes) -> None:
     ctx = EncodeContext(keep_crc=False)
     total = 0
     try:
-        for line, obj in _objects(io.StringIO(data.decode("utf-8", "surrogateescape"))):
+        for line, obj in _objects(io.BytesIO(data)):  # binary, as the command reads it
             fmt = format_of(obj, None, line)
             ctx.line = line
             for _stream, chunk in fmt.encode(obj, ctx):

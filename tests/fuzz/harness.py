@@ -413,7 +413,7 @@ def _execute_encode(app, run: Run, arg: str, wd: "Workdir") -> None:
     os.chdir(os.path.dirname(arg))
     try:
         _encode(app, arg, out, bool(p.get("keep_crc")), bool(p.get("keep_lengths")), p.get("bytes", "base64"),
-                False)
+                False, OUTPUT_LIMIT // 2)  # --max-line-output below the harness's own output bound
     finally:
         os.chdir(cwd)
 

@@ -55,6 +55,7 @@ class RecoverPlan:
     lost_offsets: list = field(default_factory=list)
     salvaged_offsets: list = field(default_factory=list)
     written: list = field(default_factory=list)
+    notes: list = field(default_factory=list)  # what the rebuilt files could not hold (text)
     truncate_offset: int | None = None  # the first offset not kept by the broker's recovery (if known)
     truncate_reason: Problem | None = None  # the problem of the entry at truncateAt
 
@@ -85,7 +86,7 @@ class RecoverPlan:
                 "salvaged": [list(r) for r in self.salvaged], "skipped": [list(r) for r in self.skipped],
                 "lostOffsets": [list(r) for r in self.lost_offsets],
                 "salvagedOffsets": [list(r) for r in self.salvaged_offsets],
-                "written": self.written, "problems": [p.to_dict() for p in self.problems],
+                "written": self.written, "notes": self.notes, "problems": [p.to_dict() for p in self.problems],
                 "truncateOffset": self.truncate_offset,
                 "truncateReason": self.truncate_reason.to_dict() if self.truncate_reason else None}
 
@@ -249,7 +250,7 @@ def _execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str
         for k in plan.kept:
             placed.append((k, newpos))
             newpos += k.length
-        written += item.format.rebuild(placed, out, opts, source_path=src.path)
+        written += item.format.rebuild(placed, out, opts, source_path=src.path, notes=plan.notes)
     plan.written = written
     return written
 

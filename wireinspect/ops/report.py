@@ -153,6 +153,8 @@ def print_recover(app, plan, as_json: bool, dry_run: bool) -> None:
         app.echo("  dry run: nothing written")
     for w in plan.written:
         app.echo(f"  wrote {safe_text(w)}")
+    for n in plan.notes:
+        line(app, ("  note: ", "yellow"), (safe_text(n), ""))
 
 
 def print_file_actions(app, actions, as_json: bool) -> None:

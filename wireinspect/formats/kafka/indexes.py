@@ -42,15 +42,27 @@ CONTROL = 0x20
 TRANSACTIONAL = 0x10
 
 
-def index_entries(placed, base_offset: int, interval: int = INDEX_INTERVAL_BYTES):
+def index_entries(placed, base_offset: int, interval: int = INDEX_INTERVAL_BYTES, notes: list | None = None):
     """``placed``: list of (kept entry, position in the new file); an entry has ``last_offset`` and
     ``max_timestamp``. Returns (offset entries, time entries)
-    as lists of (relative offset, position) and (timestamp ms, relative offset)."""
+    as lists of (relative offset, position) and (timestamp ms, relative offset).
+
+    The indexes hold offsets relative to ``base_offset`` as int32 (``OffsetIndex``): they stop at the
+    first entry whose last offset lies outside ``base_offset .. base_offset + 2^31 - 1``, and a line
+    saying so goes into ``notes`` (Kafka's ``LogSegment.recover`` throws
+    ``LogSegmentOffsetOverflowException`` there and ``LogLoader`` splits the segment)."""
     offsets, times = [], []
     last_entry = 0
     max_ts, max_ts_off = -1, None
     last_time = -1
     for u, pos in placed:
+        if u.last_offset is not None and not 0 <= u.last_offset - base_offset <= 0x7FFFFFFF:
+            if notes is not None:
+                notes.append(f"the entry at position {pos} (last offset {u.last_offset}) lies outside the offsets an "
+                             f"index of base offset {base_offset} can hold (int32 relative offsets): the rebuilt "
+                             "indexes stop before it; Kafka splits such a segment when it loads it "
+                             "(LogSegmentOffsetOverflowException)")
+            break
         ts = u.max_timestamp
         if ts > max_ts:
             max_ts, max_ts_off = ts, u.last_offset
@@ -124,7 +136,7 @@ def aborted_transactions(log_path: str, opened: dict | None = None, known: dict 
     return out
 
 
-def rebuild_indexes(placed, out_path: str, opts, source_path: str | None = None) -> list[str]:
+def rebuild_indexes(placed, out_path: str, opts, source_path: str | None = None, notes: list | None = None) -> list[str]:
     """Write ``<stem>.index`` and ``<stem>.timeindex`` beside ``out_path`` (the recovered log,
     already written), and ``<stem>.txnindex`` when the log holds an aborted transaction; returns
     the written paths. ``source_path``: the input log, whose directory's ``<base>.snapshot`` and own
@@ -134,7 +146,7 @@ def rebuild_indexes(placed, out_path: str, opts, source_path: str | None = None)
     base = parts[0] if parts and parts[1] == "log" and not parts[2] else None
     if base is None:
         base = placed[0][0].base_offset if placed and placed[0][0].base_offset is not None else 0
-    offsets, times = index_entries(placed, base)
+    offsets, times = index_entries(placed, base, notes=notes)
     stem = os.path.splitext(out_path)[0]
     written = []
     for suffix, layout, entries in ((".index", OFFSET_ENTRY, offsets), (".timeindex", TIME_ENTRY, times)):

@@ -72,10 +72,10 @@ def _kafka_log_entries(source: Source, opts):
                     max_records=opts.max_records, base_offset=segment_base_offset(source.name))
 
 
-def _kafka_rebuild(kept, out_path, opts, source_path=None):
+def _kafka_rebuild(kept, out_path, opts, source_path=None, notes=None):
     from wireinspect.formats.kafka.indexes import rebuild_indexes
 
-    return rebuild_indexes(kept, out_path, opts, source_path=source_path)
+    return rebuild_indexes(kept, out_path, opts, source_path=source_path, notes=notes)
 
 
 def _kafka_log_seek(source: Source, offset: int) -> tuple[int, str | None]:

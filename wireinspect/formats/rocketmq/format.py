@@ -51,7 +51,7 @@ def _commitlog_check(source: Source, opts):
     return _commitlog_units(source, opts, body=opts.deep)
 
 
-def pad_to_input_size(placed, out_path, opts, source_path=None) -> list:
+def pad_to_input_size(placed, out_path, opts, source_path=None, notes=None) -> list:
     """RocketMQ maps whole files (``MappedFileQueue.load`` refuses a file whose length is not the
     configured size): extend the recovered copy with zeros to the input's length. Nothing else is
     written, so no extra paths are returned."""

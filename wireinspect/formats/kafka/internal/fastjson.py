@@ -156,7 +156,8 @@ def record_decoded(kind: str, key, value, enc):
         if key is not None:
             return None
         return None, None if value is None else metadata_value_json(k, value, enc)
-    except _DECLINE:
+    except _DECLINE as e:
+        e.__traceback__ = None  # Decline is one shared instance: its traceback would keep the frames (and the mapped file) alive
         return None
 
 
@@ -223,7 +224,8 @@ def batch_json(b, enc, extra: dict, shared_keys: bool = True):
                         "timestamp": timestamp[i], "key": None, "value": None if value is None else enc(value),
                         "headers": headers,
                         "valueDecoded": None if value is None else metadata_value_json(k, value, enc)})
-    except _DECLINE:
+    except _DECLINE as e:
+        e.__traceback__ = None  # Decline is one shared instance: its traceback would keep the frames (and the mapped file) alive
         return None
     d = b.header_json()
     d["problems"] = []

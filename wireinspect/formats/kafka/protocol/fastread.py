@@ -71,7 +71,8 @@ def read_or_none(plan: Plan, buf, p: int, end: int, enc):
     """``(dict, next_p)`` or ``None`` (declined)."""
     try:
         return reader(plan)(buf, p, end, enc)
-    except (Decline, ValueError, IndexError, struct.error, TypeError):
+    except (Decline, ValueError, IndexError, struct.error, TypeError) as e:
+        e.__traceback__ = None  # the shared Decline instance would keep these frames alive
         return None
 
 
