@@ -107,10 +107,13 @@ def add_attribute_nodes(node: Node, attributes: int, at: int, size: int) -> None
         node.add(part, at, size, v, display=f"{v} ({bits})")
 
 
-def batch_display(base_offset: int, last_offset_delta: int, attributes: int, count: int) -> str:
-    """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional."""
+def batch_display(base_offset: int, last_offset_delta: int, attributes: int, count: int, control: str = "") -> str:
+    """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional.
+    ``control``: what a control batch's records say (:meth:`Batch.control_text`: ``COMMIT
+    producerId=7 coordinatorEpoch=0``), after the word ``control``."""
     return (f"offsets {base_offset}..{base_offset + last_offset_delta}  {codec_name(attributes & 7)}  {count} records"
-            + ("  control" if attributes & 0x20 else "") + ("  transactional" if attributes & 0x10 else ""))
+            + (f"  control{' ' + control if control else ''}" if attributes & 0x20 else "")
+            + ("  transactional" if attributes & 0x10 else ""))
 
 
 class Header:
@@ -515,10 +518,34 @@ class Batch(UnitBase):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "lastOffsetDelta":
                 node.add("lastOffset", base + off, size, h[0] + value, derived=True)
-        node.display = batch_display(h[0], h[6], h[5], h[12])
+        node.display = batch_display(h[0], h[6], h[5], h[12], self.control_text())
         if self.records is not None:
             node.children.append(self._records_tree())
         return node
+
+    def control_text(self) -> str:
+        """A control batch's record types in words for its summary line (``dump --summary``, the
+        tree's batch line): ``COMMIT producerId=7 coordinatorEpoch=0`` for a transaction marker
+        (ABORT/COMMIT, with the batch's producerId and the marker's coordinatorEpoch),
+        ``LEADER_CHANGE`` etc. for KRaft control records (several types joined by ``,``); ``""`` for
+        a batch that is not control or whose records were not decoded (``--headers-only``)."""
+        h = self.header
+        if not h or not h[5] & 0x20 or not self.records:
+            return ""
+        types, epochs = [], []
+        for r in self.records[:16]:  # a control batch holds one record; a damaged one is not listed at length
+            f = control_record(self.data, r)
+            t = f.get("controlType") or "UNKNOWN"
+            if t not in types:
+                types.append(t)
+            if "coordinatorEpoch" in f and f["coordinatorEpoch"] not in epochs:
+                epochs.append(f["coordinatorEpoch"])
+        text = ",".join(types)
+        if types and set(types) <= {"ABORT", "COMMIT"}:
+            text += f" producerId={h[9]}"
+            if epochs:
+                text += " coordinatorEpoch=" + ",".join(map(str, epochs))
+        return text
 
     def _records_tree(self) -> Node:
         from wireinspect.formats.kafka.registry.fields import add_schema_nodes
