@@ -305,20 +305,36 @@ def _run(app: App, fn, *args, **kw) -> None:
 
 
 def common_options(fn):
-    @click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats').")
-    @click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
-                  help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
-    @click.option("--max-batch", type=Size(), default="64M", show_default=True,
-                  help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
-    @click.option("--max-batch-records", "max_records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS, show_default=True,
-                  help="Most records decoded per batch or compressed wrapper (a records_limit problem past it).")
-    @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
-                  help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
-                       "in a normal store layout).")
-    @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal, "
-                  "after the first second).")
+    """``--format``, the size limits, ``--commitlog`` (RocketMQ) and ``-q``; builds the :class:`App`."""
+    return _common_options(fn, rocketmq=True)
+
+
+def report_options(fn):
+    """:func:`common_options` without the RocketMQ-only ``--commitlog``: the reports (``group-offsets``,
+    ``transactions``, ``metadata``) read Kafka's internal topics only."""
+    return _common_options(fn, rocketmq=False)
+
+
+def _common_options(fn, rocketmq: bool):
+    options = [
+        click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats')."),
+        click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
+                     help="Most bytes one compressed batch may decompress to (decompression bomb guard)."),
+        click.option("--max-batch", type=Size(), default="64M", show_default=True,
+                     help="Largest entry decoded in memory; larger ones get header and CRC checks only."),
+        click.option("--max-batch-records", "max_records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS,
+                     show_default=True,
+                     help="Most records decoded per batch or compressed wrapper (a records_limit problem past it)."),
+    ]
+    if rocketmq:
+        options.append(click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
+                                    help="RocketMQ: the commitlog directory to check consume queues against (found "
+                                         "by itself in a normal store layout)."))
+    options.append(click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on "
+                                "a terminal, after the first second)."))
+
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, quiet, commitlog=None, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -332,6 +348,8 @@ def common_options(fn):
             app.opts.commitlog = commitlog
         app.quiet = quiet
         _run(app, fn, *args, **kw)
+    for option in reversed(options):
+        wrapper = option(wrapper)
     return wrapper
 
 
@@ -764,11 +782,18 @@ def _report(app: App, name: str, paths, as_json: bool, **params) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--group", metavar="G", help="Only this consumer group.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per group (then problems).")
-@common_options
+@report_options
 def group_offsets(app: App, paths, group, as_json):
     """Consumer groups from a __consumer_offsets partition (directory or segments): the last committed
     offset of each topic-partition per group (tombstones delete, transactional commits apply at their
-    COMMIT marker) and each group's state and members."""
+    COMMIT marker) and each group's state and members.
+
+    \b
+    Examples:
+      wireinspect group-offsets samples/internal/__consumer_offsets-0/
+      wireinspect group-offsets --group orders-worker --json samples/internal/
+      wireinspect group-offsets --group my-group /var/lib/kafka/data/__consumer_offsets-36/
+    """
     _report(app, "group-offsets", paths, as_json, group=group)
 
 
@@ -777,10 +802,17 @@ def group_offsets(app: App, paths, group, as_json):
 @click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
 @click.option("--transactional-id", metavar="T", help="Only this transactional id.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
-@common_options
+@report_options
 def transactions(app: App, paths, all_ids, transactional_id, as_json):
     """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
-    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some).
+
+    \b
+    Examples:
+      wireinspect transactions samples/internal/__transaction_state-0/
+      wireinspect transactions --all --json samples/internal/__transaction_state-0/
+      wireinspect transactions --transactional-id tx-1 /var/lib/kafka/data/__transaction_state-20/
+    """
     _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
 
 
@@ -793,11 +825,19 @@ def transactions(app: App, paths, all_ids, transactional_id, as_json):
               "ISR, brokers, topics...; A.. and ..B too).")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: the image as one object (or one object per "
               "change), then problems.")
-@common_options
+@report_options
 def metadata(app: App, paths, at_offset, at_time, changes, as_json):
     """The cluster as the KRaft controller saw it: a __cluster_metadata partition (its newest snapshot
     at or before the target, then the log) replayed into the metadata image at --at-offset, --at-time
-    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs."""
+    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs.
+
+    \b
+    Examples:
+      wireinspect metadata samples/internal/__cluster_metadata-0/
+      wireinspect metadata --at-offset 12 --json samples/internal/__cluster_metadata-0/
+      wireinspect metadata --changes 13.. samples/internal/__cluster_metadata-0/
+      wireinspect metadata --at-time 2024-05-01T10:00:00Z /var/lib/kafka/meta/__cluster_metadata-0/
+    """
     from wireinspect.ops.select import parse_offsets, parse_time
 
     try:
