@@ -249,26 +249,35 @@ def _size_of(path: str) -> int:
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
                 ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"),
-                ("--headers-only", "headers_only"))
+                ("--headers-only", "headers_only"), ("--key", "content"))
+
+
+def _flag(opts: Options, flag: str, key: str) -> str:
+    """How a given format option is named in messages: the content filters by the ones given
+    (``--value-contains``, ``--key/--header``)."""
+    if key == "content":
+        return "/".join(dict.fromkeys(g.split()[0] for g in opts.content.given))
+    return flag
 
 
 def given_options(opts: Options) -> list[str]:
-    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``)."""
+    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``, ``--key``...)."""
     given = set(opts.given())
-    return [flag for flag, key in OPTION_NAMES if key in given]
+    return [_flag(opts, flag, key) for flag, key in OPTION_NAMES if key in given]
 
 
 def unhonoured(opts: Options, fmt) -> str | None:
     """Why an input of format ``fmt`` cannot take the format-specific options given (``None`` when
     it can): each is honoured by the formats that list it in ``Format.honours``."""
-    keys = dict(OPTION_NAMES)
-    bad = [g for g in given_options(opts) if keys[g] not in fmt.honours]
+    given = set(opts.given())
+    bad = [(flag, key) for flag, key in OPTION_NAMES if key in given and key not in fmt.honours]
     if not bad:
         return None
     from wireinspect.catalog import all_formats
 
-    takers = sorted(f.id for f in all_formats() if keys[bad[0]] in f.honours)
-    return (f"{', '.join(bad)} cannot apply to a {fmt.id} input ({bad[0]} applies to "
+    names = [_flag(opts, flag, key) for flag, key in bad]
+    takers = sorted(f.id for f in all_formats() if bad[0][1] in f.honours)
+    return (f"{', '.join(names)} cannot apply to a {fmt.id} input ({names[0]} applies to "
             f"{', '.join(takers) or 'no format'})")
 
 
@@ -422,6 +431,27 @@ def capture_options(fn):
     return wrapper
 
 
+def content_options(fn):
+    """``--key``, ``--key-regex``, ``--value-contains``, ``--header`` (``dump``, ``view``): units that hold a
+    matching record, showing only those records (:mod:`wireinspect.ops.content`)."""
+    @click.option("--key", "key", metavar="KEY", help="Only records whose key is KEY (its bytes; a batch is shown "
+                  "when one of its records matches, with the matching records only).")
+    @click.option("--key-regex", "key_regex", metavar="RE", help="Only records whose key (as UTF-8 text) has a "
+                  "match of the Python regular expression RE (re.search).")
+    @click.option("--value-contains", "value_contains", metavar="TEXT", help="Only records whose value holds "
+                  "TEXT's bytes.")
+    @click.option("--header", "headers", metavar="NAME[=VALUE]", multiple=True,
+                  help="Only records with a header NAME whose value is VALUE (NAME alone: any value; "
+                       "repeatable). The content filters combine with AND.")
+    @functools.wraps(fn)
+    def wrapper(app, *args, key, key_regex, value_contains, headers, **kw):
+        from wireinspect.ops.content import parse_filter
+
+        app.opts.content = parse_filter(key, key_regex, value_contains, tuple(headers))
+        return fn(app, *args, **kw)
+    return wrapper
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 @click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
@@ -458,6 +488,20 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
         raise click.UsageError(e.format_message()) from None
 
 
+def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
+    """The content filters (``--key``...) need the records decoded and show some of them: with
+    ``--headers-only`` (no records) or ``--raw`` (every record, for encode) they are a usage error."""
+    flt = app.opts.content
+    if flt is None:
+        return
+    names = "/".join(dict.fromkeys(g.split()[0] for g in flt.given))
+    if headers_only:
+        raise click.UsageError(f"{names} (a filter on record content) needs the records; --headers-only decodes none")
+    if raw:
+        raise click.UsageError(f"{names} (a filter on record content) shows only the matching records; --raw gives "
+                               "encode every record")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
@@ -491,6 +535,7 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
 @common_options
 @capture_options
 @records_as_option
+@content_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
          producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
@@ -521,6 +566,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
         raise click.UsageError(f"--headers-only leaves the records out; {'--hexdump' if hexdump else '--raw'} "
                                "needs every byte of a unit")
     app.opts.headers_only = headers_only
+    _content_clash(app, headers_only, raw)
     _use_schemas(app, paths, schemas, hexdump=hexdump, summary=summary, headers_only=headers_only)
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
@@ -688,6 +734,7 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @common_options
 @capture_options
 @records_as_option
+@content_options
 def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
          problems_only, max_units, max_page_size, schemas, headers_only, force):
     """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
@@ -711,8 +758,9 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     given = [f"--{k.replace('_', '-')} {v}" for k, v in (("offset", offset), ("offsets", offsets), ("time", times),
              ("position", position), ("producer_id", producer_id), ("max_bytes", max_bytes),
              ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else []) + (
-             ["--headers-only"] if headers_only else [])
+             ["--headers-only"] if headers_only else []) + list(app.opts.content.given if app.opts.content else ())
     app.opts.headers_only = headers_only
+    _content_clash(app, headers_only, False)
     _use_schemas(app, paths, schemas, hexdump=False, summary=False, headers_only=headers_only)
     app.progress(paths)
     try:

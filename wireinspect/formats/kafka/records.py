@@ -256,7 +256,8 @@ class Batch(UnitBase):
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast")
+                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast",
+                 "shown")
 
     def __init__(self, position):
         self.position = position
@@ -275,6 +276,7 @@ class Batch(UnitBase):
         self.internal = None  # the internal-topic kind of its records (parse_batch's ``internal``)
         self._lazy = None  # (buf, pos, base, limit, max_records) while records are not parsed yet
         self._fast = None  # (mode, JSON text of the records) from settle()
+        self.shown = None  # frozenset of the indexes of the records the projections show (show_records); None: all
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -341,6 +343,34 @@ class Batch(UnitBase):
             buf, pos, base, limit, max_records = self._lazy
             self._lazy = None
             _parse_records(self, buf, pos, base, limit, max_records)
+
+    def record_contents(self) -> list:
+        """Each record's ``(key, value, headers)`` (bytes or None; headers ``(name, value)`` pairs),
+        in the order of ``records`` (the unit protocol's member, for ``dump --key``...); parses the
+        records now."""
+        self.parse_records()
+        data = self.data
+        out = []
+        for r in self.records or ():
+            key = None if r.p_key is None or r.keyLength is None or r.keyLength < 0 else bytes(
+                data[r.p_key:r.p_key + r.keyLength])
+            value = None if r.p_val is None or r.valueLength is None or r.valueLength < 0 else bytes(
+                data[r.p_val:r.p_val + r.valueLength])
+            out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
+                                      None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen])) for h in r.headers]))
+        return out
+
+    def show_records(self, indexes: frozenset) -> None:
+        """From now on, the JSON and the tree show only the records at ``indexes`` (of ``records``)."""
+        self.parse_records()  # (the fast JSON paths read every record: they take lazily parsed batches only)
+        self.shown = indexes
+
+    def _shown(self) -> list:
+        """``(index, record)`` of the records the projections show."""
+        recs = self.records
+        if self.shown is None:
+            return list(enumerate(recs))
+        return [(i, recs[i]) for i in sorted(self.shown) if i < len(recs)]
 
     def plain_records(self, capped: bool = False):
         """``(data, first, stop, data_base)`` of the records of a plain valid batch whose records are
@@ -464,7 +494,7 @@ class Batch(UnitBase):
         control = bool(self.header[5] & 0x20)
         unverified = self.crc_ok is not True
         out = []
-        for r in self.records:
+        for r in self.records if self.shown is None else [r for _, r in self._shown()]:
             rec = {"position": None if base is None else base + r.start, "length": r.end - r.start,
                    "offset": self.record_offset(r), "timestamp": self.record_timestamp(r),
                    "key": None, "value": None, "headers": []}
@@ -558,7 +588,8 @@ class Batch(UnitBase):
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)
-        for i, r in enumerate(self.records[:tree_max_records()]):
+        shown = self._shown() if self.shown is not None else None
+        for i, r in (shown[:tree_max_records()] if shown is not None else enumerate(self.records[:tree_max_records()])):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             if not control and self.internal is None:
@@ -574,7 +605,7 @@ class Batch(UnitBase):
             if control:
                 for k, at, size, v in control_fields(data, r):
                     rn.add(k, base + at, size, v, derived=True)
-        elided(recs, len(self.records), "records")
+        elided(recs, len(self.records) if shown is None else len(shown), "records")
         return recs
 
 
