@@ -530,6 +530,8 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
               "Kafka segments, Kafka 0.7/Jafka logs, Kafka captures.")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
               "(key + 'Iso').")
+@click.option("--full", "full_values", is_flag=True, help="Values whole in the tree and the hexdump's annotations "
+              "(long keys, values and headers are cut with '…' otherwise).")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
 @common_options
@@ -537,7 +539,7 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @records_as_option
 @content_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, full_values, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -546,6 +548,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
+      wireinspect dump --key order-42 --full samples/partition/orders-0/
       wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
     """
     from wireinspect.ops.dump import dump_items
@@ -576,7 +579,12 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
-    found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
+    from wireinspect.render.safe import full_values as whole
+
+    if full_values and as_json:
+        raise click.UsageError("--full shows whole values in the tree and the hexdump; JSON holds them whole already")
+    with whole(full_values):
+        found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
     app.found(found)
 
 

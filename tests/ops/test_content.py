@@ -193,3 +193,19 @@ def test_view_keeps_the_matching_units(segment, tmp_path_factory):
     assert "1 of 5 records match" in page and "--key" in page
     r = run("view", "--key", "nobody", segment, "-o", tmp_path / "none.html", "--force")
     assert r.exit_code == 0 and "no unit matched" in r.stderr
+
+
+def test_full_shows_values_whole(segment, tmp_path):
+    """dump --full: no '…' in the tree or the hexdump's annotations (issue 20, item 16b)."""
+    p = tmp_path / "long.log"
+    long_value = b"v" * 300
+    p.write_bytes(batch(0, [(b"k" * 120, long_value, [("h", b"\xff" * 80)])]))
+    cut = run("dump", p).stdout
+    assert "…" in cut and long_value.decode() not in cut
+    whole = run("dump", "--full", p).stdout
+    assert "…" not in whole and '"' + long_value.decode() + '"' in whole and "k" * 120 in whole
+    assert "\\xff" * 80 in whole
+    assert "…" in run("dump", "--hexdump", p).stdout and "…" not in run("dump", "--hexdump", "--full", p).stdout
+    r = run("dump", "--json", "--full", p)
+    assert r.exit_code == 2 and "--full" in r.output
+    assert "…" in run("dump", p).stdout  # the setting ends with the command

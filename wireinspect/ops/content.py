@@ -67,8 +67,9 @@ class ContentFilter:
         return True
 
     def select(self, units):
-        """The units that hold a matching record, each told (``show_records``) to show only those;
-        ``last`` holds ``(shown, total)`` of the unit yielded last."""
+        """The units that hold a matching record, each told (``show_records``) to show only those
+        (unless every record of it matches); ``last`` holds ``(shown, total)`` of the unit yielded
+        last."""
         for u in units:
             contents = u.record_contents
             if contents is None:
@@ -81,7 +82,8 @@ class ContentFilter:
                 continue
             self.units_shown += 1
             self.records_shown += len(keep)
-            u.show_records(frozenset(keep))
+            if len(keep) < len(recs):  # (every record matches: the unit as it is, its fast JSON path too)
+                u.show_records(frozenset(keep))
             self.last = (len(keep), len(recs))
             yield u
 

@@ -62,12 +62,16 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
-            fast = None if iso or raw or content else unit.json_line
+            here = extra
+            fast = None if iso or raw else unit.json_line
+            if content is not None:  # "recordsShown" last; the fast path only for a unit shown whole
+                here = {**extra, "recordsShown": content.last[0]}
+                fast = fast if content.last[0] == content.last[1] else None
             if fast is not None:
-                write(fast(enc, enc_mode, dumps, extra))
+                write(fast(enc, enc_mode, dumps, here))
             else:
                 d = unit.to_json(enc)
-                d.update(extra)
+                d.update(here)
                 if raw:
                     d["format"] = item.format.id
                     more = unit.raw_json
@@ -75,8 +79,6 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
                         d.update(more(src.read, enc))
                 if iso:
                     add_iso_times(d)
-                if content is not None:
-                    d["recordsShown"] = content.last[0]
                 write(dumps(d))
             write("\n")
         elif mode == "json-tree":

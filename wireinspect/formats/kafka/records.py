@@ -348,6 +348,9 @@ class Batch(UnitBase):
         """Each record's ``(key, value, headers)`` (bytes or None; headers ``(name, value)`` pairs),
         in the order of ``records`` (the unit protocol's member, for ``dump --key``...); parses the
         records now."""
+        fast = self._split_contents()
+        if fast is not None:
+            return fast
         self.parse_records()
         data = self.data
         out = []
@@ -358,6 +361,31 @@ class Batch(UnitBase):
                 data[r.p_val:r.p_val + r.valueLength])
             out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
                                       None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen])) for h in r.headers]))
+        return out
+
+    def _split_contents(self):
+        """:meth:`record_contents` of a plain valid batch straight from the bytes by the record
+        splitter (:func:`~wireinspect.formats.kafka.fastjson.split_records`, compiled when built),
+        leaving the records unparsed (a batch no filter keeps is never decoded); ``None`` when the
+        batch may not take that path or the splitter declines (then the full decoder reads it)."""
+        got = self.plain_records()
+        if got is None:
+            return None
+        from wireinspect.formats.kafka.fastjson import split_records
+
+        split = split_records(self.header, *got)
+        if split is None:
+            return None
+        keys, values, counts, hkeys, hvals = split[4], split[5], split[6], split[7], split[8]
+        if not hkeys:
+            return [(k, v, ()) for k, v in zip(keys, values)]
+        if any("\\" in k for k in hkeys):  # a header name the splitter may have escaped: the full decoder's bytes
+            return None
+        out = []
+        j = 0
+        for k, v, n in zip(keys, values, counts):
+            out.append((k, v, [(hkeys[i].encode(), hvals[i]) for i in range(j, j + n)] if n else ()))
+            j += n
         return out
 
     def show_records(self, indexes: frozenset) -> None:
