@@ -175,6 +175,54 @@ def test_kafka07_log_layout():
     assert run("verify", K07_LOG).exit_code == 0
 
 
+# -- Kafka's internal topics ------------------------------------------------------------------------
+
+INTERNAL = SAMPLES / "internal"
+
+
+def test_internal_samples_are_what_the_script_builds(tmp_path):
+    """samples/make_internal_samples.py rebuilds samples/internal/ byte for byte (and nothing else is there)."""
+    pytest.importorskip("kafka")
+    _script("make_internal_samples").main(["--out", str(tmp_path)])
+    built = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    committed = {p.relative_to(SAMPLES): p.read_bytes() for p in INTERNAL.rglob("*") if p.is_file()}
+    assert built.keys() == committed.keys()
+    for rel, data in built.items():
+        assert committed[rel] == data, rel
+    assert all(len(d) < 4096 for d in built.values())
+
+
+def test_internal_samples_reports():
+    groups = {d["group"]: d for d in map(json.loads, run("group-offsets", "--json", INTERNAL / "__consumer_offsets-0")
+                                         .stdout.splitlines()) if d.get("type") == "group"}
+    assert groups["orders-worker"]["state"] == "Stable" and len(groups["orders-worker"]["classic"]["members"]) == 2
+    assert groups["stock-etl"]["state"] == "Dead"
+    assert groups["analytics-service"]["offsets"] == [] and groups["analytics-service"]["offsetsDeleted"] == 1
+    r = run("transactions", "--all", "--json", INTERNAL / "__transaction_state-0")
+    txns = {d["transactionalId"]: d for d in map(json.loads, r.stdout.splitlines()) if d.get("type") == "transaction"}
+    assert r.exit_code == 1 and [t for t, d in txns.items() if d["hanging"]] == ["audit-tx"]
+    assert txns["orders-tx"]["state"] == "CompleteCommit" and txns["returns-tx"]["state"] == "CompleteAbort"
+    r = run("metadata", "--json", INTERNAL / "__cluster_metadata-0")
+    image = json.loads(r.stdout.splitlines()[0])
+    assert r.exit_code == 0 and image["snapshot"]["endOffset"] == 13 and image["lastOffset"] == 14
+    r = run("metadata", "--changes", "13..", "--json", INTERNAL / "__cluster_metadata-0")
+    assert "leader_change" in {json.loads(x).get("change") for x in r.stdout.splitlines()}
+    assert run("verify", "--deep", INTERNAL).exit_code == 0
+
+
+def test_control_batch_summary_names_its_marker():
+    """dump --summary of a transaction marker batch: control COMMIT/ABORT with producerId and coordinatorEpoch;
+    a KRaft control batch its type (issue 20, item 16c)."""
+    lines = run("dump", "--summary", SAMPLES / "transactional" / "00000000000000000000.log").stdout.splitlines()
+    assert "control COMMIT producerId=4000 coordinatorEpoch=7  transactional" in lines[2]
+    assert "control ABORT producerId=4000 coordinatorEpoch=7" in lines[4]
+    assert "control" not in lines[1]
+    out = run("dump", "--summary", INTERNAL / "__cluster_metadata-0" / "00000000000000000000.log").stdout
+    assert "control LEADER_CHANGE" in out.splitlines()[1]
+    out = run("dump", "--summary", INTERNAL / "__cluster_metadata-0" / "00000000000000000013-0000000001.checkpoint").stdout
+    assert "control SNAPSHOT_HEADER" in out and "control SNAPSHOT_FOOTER" in out
+
+
 # -- all of them ------------------------------------------------------------------------------------
 
 def test_samples_are_small():

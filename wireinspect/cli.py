@@ -261,26 +261,35 @@ def _size_of(path: str) -> int:
 
 OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connection"),
                 ("--correlation-id", "correlation_id"), ("--commitlog", "commitlog"), ("--records-as", "records_as"),
-                ("--headers-only", "headers_only"))
+                ("--headers-only", "headers_only"), ("--key", "content"))
+
+
+def _flag(opts: Options, flag: str, key: str) -> str:
+    """How a given format option is named in messages: the content filters by the ones given
+    (``--value-contains``, ``--key/--header``)."""
+    if key == "content":
+        return "/".join(dict.fromkeys(g.split()[0] for g in opts.content.given))
+    return flag
 
 
 def given_options(opts: Options) -> list[str]:
-    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``)."""
+    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``, ``--key``...)."""
     given = set(opts.given())
-    return [flag for flag, key in OPTION_NAMES if key in given]
+    return [_flag(opts, flag, key) for flag, key in OPTION_NAMES if key in given]
 
 
 def unhonoured(opts: Options, fmt) -> str | None:
     """Why an input of format ``fmt`` cannot take the format-specific options given (``None`` when
     it can): each is honoured by the formats that list it in ``Format.honours``."""
-    keys = dict(OPTION_NAMES)
-    bad = [g for g in given_options(opts) if keys[g] not in fmt.honours]
+    given = set(opts.given())
+    bad = [(flag, key) for flag, key in OPTION_NAMES if key in given and key not in fmt.honours]
     if not bad:
         return None
     from wireinspect.catalog import all_formats
 
-    takers = sorted(f.id for f in all_formats() if keys[bad[0]] in f.honours)
-    return (f"{', '.join(bad)} cannot apply to a {fmt.id} input ({bad[0]} applies to "
+    names = [_flag(opts, flag, key) for flag, key in bad]
+    takers = sorted(f.id for f in all_formats() if bad[0][1] in f.honours)
+    return (f"{', '.join(names)} cannot apply to a {fmt.id} input ({names[0]} applies to "
             f"{', '.join(takers) or 'no format'})")
 
 
@@ -317,20 +326,36 @@ def _run(app: App, fn, *args, **kw) -> None:
 
 
 def common_options(fn):
-    @click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats').")
-    @click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
-                  help="Most bytes one compressed batch may decompress to (decompression bomb guard).")
-    @click.option("--max-batch", type=Size(), default="64M", show_default=True,
-                  help="Largest entry decoded in memory; larger ones get header and CRC checks only.")
-    @click.option("--max-batch-records", "max_records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS, show_default=True,
-                  help="Most records decoded per batch or compressed wrapper (a records_limit problem past it).")
-    @click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
-                  help="RocketMQ: the commitlog directory to check consume queues against (found by itself "
-                       "in a normal store layout).")
-    @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal, "
-                  "after the first second).")
+    """``--format``, the size limits, ``--commitlog`` (RocketMQ) and ``-q``; builds the :class:`App`."""
+    return _common_options(fn, rocketmq=True)
+
+
+def report_options(fn):
+    """:func:`common_options` without the RocketMQ-only ``--commitlog``: the reports (``group-offsets``,
+    ``transactions``, ``metadata``) read Kafka's internal topics only."""
+    return _common_options(fn, rocketmq=False)
+
+
+def _common_options(fn, rocketmq: bool):
+    options = [
+        click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats')."),
+        click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
+                     help="Most bytes one compressed batch may decompress to (decompression bomb guard)."),
+        click.option("--max-batch", type=Size(), default="64M", show_default=True,
+                     help="Largest entry decoded in memory; larger ones get header and CRC checks only."),
+        click.option("--max-batch-records", "max_records", type=click.IntRange(1), default=DEFAULT_MAX_RECORDS,
+                     show_default=True,
+                     help="Most records decoded per batch or compressed wrapper (a records_limit problem past it)."),
+    ]
+    if rocketmq:
+        options.append(click.option("--commitlog", metavar="DIR", type=click.Path(file_okay=False),
+                                    help="RocketMQ: the commitlog directory to check consume queues against (found "
+                                         "by itself in a normal store layout)."))
+    options.append(click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on "
+                                "a terminal, after the first second)."))
+
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, quiet, commitlog=None, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -344,6 +369,8 @@ def common_options(fn):
             app.opts.commitlog = commitlog
         app.quiet = quiet
         _run(app, fn, *args, **kw)
+    for option in reversed(options):
+        wrapper = option(wrapper)
     return wrapper
 
 
@@ -416,6 +443,27 @@ def capture_options(fn):
     return wrapper
 
 
+def content_options(fn):
+    """``--key``, ``--key-regex``, ``--value-contains``, ``--header`` (``dump``, ``view``): units that hold a
+    matching record, showing only those records (:mod:`wireinspect.ops.content`)."""
+    @click.option("--key", "key", metavar="KEY", help="Only records whose key is KEY (its bytes; a batch is shown "
+                  "when one of its records matches, with the matching records only).")
+    @click.option("--key-regex", "key_regex", metavar="RE", help="Only records whose key (as UTF-8 text) has a "
+                  "match of the Python regular expression RE (re.search).")
+    @click.option("--value-contains", "value_contains", metavar="TEXT", help="Only records whose value holds "
+                  "TEXT's bytes.")
+    @click.option("--header", "headers", metavar="NAME[=VALUE]", multiple=True,
+                  help="Only records with a header NAME whose value is VALUE (NAME alone: any value; "
+                       "repeatable). The content filters combine with AND.")
+    @functools.wraps(fn)
+    def wrapper(app, *args, key, key_regex, value_contains, headers, **kw):
+        from wireinspect.ops.content import parse_filter
+
+        app.opts.content = parse_filter(key, key_regex, value_contains, tuple(headers))
+        return fn(app, *args, **kw)
+    return wrapper
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 @click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
@@ -452,6 +500,20 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
         raise click.UsageError(e.format_message()) from None
 
 
+def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
+    """The content filters (``--key``...) need the records decoded and show some of them: with
+    ``--headers-only`` (no records) or ``--raw`` (every record, for encode) they are a usage error."""
+    flt = app.opts.content
+    if flt is None:
+        return
+    names = "/".join(dict.fromkeys(g.split()[0] for g in flt.given))
+    if headers_only:
+        raise click.UsageError(f"{names} (a filter on record content) needs the records; --headers-only decodes none")
+    if raw:
+        raise click.UsageError(f"{names} (a filter on record content) shows only the matching records; --raw gives "
+                               "encode every record")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: one object per batch/message/frame.")
@@ -480,13 +542,16 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
               "Kafka segments, Kafka 0.7/Jafka logs, Kafka captures.")
 @click.option("--iso-times", is_flag=True, help="With --json: beside each timestamp in ms, its ISO-8601 UTC time "
               "(key + 'Iso').")
+@click.option("--full", "full_values", is_flag=True, help="Values whole in the tree and the hexdump's annotations "
+              "(long keys, values and headers are cut with '…' otherwise).")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
 @common_options
 @capture_options
 @records_as_option
+@content_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, full_values, raw):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -495,6 +560,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
+      wireinspect dump --key order-42 --full samples/partition/orders-0/
       wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
     """
     from wireinspect.ops.dump import dump_items
@@ -515,6 +581,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
         raise click.UsageError(f"--headers-only leaves the records out; {'--hexdump' if hexdump else '--raw'} "
                                "needs every byte of a unit")
     app.opts.headers_only = headers_only
+    _content_clash(app, headers_only, raw)
     _use_schemas(app, paths, schemas, hexdump=hexdump, summary=summary, headers_only=headers_only)
     if hexdump and bytes_mode:
         raise click.UsageError("--bytes sets how values appear in JSON and in the tree; --hexdump shows every byte")
@@ -524,7 +591,12 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
-    found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
+    from wireinspect.render.safe import full_values as whole
+
+    if full_values and as_json:
+        raise click.UsageError("--full shows whole values in the tree and the hexdump; JSON holds them whole already")
+    with whole(full_values):
+        found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
     app.found(found)
 
 
@@ -685,6 +757,7 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force, ma
 @common_options
 @capture_options
 @records_as_option
+@content_options
 def view(app: App, paths, out, offset, offsets, times, position, producer_id, max_bytes, max_records_shown,
          problems_only, max_units, max_page_size, schemas, headers_only, force):
     """Write one self-contained HTML page (no network) to explore PATH...: units, field trees, hex
@@ -708,8 +781,9 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     given = [f"--{k.replace('_', '-')} {v}" for k, v in (("offset", offset), ("offsets", offsets), ("time", times),
              ("position", position), ("producer_id", producer_id), ("max_bytes", max_bytes),
              ("max_records", max_records_shown)) if v is not None] + (["--problems"] if problems_only else []) + (
-             ["--headers-only"] if headers_only else [])
+             ["--headers-only"] if headers_only else []) + list(app.opts.content.given if app.opts.content else ())
     app.opts.headers_only = headers_only
+    _content_clash(app, headers_only, False)
     _use_schemas(app, paths, schemas, hexdump=False, summary=False, headers_only=headers_only)
     app.progress(paths)
     try:
@@ -779,11 +853,18 @@ def _report(app: App, name: str, paths, as_json: bool, **params) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--group", metavar="G", help="Only this consumer group.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per group (then problems).")
-@common_options
+@report_options
 def group_offsets(app: App, paths, group, as_json):
     """Consumer groups from a __consumer_offsets partition (directory or segments): the last committed
     offset of each topic-partition per group (tombstones delete, transactional commits apply at their
-    COMMIT marker) and each group's state and members."""
+    COMMIT marker) and each group's state and members.
+
+    \b
+    Examples:
+      wireinspect group-offsets samples/internal/__consumer_offsets-0/
+      wireinspect group-offsets --group orders-worker --json samples/internal/
+      wireinspect group-offsets --group my-group /var/lib/kafka/data/__consumer_offsets-36/
+    """
     _report(app, "group-offsets", paths, as_json, group=group)
 
 
@@ -792,10 +873,17 @@ def group_offsets(app: App, paths, group, as_json):
 @click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
 @click.option("--transactional-id", metavar="T", help="Only this transactional id.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
-@common_options
+@report_options
 def transactions(app: App, paths, all_ids, transactional_id, as_json):
     """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
-    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some).
+
+    \b
+    Examples:
+      wireinspect transactions samples/internal/__transaction_state-0/
+      wireinspect transactions --all --json samples/internal/__transaction_state-0/
+      wireinspect transactions --transactional-id tx-1 /var/lib/kafka/data/__transaction_state-20/
+    """
     _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
 
 
@@ -808,11 +896,19 @@ def transactions(app: App, paths, all_ids, transactional_id, as_json):
               "ISR, brokers, topics...; A.. and ..B too).")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: the image as one object (or one object per "
               "change), then problems.")
-@common_options
+@report_options
 def metadata(app: App, paths, at_offset, at_time, changes, as_json):
     """The cluster as the KRaft controller saw it: a __cluster_metadata partition (its newest snapshot
     at or before the target, then the log) replayed into the metadata image at --at-offset, --at-time
-    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs."""
+    or the end: topics, partitions, brokers, features, quorum, configs, quotas, ACLs.
+
+    \b
+    Examples:
+      wireinspect metadata samples/internal/__cluster_metadata-0/
+      wireinspect metadata --at-offset 12 --json samples/internal/__cluster_metadata-0/
+      wireinspect metadata --changes 13.. samples/internal/__cluster_metadata-0/
+      wireinspect metadata --at-time 2024-05-01T10:00:00Z /var/lib/kafka/meta/__cluster_metadata-0/
+    """
     from wireinspect.ops.select import parse_offsets, parse_time
 
     try:

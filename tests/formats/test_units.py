@@ -32,7 +32,7 @@ from wireinspect.ops.options import Options
 ENC = bytes_encoder("base64")
 OPTIONAL_INT = ("base_offset", "last_offset", "base_timestamp", "max_timestamp", "producer_id", "file_position",
                 "file_size")
-OPTIONAL_METHODS = ("report_table", "json_line", "raw_json", "raw_bytes")
+OPTIONAL_METHODS = ("report_table", "json_line", "raw_json", "raw_bytes", "record_contents", "show_records")
 
 
 def _family(fid: str) -> str:

@@ -31,7 +31,7 @@ class Format:
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
     # Format options the format honours ("port", "api", "connection", "correlation_id", "commitlog",
-    # "headers_only"); giving any
+    # "headers_only", "records_as", "content": the record content filters --key...); giving any
     # other one for an input of this format is a usage error.
     honours: frozenset = frozenset()
     # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})

@@ -10,7 +10,8 @@ probing). A unit class declares ``type``, ``position``, ``length``, ``problems``
 attribute, a slot or a property). :class:`Unit`, :class:`LogUnit` and :class:`RawUnit` are the same
 members written as ``typing.Protocol`` classes (``runtime_checkable``: ``isinstance(u, Unit)``).
 
-Optional methods (``json_line``, ``raw_json``, ``raw_bytes``, ``report_table``) are ``None`` on
+Optional methods (``json_line``, ``raw_json``, ``raw_bytes``, ``report_table``, ``record_contents``,
+``show_records``) are ``None`` on
 units that do not have them: a caller tests ``unit.raw_json is not None`` before calling it.
 """
 
@@ -78,6 +79,15 @@ class UnitBase:
       absolute positions (bytes).
     * ``raw_bytes`` (None, or a method ``() -> bytes``): the unit's bytes when they are not the
       input's at ``position`` (a stream's frame), for ``dump --hexdump``.
+    * ``record_contents`` (None, or a method ``() -> list``): each record's ``(key, value, headers)``
+      in the order of the unit's JSON ``records`` (a plain message: itself): ``key``/``value`` bytes or
+      None, ``headers`` a sequence of ``(name bytes, value bytes or None)``, for the content filters
+      (``dump --key``..., :mod:`wireinspect.ops.content`); a format without keys or headers gives
+      ``None``/``()`` for them (Kafka 0.7's payload is the value; RocketMQ's key is the ``KEYS``
+      property, its headers the properties, its value the body, decompressed).
+    * ``show_records`` (None, or a method ``(indexes: frozenset) -> None``): from now on the unit's
+      projections (``to_json``, ``to_tree``, ``json_line``) show only the records at those indexes of
+      ``record_contents()`` (present whenever ``record_contents`` is).
 
     Where a capture's (or a stream dump's) unit sits, read by ``inputs/capture`` (filters, summary,
     problem locations) and ``streams.py``; None for a file's units:
@@ -110,6 +120,8 @@ class UnitBase:
     json_line: Callable[..., str] | None = None
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None = None
     raw_bytes: Callable[[], bytes] | None = None
+    record_contents: Callable[[], list] | None = None
+    show_records: Callable[[frozenset], None] | None = None
     protocol: str | None = None
     conversation: object | None = None
     direction: str | None = None
@@ -142,6 +154,8 @@ class Unit(Protocol):
     json_line: Callable[..., str] | None
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None
     raw_bytes: Callable[[], bytes] | None
+    record_contents: Callable[[], list] | None
+    show_records: Callable[[frozenset], None] | None
     protocol: str | None
     conversation: object | None
     direction: str | None

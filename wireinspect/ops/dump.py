@@ -35,6 +35,11 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> i
         except InputError as e:  # a read error part way through a file
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
     sys.stdout.flush()
+    content = app.opts.content  # --key/--value-contains...: a filter that matched nothing says so
+    if content is not None and content.nothing_matched():
+        import click
+
+        click.echo(f"wireinspect: {safe_text(content.nothing_matched())}", err=True)
     return found
 
 
@@ -51,15 +56,22 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     units = item.format.units(src, _seek(app, item, sel, safe_text))
     if sel is not None and sel.active:
         units = sel.select(units)
+    content = app.opts.content  # --key, --value-contains... (ops/content.py): units with a matching record
+    if content is not None:
+        units = content.select(units)
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
+            here = extra
             fast = None if iso or raw else unit.json_line
+            if content is not None:  # "recordsShown" last; the fast path only for a unit shown whole
+                here = {**extra, "recordsShown": content.last[0]}
+                fast = fast if content.last[0] == content.last[1] else None
             if fast is not None:
-                write(fast(enc, enc_mode, dumps, extra))
+                write(fast(enc, enc_mode, dumps, here))
             else:
                 d = unit.to_json(enc)
-                d.update(extra)
+                d.update(here)
                 if raw:
                     d["format"] = item.format.id
                     more = unit.raw_json
@@ -70,7 +82,9 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
                 write(dumps(d))
             write("\n")
         elif mode == "json-tree":
-            d = node_to_dict(unit.to_tree(), enc)
+            d = node_to_dict(_noted(unit.to_tree(), content), enc)
+            if content is not None:
+                d["recordsShown"] = content.last[0]
             d["path"] = src.name
             write(dumps(d))
             write("\n")
@@ -79,15 +93,22 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
         elif mode == "summary":
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
-            print_lines(app.out, [summary_parts(unit.to_tree(), enc if enc_mode else None)])
+            print_lines(app.out, [summary_parts(_noted(unit.to_tree(), content), enc if enc_mode else None)])
         else:
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
-            print_tree(app.out, unit.to_tree(), enc if enc_mode else None)
+            print_tree(app.out, _noted(unit.to_tree(), content), enc if enc_mode else None)
         found += len(unit.problems)  # after rendering: lazily parsed records add theirs
         if n % 256 == 0:
             update(file_end(unit))
     return found
+
+
+def _noted(node, content):
+    """A unit's tree; with a content filter, its line ends with how many of its records match."""
+    if content is not None:
+        node.display = f"{node.display or ''}  ({content.note()})".lstrip()
+    return node
 
 
 def add_iso_times(obj) -> None:

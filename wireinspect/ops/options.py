@@ -24,7 +24,11 @@ class Options:
       (``--records-as``: ``offsets``, ``transactions``, ``share-state``, ``metadata``,
       ``remote-log-metadata``; ``"none"``: never); ``None``: as the file's directory names.
     * ``headers_only``: batches, messages and frames without the records inside them
-      (``--headers-only``; Kafka segments, Kafka 0.7/Jafka logs, Kafka captures)."""
+      (``--headers-only``; Kafka segments, Kafka 0.7/Jafka logs, Kafka captures).
+    * ``content``: ``dump``/``view``'s filters on record content (``--key``, ``--key-regex``,
+      ``--value-contains``, ``--header``: an :class:`~wireinspect.ops.content.ContentFilter`), applied
+      to the units by ``ops`` (the formats that list ``"content"`` in ``honours`` give their units
+      ``record_contents``/``show_records``)."""
 
     max_decompressed: int = DEFAULT_LIMIT
     max_batch: int = DEFAULT_MAX_ENTRY
@@ -39,11 +43,13 @@ class Options:
     commitlog: str | None = None
     records_as: str | None = None
     headers_only: bool = False
+    content: object = None
 
     # option name (Format.honours) -> attribute: the format-specific options
     FORMAT_OPTIONS: ClassVar[dict] = {"port": "ports", "api": "apis", "connection": "connections",
                       "correlation_id": "correlation_ids", "commitlog": "commitlog",
-                      "records_as": "records_as", "headers_only": "headers_only"}
+                      "records_as": "records_as", "headers_only": "headers_only",
+                      "content": "content"}
 
     def given(self) -> list[str]:
         """The format-specific options given, by their ``Format.honours`` names."""

@@ -264,6 +264,10 @@ def _one(app, item, page, room: int, problems_only: bool):
     selecting = sel is not None and sel.active
     if selecting:
         units = sel.select(units)
+    content = app.opts.content  # --key, --value-contains... (ops/content.py): units with a matching record
+    if content is not None:
+        units = content.select(units)
+        selecting = True
     found = 0
     stopped_at = None
     timeline = False
@@ -274,6 +278,8 @@ def _one(app, item, page, room: int, problems_only: bool):
             stopped_at, stop = _stop(unit, page, room)
             break
         node = unit.to_tree()  # before reading problems: lazily parsed units add theirs
+        if content is not None:
+            node.display = f"{node.display or ''}  ({content.note()})".lstrip()
         if problems_only and not unit.problems and not node.all_problems():
             continue
         data, first = unit_bytes(item, unit, node)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from wireinspect.model import Node
-from wireinspect.render.safe import safe_text, show_node_value
+from wireinspect.render.safe import safe_text, show_node_value, values_whole
 
 STYLES = ("cyan", "magenta", "green", "blue", "bright_cyan", "bright_magenta")  # red is for problems only
 
@@ -37,7 +37,7 @@ def _notes(node: Node, leaves, style_at):
     for leaf in leaves:
         val = leaf.display if leaf.display else show_node_value(leaf.name, leaf.value)
         val = safe_text(str(val))
-        if len(val) > VALUE_WIDTH:
+        if len(val) > VALUE_WIDTH and not values_whole():
             val = val[:VALUE_WIDTH - 1] + "…"
         at.setdefault(leaf.position, []).append((f"{safe_text(leaf.name)}={val}", style_at.get(leaf.position, "")))
     for n in node.walk():

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from wireinspect.codec.times import iso_ms
 
 import re
+
+# ``dump --full``: values in the tree and the hexdump's annotations are shown whole, without "…".
+_full: ContextVar[bool] = ContextVar("full_values", default=False)
+
+
+@contextmanager
+def full_values(on: bool = True):
+    """Within the ``with`` block (``dump --full``), :func:`show_bytes`, :func:`show_text_or_bytes`,
+    :func:`show_value` and the hexdump's annotations show values whole (no ``…`` cut)."""
+    token = _full.set(on)
+    try:
+        yield
+    finally:
+        _full.reset(token)
+
+
+def values_whole() -> bool:
+    """Whether values are shown whole now (:func:`full_values`)."""
+    return _full.get()
 
 # What never reaches a terminal raw: C0, DEL, C1 (U+009B is a CSI), the line and paragraph separators, and
 # the bidi controls (embeddings and overrides U+202A-202E, isolates U+2066-2069, the marks U+200E/U+200F and
@@ -38,7 +60,10 @@ def terminal_line(text: str) -> str:
 
 
 def show_bytes(b: bytes, limit: int = 48) -> str:
-    """A short, printable rendering of bytes: printable ASCII kept, the rest as \\xNN."""
+    """A short, printable rendering of bytes: printable ASCII kept, the rest as \\xNN (all of them
+    within :func:`full_values`)."""
+    if _full.get():
+        limit = len(b)
     head = b[:limit]
     s = "".join(chr(c) if 32 <= c < 127 and c != 92 else "\\\\" if c == 92 else f"\\x{c:02x}" for c in head)
     more = f"… (+{len(b) - limit} bytes)" if len(b) > limit else ""
@@ -54,6 +79,8 @@ def show_text_or_bytes(b: bytes, limit: int = 48) -> str:
         return show_bytes(b, limit)
     if not text.isprintable():
         return show_bytes(b, limit)
+    if _full.get():
+        limit = len(text)
     more = f"… (+{len(text) - limit} characters)" if len(text) > limit else ""
     return '"' + safe_text(text[:limit]).replace("\\", "\\\\").replace('"', '\\"') + '"' + more
 
@@ -66,7 +93,7 @@ def show_value(v) -> str:
     if isinstance(v, (bytes, bytearray, memoryview)):
         return show_text_or_bytes(bytes(v))
     if isinstance(v, str):
-        return safe_text(repr(v) if len(v) < 200 else repr(v[:200]) + "…")
+        return safe_text(repr(v) if len(v) < 200 or _full.get() else repr(v[:200]) + "…")
     return safe_text(str(v))
 
 

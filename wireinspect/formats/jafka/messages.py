@@ -91,7 +91,7 @@ class Message(UnitBase):
     type = "message"
     __slots__ = ("position", "length", "data", "start", "base", "size", "magic", "attributes", "checksum",
                  "p_payload", "payload_len", "crc_ok", "crc_computed", "problems", "inner", "offset", "next_offset",
-                 "dialect", "framing_ok", "compressed_length", "partial", "spans")
+                 "dialect", "framing_ok", "compressed_length", "partial", "spans", "shown")
 
     def __init__(self, data, start, base, dialect):
         self.data, self.start, self.base, self.dialect = data, start, base, dialect
@@ -107,6 +107,7 @@ class Message(UnitBase):
         self.compressed_length = None
         self.partial = False
         self.spans = {}  # field name -> (index in data, length), from MESSAGE.decode
+        self.shown = None  # frozenset of the indexes of the inner messages shown (show_records); None: all
 
     @property
     def codec(self) -> int:
@@ -134,6 +135,23 @@ class Message(UnitBase):
             return None
         return bytes(self.data[self.p_payload:self.p_payload + self.payload_len])
 
+    def record_contents(self) -> list:
+        """``(None, payload, ())`` of each message: a wrapper's inner messages, or the message itself
+        (Kafka 0.7 messages have no key and no headers: the payload is the value)."""
+        if self.inner is not None:
+            return [(None, m.payload(), ()) for m in self.inner]
+        return [(None, self.payload(), ())]
+
+    def show_records(self, indexes: frozenset) -> None:
+        """From now on the JSON and the tree show only the inner messages at ``indexes``."""
+        self.shown = indexes
+
+    def _shown_inner(self) -> list:
+        """``(index, message)`` of the inner messages shown."""
+        if self.shown is None:
+            return list(enumerate(self.inner))
+        return [(i, m) for i, m in enumerate(self.inner) if i in self.shown]
+
     def to_json(self, enc) -> dict:
         d = {"type": "message", "position": self.position if self.base is not None else None,
              "length": self.length, "offset": self.offset, "nextOffset": self.next_offset, "size": self.size,
@@ -145,7 +163,7 @@ class Message(UnitBase):
         d["crcValid"] = self.crc_ok
         d["payload"] = enc(self.payload()) if self.inner is None else None
         if self.inner is not None:
-            d["records"] = [m.to_json(enc) for m in self.inner]
+            d["records"] = [m.to_json(enc) for _, m in self._shown_inner()]
         d["valid"] = self.valid
         if self.partial:
             d["partial"] = True
@@ -189,9 +207,9 @@ class Message(UnitBase):
         if self.inner is not None:
             pn.decompressed(CODECS.get(self.codec), self.compressed_length,
                             len(self.inner[0].data) if self.inner else 0,
-                            (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:tree_max_records()])),
+                            (m.to_tree(f"messages[{i}]") for i, m in self._shown_inner()[:tree_max_records()]),
                             data=self.inner[0].data if self.inner else None)
-            elided(pn, len(self.inner), "messages")
+            elided(pn, len(self._shown_inner()), "messages")
         return node
 
 

@@ -71,7 +71,7 @@ class Message(UnitBase):
     __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
                  "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "_problems", "_inner",
                  "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order",
-                 "decoded", "_lazy", "_clean")
+                 "decoded", "_lazy", "_clean", "shown")
 
     def __init__(self, position):
         self.position = position
@@ -91,6 +91,7 @@ class Message(UnitBase):
         self.compressed_length = None
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
         self.decoded = None  # (keyDecoded, valueDecoded) of an internal topic's message (decode_internal)
+        self.shown = None  # frozenset of the indexes of the inner messages shown (show_records); None: all
 
     @property
     def inner(self):
@@ -120,6 +121,21 @@ class Message(UnitBase):
         data, err, limit, max_records, at = self._lazy
         self._lazy = None
         _read_inner(self, data, err, limit, 0, at, max_records)
+
+    def record_contents(self) -> list:
+        """``(key, value, headers)`` of each record of ``records``: a wrapper's inner messages, or the
+        message itself (headers: none in magic 0/1); ``[]`` for an entry that holds none."""
+        inner = self.inner
+        if inner is not None:
+            return [(m._bytes(m.p_key, m.keyLength), m._bytes(m.p_val, m.valueLength), ()) for m in inner]
+        if self.crc_ok is not None or self.p_val is not None:
+            return [(self._bytes(self.p_key, self.keyLength), self._bytes(self.p_val, self.valueLength), ())]
+        return []
+
+    def show_records(self, indexes: frozenset) -> None:
+        """From now on the JSON and the tree show only the inner messages at ``indexes``."""
+        self.inner  # noqa: B018 - a lazy wrapper is read now (json_line's fast path reads every message)
+        self.shown = indexes
 
     def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
         """``dumps(self.to_json(enc) | extra)``, faster: the inner messages of a clean wrapper (CRC-32
@@ -199,7 +215,7 @@ class Message(UnitBase):
         d.update(self.header_json())
         d["problems"] = [p.to_dict() for p in self.problems]
         if self.inner is not None:
-            recs = [m.record_json(enc) for m in self.inner]
+            recs = [m.record_json(enc) for m in self._shown_inner()]
             if self.crc_ok is not True:
                 for r in recs:
                     r["unverified"] = True
@@ -211,6 +227,16 @@ class Message(UnitBase):
             recs = []
         d["records"] = recs
         return d
+
+    def _tree_inner(self):
+        """``(index, message)`` of the inner messages the tree gives nodes to."""
+        cap = tree_max_records()
+        if self.shown is None:
+            return enumerate(self.inner[:cap])
+        return [(i, m) for i, m in enumerate(self.inner) if i in self.shown][:cap]
+
+    def _shown_inner(self) -> list:
+        return self.inner if self.shown is None else [m for i, m in enumerate(self.inner) if i in self.shown]
 
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: what encode cannot recompute (see :mod:`.log_encode`)."""
@@ -251,9 +277,9 @@ class Message(UnitBase):
             value = node.children[-1]
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
                                len(self.inner[0].data) if self.inner else 0,
-                               (m.to_tree(f"messages[{i}]") for i, m in enumerate(self.inner[:tree_max_records()])),
+                               (m.to_tree(f"messages[{i}]") for i, m in self._tree_inner()),
                                data=self.inner[0].data if self.inner else None)
-            elided(value, len(self.inner), "messages")
+            elided(value, len(self.inner) if self.shown is None else len(self.shown), "messages")
         return node
 
 

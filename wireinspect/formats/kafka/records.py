@@ -107,10 +107,13 @@ def add_attribute_nodes(node: Node, attributes: int, at: int, size: int) -> None
         node.add(part, at, size, v, display=f"{v} ({bits})")
 
 
-def batch_display(base_offset: int, last_offset_delta: int, attributes: int, count: int) -> str:
-    """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional."""
+def batch_display(base_offset: int, last_offset_delta: int, attributes: int, count: int, control: str = "") -> str:
+    """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional.
+    ``control``: what a control batch's records say (:meth:`Batch.control_text`: ``COMMIT
+    producerId=7 coordinatorEpoch=0``), after the word ``control``."""
     return (f"offsets {base_offset}..{base_offset + last_offset_delta}  {codec_name(attributes & 7)}  {count} records"
-            + ("  control" if attributes & 0x20 else "") + ("  transactional" if attributes & 0x10 else ""))
+            + (f"  control{' ' + control if control else ''}" if attributes & 0x20 else "")
+            + ("  transactional" if attributes & 0x10 else ""))
 
 
 class Header:
@@ -253,7 +256,8 @@ class Batch(UnitBase):
 
     type = "batch"
     __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
-                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast")
+                 "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast",
+                 "shown")
 
     def __init__(self, position):
         self.position = position
@@ -272,6 +276,7 @@ class Batch(UnitBase):
         self.internal = None  # the internal-topic kind of its records (parse_batch's ``internal``)
         self._lazy = None  # (buf, pos, base, limit, max_records) while records are not parsed yet
         self._fast = None  # (mode, JSON text of the records) from settle()
+        self.shown = None  # frozenset of the indexes of the records the projections show (show_records); None: all
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -338,6 +343,62 @@ class Batch(UnitBase):
             buf, pos, base, limit, max_records = self._lazy
             self._lazy = None
             _parse_records(self, buf, pos, base, limit, max_records)
+
+    def record_contents(self) -> list:
+        """Each record's ``(key, value, headers)`` (bytes or None; headers ``(name, value)`` pairs),
+        in the order of ``records`` (the unit protocol's member, for ``dump --key``...); parses the
+        records now."""
+        fast = self._split_contents()
+        if fast is not None:
+            return fast
+        self.parse_records()
+        data = self.data
+        out = []
+        for r in self.records or ():
+            key = None if r.p_key is None or r.keyLength is None or r.keyLength < 0 else bytes(
+                data[r.p_key:r.p_key + r.keyLength])
+            value = None if r.p_val is None or r.valueLength is None or r.valueLength < 0 else bytes(
+                data[r.p_val:r.p_val + r.valueLength])
+            out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
+                                      None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen])) for h in r.headers]))
+        return out
+
+    def _split_contents(self):
+        """:meth:`record_contents` of a plain valid batch straight from the bytes by the record
+        splitter (:func:`~wireinspect.formats.kafka.fastjson.split_records`, compiled when built),
+        leaving the records unparsed (a batch no filter keeps is never decoded); ``None`` when the
+        batch may not take that path or the splitter declines (then the full decoder reads it)."""
+        got = self.plain_records()
+        if got is None:
+            return None
+        from wireinspect.formats.kafka.fastjson import split_records
+
+        split = split_records(self.header, *got)
+        if split is None:
+            return None
+        keys, values, counts, hkeys, hvals = split[4], split[5], split[6], split[7], split[8]
+        if not hkeys:
+            return [(k, v, ()) for k, v in zip(keys, values)]
+        if any("\\" in k for k in hkeys):  # a header name the splitter may have escaped: the full decoder's bytes
+            return None
+        out = []
+        j = 0
+        for k, v, n in zip(keys, values, counts):
+            out.append((k, v, [(hkeys[i].encode(), hvals[i]) for i in range(j, j + n)] if n else ()))
+            j += n
+        return out
+
+    def show_records(self, indexes: frozenset) -> None:
+        """From now on, the JSON and the tree show only the records at ``indexes`` (of ``records``)."""
+        self.parse_records()  # (the fast JSON paths read every record: they take lazily parsed batches only)
+        self.shown = indexes
+
+    def _shown(self) -> list:
+        """``(index, record)`` of the records the projections show."""
+        recs = self.records
+        if self.shown is None:
+            return list(enumerate(recs))
+        return [(i, recs[i]) for i in sorted(self.shown) if i < len(recs)]
 
     def plain_records(self, capped: bool = False):
         """``(data, first, stop, data_base)`` of the records of a plain valid batch whose records are
@@ -461,7 +522,7 @@ class Batch(UnitBase):
         control = bool(self.header[5] & 0x20)
         unverified = self.crc_ok is not True
         out = []
-        for r in self.records:
+        for r in self.records if self.shown is None else [r for _, r in self._shown()]:
             rec = {"position": None if base is None else base + r.start, "length": r.end - r.start,
                    "offset": self.record_offset(r), "timestamp": self.record_timestamp(r),
                    "key": None, "value": None, "headers": []}
@@ -515,10 +576,34 @@ class Batch(UnitBase):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "lastOffsetDelta":
                 node.add("lastOffset", base + off, size, h[0] + value, derived=True)
-        node.display = batch_display(h[0], h[6], h[5], h[12])
+        node.display = batch_display(h[0], h[6], h[5], h[12], self.control_text())
         if self.records is not None:
             node.children.append(self._records_tree())
         return node
+
+    def control_text(self) -> str:
+        """A control batch's record types in words for its summary line (``dump --summary``, the
+        tree's batch line): ``COMMIT producerId=7 coordinatorEpoch=0`` for a transaction marker
+        (ABORT/COMMIT, with the batch's producerId and the marker's coordinatorEpoch),
+        ``LEADER_CHANGE`` etc. for KRaft control records (several types joined by ``,``); ``""`` for
+        a batch that is not control or whose records were not decoded (``--headers-only``)."""
+        h = self.header
+        if not h or not h[5] & 0x20 or not self.records:
+            return ""
+        types, epochs = [], []
+        for r in self.records[:16]:  # a control batch holds one record; a damaged one is not listed at length
+            f = control_record(self.data, r)
+            t = f.get("controlType") or "UNKNOWN"
+            if t not in types:
+                types.append(t)
+            if "coordinatorEpoch" in f and f["coordinatorEpoch"] not in epochs:
+                epochs.append(f["coordinatorEpoch"])
+        text = ",".join(types)
+        if types and set(types) <= {"ABORT", "COMMIT"}:
+            text += f" producerId={h[9]}"
+            if epochs:
+                text += " coordinatorEpoch=" + ",".join(map(str, epochs))
+        return text
 
     def _records_tree(self) -> Node:
         from wireinspect.formats.kafka.registry.fields import add_schema_nodes
@@ -531,7 +616,8 @@ class Batch(UnitBase):
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)
-        for i, r in enumerate(self.records[:tree_max_records()]):
+        shown = self._shown() if self.shown is not None else None
+        for i, r in (shown[:tree_max_records()] if shown is not None else enumerate(self.records[:tree_max_records()])):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             if not control and self.internal is None:
@@ -547,7 +633,7 @@ class Batch(UnitBase):
             if control:
                 for k, at, size, v in control_fields(data, r):
                     rn.add(k, base + at, size, v, derived=True)
-        elided(recs, len(self.records), "records")
+        elided(recs, len(self.records) if shown is None else len(shown), "records")
         return recs
 
 

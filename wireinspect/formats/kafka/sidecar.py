@@ -352,7 +352,7 @@ KAFKA_PARTITION = Format(
     recover_files=_recover_files,
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"partition"}),
-    honours=frozenset({"records_as"}),  # for its segments (kafka-log): no usage error on the directory
+    honours=frozenset({"records_as", "content"}),  # for its segments (kafka-log): no usage error on the directory
 )
 
 

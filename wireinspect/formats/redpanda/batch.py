@@ -92,7 +92,7 @@ class RedpandaBatch(Batch):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "last_offset_delta":
                 node.add("lastOffset", base + off, size, h[2] + value, derived=True)
-        node.display = f"{batch_type_name(h[3])}  " + batch_display(h[2], h[6], h[5], h[12])
+        node.display = f"{batch_type_name(h[3])}  " + batch_display(h[2], h[6], h[5], h[12], self.control_text())
         if self.records is not None:
             node.children.append(self._records_tree())
         return node

@@ -117,7 +117,7 @@ REDPANDA_LOG = Format(
     recoverable=True,
     encode=_encode,
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
-    honours=frozenset({"records_as", "headers_only"}),
+    honours=frozenset({"records_as", "headers_only", "content"}),
 )
 
 REDPANDA_PARTITION = Format(
@@ -130,7 +130,7 @@ REDPANDA_PARTITION = Format(
     recover_files=_recover_files,
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"redpanda_partition"}),
-    honours=frozenset({"records_as"}),
+    honours=frozenset({"records_as", "content"}),  # for its segments: no usage error on the directory
 )
 
 def _base_index_units(source: Source, opts):

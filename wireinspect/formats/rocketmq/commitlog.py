@@ -328,6 +328,18 @@ class Record(UnitBase):
 
     records_count = 1
 
+    def record_contents(self) -> list:
+        """The record as ``[(key, value, headers)]``: the ``KEYS`` property (RocketMQ's message keys,
+        space-separated, as stored) as the key, the body (decompressed when compressed) as the value,
+        the properties as headers (UTF-8)."""
+        props = [(str(n).encode("utf-8", "surrogateescape"), None if v is None else str(v).encode("utf-8", "surrogateescape"))
+                 for n, v in (self.properties or ())]
+        key = next((v for n, v in props if n == b"KEYS"), None)
+        return [(key, self.body if self.body is not None else self.stored_body(), props)]
+
+    def show_records(self, indexes: frozenset) -> None:
+        """One record: shown whole (nothing to leave out)."""
+
     @property
     def base_offset(self):
         return self.values.get("physicalOffset")

@@ -162,6 +162,7 @@ COMMITLOG = Format(
     rebuild=pad_to_input_size,
     encode=encode_commitlog,
     encode_types=frozenset({"record", "blank"}),
+    honours=frozenset({"content"}),
 )
 
 CONSUMEQUEUE = Format(
