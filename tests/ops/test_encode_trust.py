@@ -224,3 +224,21 @@ def test_a_text_value_that_cannot_give_its_bytes_back_is_refused(tmp_path):
     obj["records"][0]["value"] = "caf\\xe9"  # what --bytes text writes for b"caf\xe9"
     code, err = encode_text(lines([obj]), tmp_path / "o.log", "--bytes", "text")
     assert code == 2 and "line 1: .records[0].value: not text: a \\xNN escape" in err
+
+
+def test_a_value_no_check_names_is_still_a_usage_error(tmp_path):
+    """A hand edit whose type no check of ops/encode.py names (here ``layout``, a lookup key of the
+    Redpanda base index encoder, found by the fuzz campaign as TypeError: unhashable type: 'dict') is
+    exit 2 naming the line, never an internal error."""
+    import json
+
+    from click.testing import CliRunner
+
+    from wireinspect.cli import cli
+
+    obj = {"type": "redpanda_base_index", "format": "redpanda-base-index", "layout": {"a": 1}, "version": 9}
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(obj) + "\n")
+    r = CliRunner().invoke(cli, ["encode", str(src), "-o", str(tmp_path / "out.bin")])
+    assert r.exit_code == 2 and "line 1: .layout" in r.stderr, r.output
+    assert not (tmp_path / "out.bin").exists()
