@@ -161,7 +161,7 @@ class App:
             taken = False
             try:
                 for item in iter_items([path], self.forced, on_skip=self.skipped, on_unreadable=self.unreadable):
-                    bad = unhonoured(self.opts, item.format)
+                    bad = unhonoured(self.opts, item.format, self.selection)
                     if bad and not walked:
                         item.source.close()
                         self.error(f"{item.source.name}: {bad}")
@@ -182,8 +182,8 @@ class App:
                 if self.on_listing:
                     name, _, why = msg.partition(": ")
                     self.on_listing("unreadable", name, why)
-            if walked and not taken and given_options(self.opts):
-                self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
+            if walked and not taken and given_options(self.opts, self.selection):
+                self.error(f"{path}: {', '.join(given_options(self.opts, self.selection))} applied to no file below it")
 
 
 def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
@@ -238,17 +238,25 @@ OPTION_NAMES = (("--port", "port"), ("--api", "api"), ("--connection", "connecti
                 ("--headers-only", "headers_only"))
 
 
-def given_options(opts: Options) -> list[str]:
-    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``)."""
+def given_options(opts: Options, selection=None) -> list[str]:
+    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``; and of the
+    selection, ``--offset``/``--offsets``, ``--time``, ``--producer-id``: ``Selection.given``)."""
     given = set(opts.given())
-    return [flag for flag, key in OPTION_NAMES if key in given]
+    flags = [flag for flag, key in OPTION_NAMES if key in given]
+    if selection is not None:
+        flags += [selection.flag(name) for name in selection.given()]
+    return flags
 
 
-def unhonoured(opts: Options, fmt) -> str | None:
+def unhonoured(opts: Options, fmt, selection=None) -> str | None:
     """Why an input of format ``fmt`` cannot take the format-specific options given (``None`` when
-    it can): each is honoured by the formats that list it in ``Format.honours``."""
+    it can): each is honoured by the formats that list it in ``Format.honours`` (the selection's
+    ``--offset``/``--offsets`` as ``"offsets"``, ``--time`` as ``"time"``, ``--producer-id`` as
+    ``"producer_id"``)."""
     keys = dict(OPTION_NAMES)
-    bad = [g for g in given_options(opts) if keys[g] not in fmt.honours]
+    if selection is not None:
+        keys.update((selection.flag(name), name) for name in selection.given())
+    bad = [g for g in given_options(opts, selection) if keys[g] not in fmt.honours]
     if not bad:
         return None
     from wireinspect.catalog import all_formats
@@ -422,7 +430,7 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
         return Selection(parse_offsets(offset if offset is not None else offsets)
                          if (offset or offsets) is not None else None,
                          parse_times(times) if times is not None else None, position, producer_id,
-                         max_bytes, max_records)
+                         max_bytes, max_records, "--offset" if offset is not None else "--offsets")
     except click.BadParameter as e:
         raise click.UsageError(e.format_message()) from None
 
@@ -440,8 +448,9 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
 @click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N "
               "(a Kafka segment is entered through its .index).")
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
-@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms since the "
-              "epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 too).")
+@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2, or a capture's "
+              "frames captured in T1..T2 (ms since the epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 "
+              "too).")
 @click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
@@ -499,8 +508,9 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
-    found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
-    app.found(found)
+    for path in paths:  # one at a time: a selection that keeps nothing of an input says so, input by input
+        app.found(dump_items(app, app.items([path]), mode, enc, bytes_mode or ("base64" if as_json else None),
+                             label=path))
 
 
 @cli.command()

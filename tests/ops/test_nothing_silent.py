@@ -65,3 +65,79 @@ def test_recover_of_a_directory_names_what_it_leaves(tmp_path):
     assert "b.pcap: left:" in r.stdout and "b.pcap" not in r.stderr
     assert (out / "orders-0" / "00000000000000000000.log").read_bytes() == TXN.read_bytes()
     assert not (out / "a.pcap").exists()
+
+
+# -- 9. filters that match nothing, options that do not apply -------------------------------------------
+LZ4 = SAMPLES / "v2-lz4" / "00000000000000000000.log"  # 934 bytes, offsets 0..19
+SEG0 = SAMPLES / "partition" / "orders-0" / "00000000000000000000.log"
+
+
+def frames(out):
+    return [o for o in map(json.loads, out.splitlines()) if o["type"] == "frame"]
+
+
+def test_time_selects_capture_frames_by_capture_time():
+    every = frames(run("dump", "--json", PCAP).stdout)
+    assert every and all(isinstance(f.get("timeEpoch"), (int, float)) for f in every)
+    r = run("dump", "--json", "--time", "0..", PCAP)
+    assert r.exit_code in (0, 1) and len(frames(r.stdout)) == len(every) and r.stderr == ""
+    # a window of three frames' times, as ms since the epoch and as ISO-8601
+    t = sorted(f["timeEpoch"] for f in every)
+    lo, hi = t[3], t[5]
+    r = run("dump", "--json", "--time", f"{int(lo * 1000)}..{int(hi * 1000) + 1}", PCAP)
+    want = [f for f in every if int(lo * 1000) <= f["timeEpoch"] * 1000 < int(hi * 1000) + 2]
+    assert [f["timeEpoch"] for f in frames(r.stdout)] == [f["timeEpoch"] for f in want] and want
+    iso = run("dump", "--json", "--time", f"{every[3]['time']}..{every[3]['time']}", PCAP)
+    assert every[3]["timeEpoch"] in [f["timeEpoch"] for f in frames(iso.stdout)]
+
+
+def test_time_on_a_capture_that_matches_nothing_says_what_it_holds():
+    r = run("dump", "--summary", "--time", "2024-01-01T12:00:00Z..2024-01-01T12:01:00Z", PCAP)
+    assert r.exit_code == 0 and r.stdout == ""
+    assert ("no frame in 2024-01-01T12:00:00.000Z..2024-01-01T12:01:00.000Z: the capture holds frames from "
+            "2023-11-14T22:13:20.000400Z to ") in r.stderr
+
+
+@pytest.mark.parametrize("opt", [["--offsets", "0.."], ["--offset", "3"], ["--producer-id", "5"]])
+def test_log_selections_on_a_capture_are_usage_errors(opt):
+    r = run("dump", "--summary", *opt, PCAP)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert f"{opt[0]} cannot apply to a pcap input ({opt[0]} applies to " in r.stderr and "kafka-log" in r.stderr
+
+
+def test_offset_on_an_index_is_a_usage_error_but_a_directory_takes_it():
+    r = run("dump", "--offset", "3", INDEX)
+    assert r.exit_code == 2 and "--offset cannot apply to a kafka-index input" in r.stderr
+    r = run("dump", "--json", "--offset", "22", SEG0.parent)  # the logs below take it; the indexes are read
+    assert r.exit_code == 0 and [json.loads(x)["baseOffset"] for x in r.stdout.splitlines()] == [20]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--offset", "999"], "no batch holds offset 999: the log holds offsets 0..19"),
+    (["--offsets", "50..60"], "no batch holds offsets 50..60: the log holds offsets 0..19"),
+    (["--position", "99999"], "position 99999 is past the end of the file (934 bytes)"),
+    (["--time", "2030-01-01.."], "no batch in 2030-01-01T00:00:00.000Z..: the log holds batches from "
+                                 "2023-11-14T22:13:20.000Z to 2023-11-14T22:13:20.190Z"),
+    (["--producer-id", "77"], "no batch holds producerId 77: the log holds producerIds -1 (none)"),
+])
+def test_a_selection_that_matches_nothing_says_what_the_log_holds(args, said):
+    for out in ([], ["--json"], ["--summary"]):
+        r = run("dump", *out, *args, LZ4)
+        assert r.exit_code == 0 and r.stdout == ""
+        assert f"wireinspect: {LZ4}: {said}" in r.stderr, r.stderr
+
+
+def test_a_miss_entered_through_the_index_still_names_the_first_offset():
+    r = run("dump", "--offset", "999", SEG0)  # the .index sends reading near the end
+    assert r.stdout == "" and "no batch holds offset 999: the log holds offsets 0..59" in r.stderr
+
+
+def test_a_miss_below_a_directory_is_said_once():
+    r = run("dump", "--offset", "999", SEG0.parent)
+    assert r.exit_code == 0 and r.stdout == ""
+    assert r.stderr.count("wireinspect:") == 1 and f"{SEG0.parent}: nothing below it matched --offset 999" in r.stderr
+
+
+def test_a_selection_that_matches_says_nothing():
+    r = run("dump", "--offset", "3", LZ4)
+    assert r.stdout and "no batch" not in r.stderr

@@ -160,6 +160,7 @@ COMMITLOG = Format(
     check=_commitlog_check,
     recoverable=True,
     rebuild=pad_to_input_size,
+    honours=frozenset({"offsets"}),
     encode=encode_commitlog,
     encode_types=frozenset({"record", "blank"}),
 )
@@ -173,7 +174,7 @@ CONSUMEQUEUE = Format(
     units=_cq_units,
     recoverable=True,
     rebuild=pad_to_input_size,
-    honours=frozenset({"commitlog"}),
+    honours=frozenset({"commitlog", "offsets"}),
     encode=_encode_consumequeue,
     encode_types=frozenset({"cq_unit"}),
 )
