@@ -141,3 +141,57 @@ def test_a_miss_below_a_directory_is_said_once():
 def test_a_selection_that_matches_says_nothing():
     r = run("dump", "--offset", "3", LZ4)
     assert r.stdout and "no batch" not in r.stderr
+
+
+# -- 10. FIFOs and process substitution are read as stdin is ----------------------------------------------
+DAMAGED = SAMPLES / "damaged" / "00000000000000000000.log"
+
+
+def _feed_fifo(path, data):
+    import threading
+
+    def write():
+        with open(path, "wb") as f:
+            f.write(data)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+def test_a_fifo_is_read_as_stdin_is(tmp_path):
+    fifo = tmp_path / "feed"
+    os.mkfifo(fifo)
+    want = run("verify", DAMAGED)
+    t = _feed_fifo(fifo, DAMAGED.read_bytes())
+    r = run("verify", fifo)
+    t.join(timeout=30)
+    assert r.exit_code == want.exit_code == 1, r.output
+    assert "Illegal seek" not in r.output
+    assert r.stdout.replace(str(fifo), "X") == want.stdout.replace(str(DAMAGED), "X")
+
+
+def test_a_fifo_capture_and_an_empty_fifo(tmp_path):
+    fifo = tmp_path / "cap"
+    os.mkfifo(fifo)
+    t = _feed_fifo(fifo, PCAP.read_bytes())
+    r = run("dump", "--json", fifo)
+    t.join(timeout=30)
+    assert r.exit_code in (0, 1) and frames(r.stdout)
+    t = _feed_fifo(fifo, b"")
+    r = run("verify", fifo)
+    t.join(timeout=30)
+    assert r.exit_code == 2 and "empty file" in r.stderr
+
+
+def test_process_substitution_is_read_as_stdin_is():
+    import subprocess
+    import sys
+
+    if not shutil.which("bash"):
+        pytest.skip("no bash")
+    env = dict(os.environ, PYTHONPATH=str(SAMPLES.parent))
+    cmd = f'"{sys.executable}" -m wireinspect verify <(cat "{DAMAGED}")'
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "Illegal seek" not in p.stderr and "/dev/fd/" in p.stdout and "crc_mismatch" in p.stdout
