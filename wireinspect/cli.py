@@ -532,14 +532,19 @@ def verify(app: App, paths, as_json, deep):
       wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
     """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
-    from wireinspect.ops.verify import verify_item
+    from wireinspect.ops.verify import count_files_with_problems, verify_item
 
     app.opts.deep = deep
     app.exit_on_closed_pipe = False  # a closed output never cuts the check short
     app.progress(paths)
-    app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
     with_problems = 0
-    verdicts = {}  # path -> "ok" / "N problem(s)", for a directory's table
+    verdicts = {}  # path -> "ok" / "N problem(s)" / "unreadable", for a directory's table and verdict
+
+    def listed(kind, path, why):
+        print_listing(app, kind, path, why, as_json)
+        if kind == "unreadable":
+            verdicts[path] = "unreadable"
+    app.on_listing = listed
     for item in app.items(paths):
         try:
             with item.source:
@@ -548,7 +553,9 @@ def verify(app: App, paths, as_json, deep):
             app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
             verdicts[item.source.name] = "unreadable"
             continue
-        verdicts[rep.path] = "ok" if not rep.problems else f"{len(rep.problems)} problem(s)"
+        if item.format.dir_sniff is not None:  # a partition directory: its files' verdict too
+            rep.files_with_problems = count_files_with_problems(rep.path, verdicts)
+        verdicts[rep.path] = rep.verdict()
         print_verify(app, rep, as_json, verdicts.get)
         with_problems += bool(rep.problems)
         app.found(len(rep.problems))

@@ -195,3 +195,23 @@ def test_process_substitution_is_read_as_stdin_is():
     p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 1, p.stderr
     assert "Illegal seek" not in p.stderr and "/dev/fd/" in p.stdout and "crc_mismatch" in p.stdout
+
+
+# -- 11. verdicts that read right ---------------------------------------------------------------------------
+def test_a_partition_with_a_damaged_segment_never_reads_ok(tmp_path):
+    part = tmp_path / "orders-1"
+    shutil.copytree(SEG0.parent, part)
+    seg = part / SEG0.name
+    data = bytearray(seg.read_bytes())
+    data[3000] ^= 0xFF  # a CRC failure in the middle of the first segment
+    seg.write_bytes(bytes(data))
+    r = run("verify", part)
+    assert r.exit_code == 1
+    head = next(ln for ln in r.stdout.splitlines() if ln.startswith(f"{part}: partition orders-1:"))
+    assert head.endswith(": 1 file with problems"), head
+    obj = [json.loads(ln) for ln in run("verify", "--json", part).stdout.splitlines()][-1]
+    assert obj["format"] == "kafka-partition" and obj["filesWithProblems"] == 1
+    clean = run("verify", SEG0.parent)
+    assert next(ln for ln in clean.stdout.splitlines() if ": partition orders-0:" in ln).endswith(": ok")
+    assert [json.loads(ln) for ln in run("verify", "--json", SEG0.parent).stdout.splitlines()][-1][
+        "filesWithProblems"] == 0

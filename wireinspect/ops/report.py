@@ -32,7 +32,8 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
     for p in rep.notes:
         line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
              (f": {safe_text(p.message)}", ""))
-    verdict = ("ok", "bold green") if not rep.problems else (f"{len(rep.problems)} problem(s)", "bold red")
+    text = rep.verdict()
+    verdict = (text, "bold green" if text == "ok" else "bold red")
     if rep.table is not None:
         title, header, rows, footer = rep.table
         line(app, (f"{name}: {safe_text(title)}: ", ""), verdict)
