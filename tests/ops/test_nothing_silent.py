@@ -215,3 +215,46 @@ def test_a_partition_with_a_damaged_segment_never_reads_ok(tmp_path):
     assert next(ln for ln in clean.stdout.splitlines() if ": partition orders-0:" in ln).endswith(": ok")
     assert [json.loads(ln) for ln in run("verify", "--json", SEG0.parent).stdout.splitlines()][-1][
         "filesWithProblems"] == 0
+
+
+def test_recovery_truncates_is_said_only_where_recovery_stops():
+    r = run("verify", DAMAGED)
+    said = [ln for ln in r.stdout.splitlines() if "recovery truncates" in ln]
+    assert len(said) == 1, r.stdout
+    assert ": position 905: crc_mismatch: " in said[0] and said[0].endswith(
+        "; the broker's recovery truncates at position 888, where this entry starts")
+    plan = json.loads(run("recover", "--dry-run", "--json", DAMAGED).stdout.splitlines()[0])
+    assert plan["truncateAt"] == 888 and plan["truncateReason"]["position"] == 905
+    assert not any("truncates" in p["message"] for p in json.loads(run("verify", "--json", DAMAGED).stdout)["problems"])
+
+
+def test_a_zero_tail_after_clean_batches_is_where_recovery_truncates(tmp_path):
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(TXN.read_bytes() + bytes(4096))
+    r = run("verify", seg)
+    assert r.exit_code == 1
+    assert f"position {TXN.stat().st_size}: zero_fill: " in r.stdout
+    assert r.stdout.count("recovery truncates") == 1 and "tail); the broker's recovery truncates here" in r.stdout
+
+
+def test_crc_mismatch_names_the_batch_offsets(tmp_path):
+    r = run("verify", DAMAGED)
+    assert "position 905: crc_mismatch: batch offsets 8..11: stored CRC-32C 0x5a0262f5" in r.stdout
+    seg = tmp_path / "00000000000000000000.log"  # the same batch read in chunks (larger than --max-batch)
+    shutil.copy(DAMAGED, seg)
+    r = run("verify", "--max-batch", "100", seg)
+    assert "crc_mismatch: batch offsets 8..11: stored CRC" in r.stdout
+
+
+def test_crc_mismatch_of_a_legacy_message_names_its_offset(tmp_path):
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    b = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+    for i in range(3):
+        b.append(i, timestamp=1700000000000 + i, key=b"k", value=b"v%d" % i)
+    data = bytearray(b.build())
+    data[-1] ^= 0xFF  # the last message's value: its CRC-32 fails
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(bytes(data))
+    r = run("verify", seg)
+    assert "crc_mismatch: message at offset 2: stored CRC-32 " in r.stdout, r.stdout

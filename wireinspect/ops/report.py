@@ -28,7 +28,8 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         return
     name = safe_text(rep.path)
     for p in rep.problems:
-        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""))
+        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""),
+             (_truncates(rep, p), ""))
     for p in rep.notes:
         line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
              (f": {safe_text(p.message)}", ""))
@@ -44,6 +45,15 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
     else:
         tail = "" if rep.validBytes == rep.size else f", valid prefix {rep.validBytes} of {rep.size} bytes"
     line(app, (f"{name}: {rep.format}: {rep.batches} entries, {rep.records} records{tail}: ", ""), verdict)
+
+
+def _truncates(rep, p) -> str:
+    """After the problem the broker's recovery stops at (and no other): where it truncates."""
+    if p is not rep.truncated_by:
+        return ""
+    at = rep.validBytes
+    return ("; the broker's recovery truncates here" if at == p.position else
+            f"; the broker's recovery truncates at position {at}, where this entry starts")
 
 
 def _print_table(app, directory: str, header, rows, footer, status_of) -> None:

@@ -31,6 +31,9 @@ class FileReport:
     # a directory format's report: how many of the files in the directory have problems or could not be
     # read (None for a file); set by the caller from the files' reports (:func:`count_files_with_problems`)
     files_with_problems: int | None = None
+    # a log format's (Format.recoverable): the problem the broker's recovery stops at (the first problem of
+    # the first entry it does not keep, as ``recover``'s truncateReason), None when it keeps everything
+    truncated_by: object = None
 
     @property
     def status(self) -> str:
@@ -96,6 +99,8 @@ def verify_item(item: Item, opts: Options, units=None, where=None, progress=None
                 rep.validBytes = u.position + u.length
             else:
                 prefix_open = False
+                if fmt.recoverable and u.problems:
+                    rep.truncated_by = u.problems[0]
     if prefix_open:
         rep.validBytes = src.size if not rep.problems else rep.validBytes
     return rep
