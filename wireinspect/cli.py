@@ -773,13 +773,14 @@ def group_offsets(app: App, paths, group, as_json):
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
+@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the open ones.")
 @click.option("--transactional-id", metavar="T", help="Only this transactional id.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
 @common_options
 def transactions(app: App, paths, all_ids, transactional_id, as_json):
-    """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
-    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some)."""
+    """Open transactions from a __transaction_state partition: transactional ids whose last state is
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence; hanging when open longer than their
+    TransactionTimeoutMs at the newest record timestamp of the input (exit status 1 when one is)."""
     _report(app, "transactions", paths, as_json, all_ids=all_ids, transactional_id=transactional_id)
 
 
