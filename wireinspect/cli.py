@@ -183,7 +183,7 @@ class App:
             taken = False
             try:
                 for item in iter_items([path], self.forced, on_skip=self.skipped, on_unreadable=self.unreadable):
-                    bad = unhonoured(self.opts, item.format)
+                    bad = unhonoured(self.opts, item.format, self.selection)
                     if bad and not walked:
                         item.source.close()
                         self.error(f"{item.source.name}: {bad}")
@@ -204,8 +204,8 @@ class App:
                 if self.on_listing:
                     name, _, why = msg.partition(": ")
                     self.on_listing("unreadable", name, why)
-            if walked and not taken and given_options(self.opts):
-                self.error(f"{path}: {', '.join(given_options(self.opts))} applied to no file below it")
+            if walked and not taken and given_options(self.opts, self.selection):
+                self.error(f"{path}: {', '.join(given_options(self.opts, self.selection))} applied to no file below it")
 
 
 def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: bool, headers_only: bool) -> None:
@@ -272,17 +272,25 @@ def _flag(opts: Options, flag: str, key: str) -> str:
     return flag
 
 
-def given_options(opts: Options) -> list[str]:
-    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``, ``--key``...)."""
+def given_options(opts: Options, selection=None) -> list[str]:
+    """The format-specific options given (``--port``, ``--api``, ..., ``--commitlog``, ``--key``...; and of
+    the selection, ``--offset``/``--offsets``, ``--time``, ``--producer-id``: ``Selection.given``)."""
     given = set(opts.given())
-    return [_flag(opts, flag, key) for flag, key in OPTION_NAMES if key in given]
+    flags = [_flag(opts, flag, key) for flag, key in OPTION_NAMES if key in given]
+    if selection is not None:
+        flags += [selection.flag(name) for name in selection.given()]
+    return flags
 
 
-def unhonoured(opts: Options, fmt) -> str | None:
+def unhonoured(opts: Options, fmt, selection=None) -> str | None:
     """Why an input of format ``fmt`` cannot take the format-specific options given (``None`` when
-    it can): each is honoured by the formats that list it in ``Format.honours``."""
+    it can): each is honoured by the formats that list it in ``Format.honours`` (the selection's
+    ``--offset``/``--offsets`` as ``"offsets"``, ``--time`` as ``"time"``, ``--producer-id`` as
+    ``"producer_id"``)."""
     given = set(opts.given())
     bad = [(flag, key) for flag, key in OPTION_NAMES if key in given and key not in fmt.honours]
+    if selection is not None:
+        bad += [(selection.flag(name), name) for name in selection.given() if name not in fmt.honours]
     if not bad:
         return None
     from wireinspect.catalog import all_formats
@@ -495,7 +503,7 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
         return Selection(parse_offsets(offset if offset is not None else offsets)
                          if (offset or offsets) is not None else None,
                          parse_times(times) if times is not None else None, position, producer_id,
-                         max_bytes, max_records)
+                         max_bytes, max_records, "--offset" if offset is not None else "--offsets")
     except click.BadParameter as e:
         raise click.UsageError(e.format_message()) from None
 
@@ -527,8 +535,9 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N "
               "(a Kafka segment is entered through its .index).")
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
-@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms since the "
-              "epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 too).")
+@click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2, or a capture's "
+              "frames captured in T1..T2 (ms since the epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 "
+              "too).")
 @click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
@@ -596,8 +605,15 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     if full_values and as_json:
         raise click.UsageError("--full shows whole values in the tree and the hexdump; JSON holds them whole already")
     with whole(full_values):
-        found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
-    app.found(found)
+        for path in paths:  # one at a time: a selection that keeps nothing of an input says so, input by input
+            app.found(dump_items(app, app.items([path]), mode, enc, bytes_mode or ("base64" if as_json else None),
+                                 label=path))
+    content = app.opts.content  # --key/--value-contains...: a filter that matched nothing in any input says so
+    if content is not None and content.nothing_matched():
+        from wireinspect.render.safe import safe_text
+
+        app._hide_bar()
+        click.echo(f"wireinspect: {safe_text(content.nothing_matched())}", err=True)
 
 
 @cli.command()
@@ -619,14 +635,19 @@ def verify(app: App, paths, as_json, deep):
       wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
     """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
-    from wireinspect.ops.verify import verify_item
+    from wireinspect.ops.verify import count_files_with_problems, verify_item
 
     app.opts.deep = deep
     app.exit_on_closed_pipe = False  # a closed output never cuts the check short
     app.progress(paths)
-    app.on_listing = lambda kind, path, why: print_listing(app, kind, path, why, as_json)
     with_problems = 0
-    verdicts = {}  # path -> "ok" / "N problem(s)", for a directory's table
+    verdicts = {}  # path -> "ok" / "N problem(s)" / "unreadable", for a directory's table and verdict
+
+    def listed(kind, path, why):
+        print_listing(app, kind, path, why, as_json)
+        if kind == "unreadable":
+            verdicts[path] = "unreadable"
+    app.on_listing = listed
     for item in app.items(paths):
         try:
             with item.source:
@@ -635,7 +656,9 @@ def verify(app: App, paths, as_json, deep):
             app.unreadable(item.source.name, str(e).removeprefix(item.source.name + ": "))
             verdicts[item.source.name] = "unreadable"
             continue
-        verdicts[rep.path] = "ok" if not rep.problems else f"{len(rep.problems)} problem(s)"
+        if item.format.dir_sniff is not None:  # a partition directory: its files' verdict too
+            rep.files_with_problems = count_files_with_problems(rep.path, verdicts)
+        verdicts[rep.path] = rep.verdict()
         print_verify(app, rep, as_json, verdicts.get)
         with_problems += bool(rep.problems)
         app.found(len(rep.problems))
@@ -870,13 +893,14 @@ def group_offsets(app: App, paths, group, as_json):
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the hanging ones.")
+@click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the open ones.")
 @click.option("--transactional-id", metavar="T", help="Only this transactional id.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per transactional id (then problems).")
 @report_options
 def transactions(app: App, paths, all_ids, transactional_id, as_json):
-    """Hanging transactions from a __transaction_state partition: transactional ids whose last state is
-    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (exit status 1 when there are some).
+    """Open transactions from a __transaction_state partition: transactional ids whose last state is
+    Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence; hanging when open longer than their
+    TransactionTimeoutMs at the newest record timestamp of the input (exit status 1 when one is).
 
     \b
     Examples:

@@ -31,8 +31,9 @@ class Format:
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
     # Format options the format honours ("port", "api", "connection", "correlation_id", "commitlog",
-    # "headers_only", "records_as", "content": the record content filters --key...); giving any
-    # other one for an input of this format is a usage error.
+    # "headers_only", "records_as", "content": the record content filters --key...; and the selections its
+    # units can answer: "offsets" for --offset/--offsets, "time" for --time, "producer_id" for --producer-id,
+    # ops/select.py); giving any other one for an input of this format is a usage error.
     honours: frozenset = frozenset()
     # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})
     # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".

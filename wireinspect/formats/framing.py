@@ -367,7 +367,7 @@ def describe_gap(win: Window, start: int, end: int, at_end: bool, zero_tail_ok: 
                             note=f"{n} zero bytes to the end of the file (unused preallocated space)")
         where = "to the end of the file" if at_end else f"up to position {end}"
         return Unparsed(start, n, [Problem("zero_fill", start, f"{n} zero bytes from position {start} {where} "
-                                           f"(a torn or preallocated tail; recovery truncates here)", actual=n)],
+                                           f"(a torn or preallocated tail)", actual=n)],
                         zeros=True)
     return Unparsed(start, n, [Problem("garbage", start, f"{n} bytes from position {start} hold no valid {what}",
                                        actual=n)], preview, zeros=False)

@@ -14,7 +14,7 @@ from wireinspect.catalog import all_formats, choose_format, claims_name, get_for
 from wireinspect.errors import InputError
 from wireinspect.formats.base import Format
 from wireinspect.inputs.hexdump import looks_like_hexdump, looks_textual, parse_hexdump
-from wireinspect.inputs.source import BytesSource, DirectorySource, FileSource, Source
+from wireinspect.inputs.source import BytesSource, DirectorySource, FileSource, Source, read_stream
 
 SNIFF_BYTES = 4096
 MAX_STDIN = 1 << 31
@@ -67,10 +67,19 @@ def maybe_hex(source: Source) -> Source:
 
 
 def open_source(arg: str) -> Source:
+    """The source of a command-line argument: ``-`` is stdin; a path that cannot be read at any
+    position (a FIFO, ``<(cmd)``'s ``/dev/fd/N``, a character device) is read whole as stdin is,
+    under its own name; a hex dump's text gives its bytes. Raises :class:`InputError`."""
     if arg == "-":
         src: Source = BytesSource(read_stdin(), "<stdin>")
     else:
         src = FileSource(arg)
+        if src.stream:
+            try:
+                data = read_stream(src.fd, arg, MAX_STDIN)
+            finally:
+                src.close()
+            src = BytesSource(data, arg)
     try:
         return maybe_hex(src)
     except BaseException:

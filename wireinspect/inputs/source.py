@@ -1,5 +1,6 @@
 """Random-access, read-only byte sources: files (read with ``pread``, never mapped writable, never
-modified), stdin and decoded hex dumps (held in memory)."""
+modified), stdin, pipes and FIFOs (read whole, :func:`read_stream`) and decoded hex dumps (held in
+memory)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,9 @@ class FileSource(Source):
             os.close(self.fd)
             raise InputError(f"{path}: is a directory")
         self.size = st.st_size
+        # a FIFO, a pipe (/dev/fd/N of a process substitution), a character device, a socket, or anything
+        # that refuses to seek: pread cannot read it (inputs.open reads it whole, as stdin)
+        self.stream = not _seekable(self.fd, st.st_mode)
 
     def read(self, pos: int, n: int) -> bytes:
         try:
@@ -87,6 +91,35 @@ class FileSource(Source):
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def _seekable(fd: int, mode: int) -> bool:
+    """Whether ``pread`` can read ``fd`` at any position: not a FIFO, character device or socket, and
+    ``lseek`` works."""
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode):
+        return False
+    try:
+        os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:
+        return False
+    return True
+
+
+def read_stream(fd: int, name: str, limit: int) -> bytes:
+    """Every byte of a non-seekable ``fd`` (a pipe, a FIFO) up to its end, read in order; raises
+    :class:`InputError` past ``limit`` bytes (save it to a file first) or on a read error (with
+    the byte position)."""
+    data = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except OSError as e:
+            raise InputError(f"{name}: read error at byte {len(data)}: {e.strerror}") from None
+        if not chunk:
+            return bytes(data)
+        data += chunk
+        if len(data) > limit:
+            raise InputError(f"{name}: more than {limit >> 30} GiB from a pipe; save it to a file first")
 
 
 class DirectorySource(Source):

@@ -10,11 +10,13 @@ from wireinspect.render.progress import file_end
 HEXDUMP_MAX = 64 << 10
 
 
-def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> int:
+def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", label: str | None = None) -> int:
     """Print every unit (:class:`~wireinspect.formats.unit.Unit`) of every item; returns the number of
     problems found. ``app``: the ``cli.App`` (``selection``, ``iso_times``, ``raw``, ``opts``...).
     ``enc`` encodes bytes for JSON, ``enc_mode`` names it (``--bytes``; in the tree, ``None`` shows
-    bytes as escaped text)."""
+    bytes as escaped text). A selection (``--offset``, ``--time``...) that keeps nothing says so on
+    stderr (exit status unchanged): for one input, with what it holds (``ops.select.describe_miss``);
+    for the files below a directory (``label``, the path given), once, with how many were read."""
     from wireinspect.errors import InputError
     from wireinspect.render.safe import safe_text
 
@@ -27,24 +29,44 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64") -> i
 
         def write(text: str) -> None:
             raw_write(terminal_line(text))
+    sel = app.selection
+    misses = []  # (input name, describe_miss sentence) of the inputs the selection kept nothing of
+    kept = 0
     for item in items:
         src = item.source
         try:
             with src:
-                found += _dump_one(app, item, mode, enc, enc_mode, write, app.bar.at, safe_text)
+                n, k, miss = _dump_one(app, item, mode, enc, enc_mode, write, app.bar.at, safe_text)
+                found += n
+                kept += k
+                if miss:
+                    misses.append((src.name, miss))
         except InputError as e:  # a read error part way through a file
             app.unreadable(src.name, str(e).removeprefix(src.name + ": "))
     sys.stdout.flush()
-    content = app.opts.content  # --key/--value-contains...: a filter that matched nothing says so
-    if content is not None and content.nothing_matched():
-        import click
-
-        click.echo(f"wireinspect: {safe_text(content.nothing_matched())}", err=True)
+    if sel is not None and sel.active and not kept and misses:
+        _say_miss(app, misses, label, safe_text)
     return found
 
 
-def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
-    """Print the units of one input; returns its number of problems."""
+def _say_miss(app, misses, label, safe_text) -> None:
+    """``wireinspect: <input>: <what the selection missed and what the input holds>`` on stderr; for
+    several inputs below one directory, one line for all of them."""
+    import click
+
+    app._hide_bar()
+    if len(misses) == 1:
+        name, why = misses[0]
+        click.echo(f"wireinspect: {safe_text(name)}: {why}", err=True)
+    else:
+        click.echo(f"wireinspect: {safe_text(label or '')}: nothing below it matched {app.selection.describe()} "
+                   f"({len(misses)} inputs read)", err=True)
+
+
+def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple:
+    """Print the units of one input; returns (its number of problems, units printed, the sentence
+    saying that the selection kept nothing of it or None)."""
+    from wireinspect.ops.select import Seen, describe_miss
     from wireinspect.render.tree import print_lines, print_tree, summary_parts
 
     found = 0
@@ -54,11 +76,15 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
     iso = app.iso_times
     raw = app.raw
     units = item.format.units(src, _seek(app, item, sel, safe_text))
+    start = app.opts.start
+    seen = None
     if sel is not None and sel.active:
-        units = sel.select(units)
+        seen = Seen()
+        units = sel.select(units, seen)
     content = app.opts.content  # --key, --value-contains... (ops/content.py): units with a matching record
     if content is not None:
         units = content.select(units)
+    n = -1
     for n, unit in enumerate(units):
         app.where[1] = unit.position
         if mode == "json":
@@ -101,7 +127,21 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> int:
         found += len(unit.problems)  # after rendering: lazily parsed records add theirs
         if n % 256 == 0:
             update(file_end(unit))
-    return found
+    if seen is None or seen.kept:
+        return found, n + 1, None
+    if start and seen.offsets is not None:  # entered through an index: the log's first offset was not seen
+        seen.offsets = (_first_offset(item, app.opts, seen.offsets[0]), seen.offsets[1])
+    return found, 0, describe_miss(sel, seen, src.size, start)
+
+
+def _first_offset(item, opts, default: int) -> int:
+    """The logical offset of the input's first unit that has one (read from byte 0), else ``default``."""
+    from dataclasses import replace
+
+    for u in item.format.units(item.source, replace(opts, start=0)):
+        if u.base_offset is not None:
+            return min(u.base_offset, default)
+    return default
 
 
 def _noted(node, content):

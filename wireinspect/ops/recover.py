@@ -255,8 +255,9 @@ def _execute(item: Item, plan: RecoverPlan, out: str, opts: Options) -> list[str
     return written
 
 
-def _prepare_output(app, path: str, out: str, is_dir: bool) -> bool:
-    """Check (and create) the output directory; False after reporting a usage error."""
+def _check_output(app, path: str, out: str, is_dir: bool) -> str | None:
+    """The output directory ``recover`` would write into, checked (nothing created yet); None after
+    reporting a usage error."""
     out_dir = out if (is_dir or out.endswith(("/", os.sep)) or os.path.isdir(out)) else os.path.dirname(
         os.path.abspath(out))
     try:
@@ -265,10 +266,16 @@ def _prepare_output(app, path: str, out: str, is_dir: bool) -> bool:
         check_output_place([path], out_dir)
     except InputError as e:
         app.error(str(e))
-        return False
+        return None
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         app.error(f"{out_dir}: exists and is not a directory")
-        return False
+        return None
+    return out_dir
+
+
+def _create_output(app, out: str, out_dir: str, is_dir: bool) -> bool:
+    """Create the output directory (for a directory input, or an OUT ending with '/'), once there is
+    something to write; False after reporting why it could not be."""
     if is_dir or out.endswith(("/", os.sep)):
         try:
             os.makedirs(out_dir, exist_ok=True)
@@ -276,6 +283,22 @@ def _prepare_output(app, path: str, out: str, is_dir: bool) -> bool:
             app.error(f"{out_dir}: cannot create the output directory: {e.strerror}")
             return False
     return True
+
+
+def recoverable_formats() -> str:
+    """The formats ``recover`` applies to, from the catalog: the logs whose Format is ``recoverable``
+    and the directory formats with a ``recover_files`` plan (``"kafka-log, ..., and directories:
+    kafka-partition, ..."``)."""
+    from wireinspect.catalog import all_formats
+
+    logs = [f.id for f in all_formats() if f.recoverable]
+    dirs = [f.id for f in all_formats() if f.recover_files is not None]
+    return ", ".join(logs) + (f"; directories: {', '.join(dirs)}" if dirs else "")
+
+
+def not_recoverable(name: str, fmt_id: str) -> str:
+    """The usage error for an input (``name``, of format ``fmt_id``) that ``recover`` does not apply to."""
+    return f"{name}: recover does not apply to a {fmt_id} input; it recovers logs ({recoverable_formats()})"
 
 
 def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bool, force: bool,
@@ -290,13 +313,14 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
 
     is_dir = os.path.isdir(path)
     writing = bool(out) and not dry_run
-    if writing and not _prepare_output(app, path, out, is_dir):
+    out_dir = _check_output(app, path, out, is_dir) if writing else None
+    if writing and out_dir is None:
         return
 
     def target_of(p: str) -> str:
         return os.path.join(out, os.path.relpath(p, path)) if is_dir else p
 
-    planned, dirs = [], []
+    planned, dirs, others = [], [], []
     for item in app.items([path]):
         fmt = item.format
         if fmt.dir_sniff is not None:
@@ -304,7 +328,11 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
                 dirs.append((item.source.path, fmt))
             continue
         if not fmt.recoverable:
-            item.source.close()  # a directory format's plan says what becomes of it
+            item.source.close()
+            if not is_dir:  # a file, or stdin, that is no log: a usage error, nothing created
+                app.error(not_recoverable(item.source.name, fmt.id))
+                return
+            others.append((item.source.name, fmt.id))  # unless a directory format's plan says what becomes of it
             continue
         try:
             plan = plan_recovery(item, app.opts, salvage, progress=app.bar.at)
@@ -312,13 +340,24 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             item.source.close()
             app.error(str(e))
             continue
-        if writing:
-            target = target_of(item.source.path) if is_dir else output_path(item, out)
-        else:
-            target = None
         if item.source.path:
             item.source.close()  # reopened to write: a log.dirs may hold more files than descriptors
-        planned.append((item, plan, target))
+        planned.append((item, plan))
+
+    claimed = {d for d, _ in dirs}
+    for name, fid in others:
+        if os.path.dirname(name) not in claimed:
+            app.skipped(name, f"recover does not apply to a {fid} file")
+    if is_dir and not planned and not dirs:
+        if app.counts["unreadable"] == 0:
+            app.error(f"{path}: holds nothing recover applies to; it recovers logs ({recoverable_formats()})")
+        return
+    if not planned and not dirs:
+        return  # the input could not be read (said already)
+    if writing and not _create_output(app, out, out_dir, is_dir):
+        return
+    planned = [(item, plan, (target_of(item.source.path) if is_dir else output_path(item, out)) if writing else None)
+               for item, plan in planned]
 
     actions, copies = {}, []
     for d, fmt in dirs:

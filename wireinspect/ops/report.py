@@ -28,11 +28,13 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         return
     name = safe_text(rep.path)
     for p in rep.problems:
-        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""))
+        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""),
+             (_truncates(rep, p), ""))
     for p in rep.notes:
         line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
              (f": {safe_text(p.message)}", ""))
-    verdict = ("ok", "bold green") if not rep.problems else (f"{len(rep.problems)} problem(s)", "bold red")
+    text = rep.verdict()
+    verdict = (text, "bold green" if text == "ok" else "bold red")
     if rep.table is not None:
         title, header, rows, footer = rep.table
         line(app, (f"{name}: {safe_text(title)}: ", ""), verdict)
@@ -48,6 +50,15 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
 
 def _n(k: int, one: str, many: str) -> str:
     return f"{k} {one if k == 1 else many}"
+
+
+def _truncates(rep, p) -> str:
+    """After the problem the broker's recovery stops at (and no other): where it truncates."""
+    if p is not rep.truncated_by:
+        return ""
+    at = rep.validBytes
+    return ("; the broker's recovery truncates here" if at == p.position else
+            f"; the broker's recovery truncates at position {at}, where this entry starts")
 
 
 def _print_table(app, directory: str, header, rows, footer, status_of) -> None:

@@ -28,6 +28,12 @@ class FileReport:
     notes: list = field(default_factory=list)
     table: tuple | None = None  # a unit's report_table(): (title, header, rows, footer) (text only)
     summary_text: str | None = None  # a unit's summary_text (a capture's): replaces the valid-prefix tail
+    # a directory format's report: how many of the files in the directory have problems or could not be
+    # read (None for a file); set by the caller from the files' reports (:func:`count_files_with_problems`)
+    files_with_problems: int | None = None
+    # a log format's (Format.recoverable): the problem the broker's recovery stops at (the first problem of
+    # the first entry it does not keep, as ``recover``'s truncateReason), None when it keeps everything
+    truncated_by: object = None
 
     @property
     def status(self) -> str:
@@ -39,7 +45,26 @@ class FileReport:
              "problems": [p.to_dict() for p in self.problems]}
         if self.notes:
             d["notes"] = [p.to_dict() for p in self.notes]
+        if self.files_with_problems is not None:
+            d["filesWithProblems"] = self.files_with_problems
         return d
+
+    def verdict(self) -> str:
+        """``"ok"``, or what is wrong: ``"N problem(s)"`` of its own, and for a directory, ``"K file(s)
+        with problems"`` below it (so that a partition whose segment is damaged never reads ok)."""
+        parts = [f"{len(self.problems)} problem(s)"] if self.problems else []
+        k = self.files_with_problems
+        if k:
+            parts.append(f"{k} file{'' if k == 1 else 's'} with problems")
+        return ", ".join(parts) or "ok"
+
+
+def count_files_with_problems(directory: str, verdicts: dict) -> int:
+    """Of the files directly in ``directory`` already reported (``verdicts``: path -> ``"ok"`` or what
+    is wrong), how many are not ok."""
+    import os
+
+    return sum(1 for p, v in verdicts.items() if v != "ok" and os.path.dirname(p) == directory)
 
 
 def verify_item(item: Item, opts: Options, units=None, where=None, progress=None) -> FileReport:
@@ -74,6 +99,8 @@ def verify_item(item: Item, opts: Options, units=None, where=None, progress=None
                 rep.validBytes = u.position + u.length
             else:
                 prefix_open = False
+                if fmt.recoverable and u.problems:
+                    rep.truncated_by = u.problems[0]
     if prefix_open:
         rep.validBytes = src.size if not rep.problems else rep.validBytes
     return rep

@@ -76,7 +76,7 @@ def print_rich_table(console, title: str, header: list[str], rows: list[list[str
     width = console.width
     widths = column_widths(header, rows, width, 3)  # " │ " between columns (no edges)
     if widths is None:
-        console.print(Text(title), soft_wrap=True)
+        console.print(Text(title))  # (wrapped at spaces, as the cells)
         key_width = max(len(h) for h in header) + 2
         for i, r in enumerate(rows):
             if i:

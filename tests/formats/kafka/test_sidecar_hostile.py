@@ -507,3 +507,35 @@ def test_index_entries_inside_a_batch_at_full_size(tmp_path):
     assert more["code"] == "more_problems" and more["actual"] == 20_000 - sf.MAX_PROBLEMS
     assert more["position"] == 8 * sf.MAX_PROBLEMS + 4
     assert more["message"] == "10000 more problems not listed (limit 10000): not_batch_start x10000"
+
+
+# -- issue 20, item 11: blame the entry that breaks the order ---------------------------------------
+def test_an_entry_that_goes_back_to_position_0_is_not_a_kafka_806_append(tmp_path):
+    """Entry 4 points at position 0 (the batch that begins the log) with the last offset of a later batch
+    of that run, after four entries at higher positions: an append goes at the end of the index, so it
+    is out of order and its offset does not match, not a pre-KAFKA-806 multi-batch append."""
+    e = list(ENTRIES)
+    later = BATCHES[1].last_offset  # in the contiguous run that starts at 0, before entry 5's position
+    assert STARTS[1] < e[5][1] and all(pos > 0 for _, pos in e[:4])
+    code, rep = verify(segment(tmp_path, pack(e[:4] + [(later, 0)] + e[5:])) / IDX0)
+    assert code == 1 and not rep.get("notes"), rep
+    got = {(p["code"], p["position"]) for p in rep["problems"]}
+    assert ("offset_mismatch", 4 * 8) in got and ("position_not_increasing", 4 * 8 + 4) in got
+    assert all(p["message"].startswith("entry 4") for p in rep["problems"]), rep["problems"]
+
+
+def test_a_valid_entry_that_goes_back_below_damaged_ones_is_the_one_out_of_order(tmp_path):
+    """Entries 0, 1 and 3 point inside batches (damaged), entry 2 is right, entry 4 points at the first
+    batch: entry 4 breaks the order, not entry 2 (which the entries before it, damaged or not, lead up
+    to)."""
+    e = list(ENTRIES)
+    for i in (0, 1, 3):
+        e[i] = (e[i][0], e[i][1] + 8)
+    e[4] = (BATCHES[0].last_offset, 0)
+    code, rep = verify(segment(tmp_path, pack(e)) / IDX0)
+    assert code == 1
+    order = [p for p in rep["problems"] if p["code"].endswith("_not_increasing")]
+    assert order and all(p["message"].startswith("entry 4:") for p in order), order
+    assert sorted(p["position"] for p in order) == [4 * 8, 4 * 8 + 4]
+    assert [p["message"].split(":")[0] for p in rep["problems"] if p["code"] == "not_batch_start"] == [
+        "entry 0 (offset %d)" % e[0][0], "entry 1 (offset %d)" % e[1][0], "entry 3 (offset %d)" % e[3][0]]

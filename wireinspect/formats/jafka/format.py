@@ -109,7 +109,7 @@ JAFKA_LOG = Format(
     units=_log_units,
     check=_log_check,
     recoverable=True,
-    honours=frozenset({"headers_only", "content"}),
+    honours=frozenset({"headers_only", "content", "offsets"}),
     encode=_log_encode,
     encode_types=frozenset({"message", "unparsed"}),
 )

@@ -389,8 +389,8 @@ class LogWalker:
         (size,) = I32.unpack_from(buf, i)
         minimum = MIN_HEADER[self.dialect]
         if size < minimum:
-            return None, Problem("bad_length", pos, f"entry size {size} is below MinHeaderSize ({minimum}); "
-                                 "FileMessageSet.recover truncates here", expected=minimum, actual=size)
+            return None, Problem("bad_length", pos, f"entry size {size} is below MinHeaderSize ({minimum})",
+                                 expected=minimum, actual=size)
         if 4 + size > self.max_entry:
             return None, Problem("bad_length", pos, f"entry size {size} is larger than --max-batch "
                                  f"({self.max_entry}); not decoded", actual=size)

@@ -348,7 +348,8 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         m.crc_computed = _CRC(buf[pos + _CRC_AT:end])
         m.crc_ok = m.crc_computed == m.crc
         if not m.crc_ok:
-            probs.append(Problem("crc_mismatch", at(pos + _AT["crc"]), f"stored CRC-32 0x{m.crc:08x}, computed "
+            probs.append(Problem("crc_mismatch", at(pos + _AT["crc"]), f"message at offset {m.offset}: stored CRC-32 "
+                                 f"0x{m.crc:08x}, computed "
                                  f"0x{m.crc_computed:08x}", expected=m.crc, actual=m.crc_computed))
         fast = _PLANS[m.magic].read(buf, pos, end)
         if fast is not None and fast[1] == end:  # the common case: every field fits, nothing follows the value

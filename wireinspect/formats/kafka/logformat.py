@@ -109,7 +109,7 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
-    honours=frozenset({"headers_only", "records_as", "content"}),
+    honours=frozenset({"headers_only", "records_as", "content", "offsets", "time", "producer_id"}),
     encode=_kafka_log_encode,
     encode_types=frozenset({"batch", "message", "unparsed"}),
 )

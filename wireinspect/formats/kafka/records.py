@@ -752,7 +752,8 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
         b.crc_ok = b.crc_computed == h[4]
         if not b.crc_ok:
             problems.append(Problem("crc_mismatch", base + pos + 17,
-                                    f"stored CRC-32C 0x{h[4]:08x}, computed 0x{b.crc_computed:08x}",
+                                    f"batch offsets {h[0]}..{h[0] + h[6]}: stored "
+                                    f"CRC-32C 0x{h[4]:08x}, computed 0x{b.crc_computed:08x}",
                                     expected=h[4], actual=b.crc_computed))
     check_header(b, h, problems)
     if records == "lazy":

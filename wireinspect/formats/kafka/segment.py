@@ -207,7 +207,7 @@ def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:
 def _zero_fill(pos: int, end: int, at_end: bool) -> Problem:
     where = "to the end of the file" if at_end else f"up to position {end}"
     return Problem("zero_fill", pos, f"{end - pos} zero bytes from position {pos} {where} (a preallocated or "
-                   "torn segment tail; Kafka's recovery truncates here)", actual=end - pos)
+                   "torn segment tail)", actual=end - pos)
 
 
 def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
@@ -260,7 +260,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             if length < least:
                 which = f" for magic {magic}" if magic in MIN_LENGTH else ""
                 prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum {least}"
-                               f"{which}; Kafka's recovery truncates here", actual=length)
+                               f"{which}", actual=length)
             else:
                 prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
                                f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
@@ -349,7 +349,9 @@ def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):
         unit.crc_ok = unit.crc_computed == unit.header[4]
         stored, at = unit.header[4], pos + 17
     if not unit.crc_ok:
-        unit.problems.append(Problem("crc_mismatch", at, f"stored CRC 0x{stored:08x}, computed "
+        which = (f"message at offset {unit.offset}" if magic in (0, 1) else
+                 f"batch offsets {unit.header[0]}..{unit.header[0] + unit.header[6]}")
+        unit.problems.append(Problem("crc_mismatch", at, f"{which}: stored CRC 0x{stored:08x}, computed "
                                      f"0x{unit.crc_computed:08x}", expected=stored, actual=unit.crc_computed))
     if records:
         unit.problems.append(Problem("records_not_decoded", pos, f"entry of {total} bytes is larger than --max-batch; "

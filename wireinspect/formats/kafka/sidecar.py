@@ -188,18 +188,23 @@ def check_offset_index(unit, view, path: str) -> set:
     Problems: ``position_past_log_end``, ``not_batch_start`` (inside an entry, or no entry there),
     ``offset_mismatch``. Note ``multi_batch_append_entry``: a confirmed batch start whose entry
     offset is exactly the last offset of a later batch of the same contiguous run before the next
-    entry's position (Kafka before KAFKA-806 indexed a follower's multi-batch append so)."""
+    entry's position (Kafka before KAFKA-806 indexed a follower's multi-batch append so), and that
+    lies above every entry before it, in position and in offset (an append goes at the end of the
+    index: an entry that goes back below earlier ones is out of order, never excused)."""
     from wireinspect.formats.kafka.logcheck import Head
 
     base = unit.info["baseOffset"]
     starts = BatchStarts(view)
     bad = set()
     hint = None
+    top = None  # (highest relativeOffset, highest position) of the entries before
     for i, (rel, pos) in enumerate(unit.rows):
         if i in unit.own_faults:
             continue
         at = unit.entry_position(i)
         off = base + rel
+        appended = top is None or (rel > top[0] and pos > top[1])  # at the end of the index, as an append is
+        top = (rel, pos) if top is None else (max(top[0], rel), max(top[1], pos))
         if pos >= view.size:
             unit.problem("position_past_log_end", at + 4, f"entry {i}: position {pos} is past the end of the log "
                          f"({view.size} bytes)", expected=view.size - 1, actual=pos)
@@ -224,7 +229,7 @@ def check_offset_index(unit, view, path: str) -> set:
             bad.add(i)
             continue
         confirmed = start == pos
-        if confirmed and off > h.last_offset:
+        if confirmed and off > h.last_offset and appended:
             later = _multi_batch_append(view, h, off, _next_position(unit, i, pos, view.size))
             if later is not None:
                 unit.note("multi_batch_append_entry", at, f"entry {i}: offset {off} is the last offset of the batch at "

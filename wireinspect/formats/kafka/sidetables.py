@@ -441,7 +441,11 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
     entries in ``skip`` (negative fields) are not compared at all, entries in ``bad`` (that the log
     shows to be wrong) are compared but never become the reference, and an entry that exceeds the
     next valid one while that one follows the last valid entry in order (a lone spike) is the one
-    out of order, not everything after it. Order problems are provisional: each call withdraws the
+    out of order, not everything after it. Before any valid entry, the last entry in order among those
+    in ``bad`` stands in for the last valid one in that spike test (an entry is a spike only when the
+    next one follows what comes before it: a valid entry that goes back below the damaged entries
+    before it is the one out of order, not the valid entry before it). Order problems are
+    provisional: each call withdraws the
     earlier ones of ``t`` (listed or only counted, see :meth:`SideFile.withdraw_provisional`) and
     reports them anew after the problems reported so far."""
     t.withdraw_provisional()
@@ -461,6 +465,7 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
             t.problem(code, p + at, msg, ref[col], e[col], provisional=True)
 
     last = last_i = None
+    before = None  # the last entry in order, valid or in ``bad``: what a spike is judged against before any valid one
     j = 0
     for i in range(len(rows)):
         if i in skip:
@@ -471,6 +476,8 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
                 cols = _fails(t, last, e)
                 if cols:
                     blame(i, e, last, last_i, cols, True)
+            elif before is None or not _fails(t, before, e):
+                before = e
             continue
         j = pos_in_good[i] if pos_in_good is not None else j
         if last is not None:
@@ -485,6 +492,8 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
             if cols:
                 if last is not None:
                     spike = not _fails(t, last, nx)
+                elif before is not None:
+                    spike = not _fails(t, before, nx)
                 else:
                     spike = j + 2 < len(good) and not _fails(t, nx, rows[good[j + 2]])
                 if spike:
@@ -492,6 +501,7 @@ def judge_order(t: EntryTable, skip=(), bad=()) -> None:
                     j += 1
                     continue
         last, last_i = e, i
+        before = e
         j += 1
 
 

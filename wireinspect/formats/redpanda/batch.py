@@ -144,7 +144,9 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
         b.crc_computed = crc32c(buf[pos + HEADER_SIZE:pos + size], kafka_crc_start(h))
         b.crc_ok = b.crc_computed == h[4]
         if not b.crc_ok:
-            problems.append(Problem("crc_mismatch", base + pos + AT["crc"], f"stored crc 0x{h[4]:08x}, computed "
+            k = b.header
+            problems.append(Problem("crc_mismatch", base + pos + AT["crc"], f"batch offsets {k[0]}..{k[0] + k[6]}: "
+                                    f"stored crc 0x{h[4]:08x}, computed "
                                     f"0x{b.crc_computed:08x} (Kafka's CRC-32C over the big-endian header and the "
                                     "records)", expected=h[4], actual=b.crc_computed))
     check_header(b, b.header, problems)
@@ -166,7 +168,9 @@ def parse_big(source, pos: int, size: int, records: bool) -> RedpandaBatch:
     b.crc_computed = value
     b.crc_ok = value == b.rp[4]
     if not b.crc_ok:
-        b.problems.append(Problem("crc_mismatch", pos + AT["crc"], f"stored crc 0x{b.rp[4]:08x}, computed "
+        k = b.header
+        b.problems.append(Problem("crc_mismatch", pos + AT["crc"], f"batch offsets {k[0]}..{k[0] + k[6]}: "
+                                  f"stored crc 0x{b.rp[4]:08x}, computed "
                                   f"0x{value:08x}", expected=b.rp[4], actual=value))
     if records:
         b.problems.append(Problem("records_not_decoded", pos, f"batch of {size} bytes is larger than --max-batch; "

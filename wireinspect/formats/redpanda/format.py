@@ -117,7 +117,7 @@ REDPANDA_LOG = Format(
     recoverable=True,
     encode=_encode,
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
-    honours=frozenset({"records_as", "headers_only", "content"}),
+    honours=frozenset({"records_as", "headers_only", "content", "offsets", "time", "producer_id"}),
 )
 
 REDPANDA_PARTITION = Format(

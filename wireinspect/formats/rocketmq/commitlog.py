@@ -541,7 +541,7 @@ def _parse_fields(r: Record, buf, pos: int, stop: int, body: bool, limit: int) -
     r.size_ok = expected == v["totalSize"]
     if not r.size_ok:
         _fail(r, "size_mismatch", 0, f"totalSize {v['totalSize']} but the fields add up to {expected} "
-              "(calMsgLength); the broker truncates here", expected=expected, actual=v["totalSize"])
+              "(calMsgLength)", expected=expected, actual=v["totalSize"])
     if r.file_base is not None and r.base is not None and v["physicalOffset"] != r.file_base + r.base + pos:
         _fail(r, "physical_offset_mismatch", 28, f"physicalOffset {v['physicalOffset']} but the record lies at "
               f"commit-log offset {r.file_base + r.base + pos}", expected=r.file_base + r.base + pos,

@@ -160,9 +160,9 @@ COMMITLOG = Format(
     check=_commitlog_check,
     recoverable=True,
     rebuild=pad_to_input_size,
+    honours=frozenset({"offsets", "content"}),
     encode=encode_commitlog,
     encode_types=frozenset({"record", "blank"}),
-    honours=frozenset({"content"}),
 )
 
 CONSUMEQUEUE = Format(
@@ -174,7 +174,7 @@ CONSUMEQUEUE = Format(
     units=_cq_units,
     recoverable=True,
     rebuild=pad_to_input_size,
-    honours=frozenset({"commitlog"}),
+    honours=frozenset({"commitlog", "offsets"}),
     encode=_encode_consumequeue,
     encode_types=frozenset({"cq_unit"}),
 )

@@ -44,6 +44,6 @@ PCAP = Format(
     sniff=_pcap_sniff,
     units=_units,
     check=lambda src, opts: _units(src, opts, bool(getattr(opts, "deep", False))),
-    honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only"}),
+    honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only", "time"}),
     encode=_encode_capture,
 )

@@ -49,7 +49,7 @@ def logdir(tmp_path):
     ts.mkdir()
     (ts / "00000000000000000000.log").write_bytes(
         kb.batch(0, [(kb.txn_key("done"), kb.txn_value_v0(1000, 1, 60000, 1, [("orders", [0])], T0, T0)),
-                     (kb.txn_key("stuck"), kb.txn_value_v0(2000, 4, 60000, 1, [("orders", [0, 1]), ("pay", [2])],
+                     (kb.txn_key("stuck"), kb.txn_value_v0(2000, 4, 1000, 1, [("orders", [0, 1]), ("pay", [2])],
                                                            T0 + 1000, T0 + 500))])
         + kb.batch(2, [(kb.txn_key("done"), kb.txn_value_v0(1000, 1, 60000, 4, [], T0 + 3000, T0))]))
     cm = tmp_path / "__cluster_metadata-0"
@@ -114,7 +114,8 @@ def test_transactions(logdir):
     assert [(o["transactionalId"], o["state"]) for o in objects(every)] == [("done", "CompleteCommit"),
                                                                              ("stuck", "Ongoing")]
     text = invoke("transactions", logdir)
-    assert "Ongoing (hanging)" in text.stdout and "orders-0,1, pay-2" in text.stdout
+    assert "Ongoing (hanging: open 1s, past its 1s timeout)" in text.stdout and "orders-0,1, pay-2" in text.stdout
+    assert "at 2023-11-14T22:13:22.000Z, the newest record timestamp in the input" in text.stdout
 
 
 def test_metadata_image_and_problems(logdir):

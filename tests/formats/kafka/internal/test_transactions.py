@@ -33,28 +33,55 @@ def test_hanging_and_completed():
              log.batch(txn_state("done", COMPLETE_COMMIT, start=T0, update=T0 + 20)),
              log.batch(txn_state("stuck", EMPTY, producer_id=2000, epoch=3)),
              log.batch(txn_state("stuck", ONGOING, producer_id=2000, epoch=3, start=T0 + 1000, update=T0 + 2000,
-                                 partitions=(("orders", [0, 2]), ("pay", [1])))),
-             log.batch(txn_state("aborting", PREPARE_ABORT, start=T0)),
-             log.batch(txn_state("fenced", FENCE, start=T0)),
+                                 partitions=(("orders", [0, 2]), ("pay", [1])), timeout=5000)),
+             log.batch(txn_state("aborting", PREPARE_ABORT, start=T0)),  # 7 s old, 60 s timeout: open
+             log.batch(txn_state("fenced", FENCE, start=T0, timeout=1000)),
              log.batch(txn_state("aborted", COMPLETE_ABORT, start=T0))]
     out = run(units)
     assert out.problems == []
-    assert out.findings == 3
+    assert out.findings == 2  # stuck and fenced: open longer than their timeout by the log's clock
     got = ids(out)
-    assert sorted(got) == ["aborting", "fenced", "stuck"]
+    assert sorted(got) == ["aborting", "fenced", "stuck"]  # the open ones
+    assert (got["aborting"]["open"], got["aborting"]["hanging"]) == (True, False)
+    assert (got["fenced"]["open"], got["fenced"]["hanging"]) == (True, True)
     s = got["stuck"]
     newest = units[-1]["records"][0]["timestamp"]
     assert s == {
-        "type": "transaction", "transactionalId": "stuck", "state": "Ongoing", "hanging": True,
-        "ProducerId": 2000, "ProducerEpoch": 3, "TransactionTimeoutMs": 60000, "TransactionStatus": 1,
+        "type": "transaction", "transactionalId": "stuck", "state": "Ongoing", "open": True, "hanging": True,
+        "ProducerId": 2000, "ProducerEpoch": 3, "TransactionTimeoutMs": 5000, "TransactionStatus": 1,
         "TransactionPartitions": [{"Topic": "orders", "PartitionIds": [0, 2]}, {"Topic": "pay", "PartitionIds": [1]}],
         "TransactionLastUpdateTimestampMs": T0 + 2000, "TransactionLastUpdateTimestampMsIso": "2023-11-14T22:13:22.000Z",
         "TransactionStartTimestampMs": T0 + 1000, "TransactionStartTimestampMsIso": "2023-11-14T22:13:21.000Z",
         "ageMs": newest - T0 - 1000, "sinceUpdateMs": newest - T0 - 2000, "newestTimestamp": newest,
         "removed": False, "path": PATH, "recordOffset": 4, "position": units[4]["records"][0]["position"]}
     table = out.blocks[-1]
-    assert table[1] == "hanging transactions"
-    assert table[3][-1][:5] == ["stuck", "Ongoing (hanging)", "2000", "3", "orders-0,2, pay-1"]
+    assert table[1] == ("open transactions (at 2023-11-14T22:13:27.000Z, the newest record timestamp in the "
+                        "input; hanging: open longer than TransactionTimeoutMs)")
+    assert table[3][-1][:5] == ["stuck", "Ongoing (hanging: open 6s, past its 5s timeout)", "2000", "3",
+                                "orders-0,2, pay-1"]
+    assert table[3][0][1] == "PrepareAbort (open 7s of its 1m 0s timeout)"
+
+
+def test_hanging_is_open_longer_than_the_timeout_by_the_logs_clock():
+    """Kafka's coordinator times a transaction out when txnStartTimestamp + txnTimeoutMs < now; "now" is
+    the newest record timestamp of the input (issue 20: 7.98 s against 60 s was called hanging)."""
+    log = Log()
+    young = [log.batch(txn_state("t", ONGOING, start=T0 - 7980 + 1000)), log.batch(txn_state("u", COMPLETE_COMMIT))]
+    out = run(young)
+    (t,) = out.objects
+    assert (t["open"], t["hanging"], t["ageMs"], t["newestTimestamp"]) == (True, False, 7980, T0 + 1000)
+    assert out.findings == 0
+    log = Log()
+    old = [log.batch(txn_state("t", ONGOING, start=T0)), log.batch(txn_state("u", COMPLETE_COMMIT)),
+           {**log.batch(txn_state("v", COMPLETE_COMMIT))}]
+    old[-1]["records"][0]["timestamp"] = T0 + 60001  # a later record: now is past start + timeout
+    out = run(old)
+    (t,) = out.objects
+    assert (t["hanging"], t["ageMs"]) == (True, 60001) and out.findings == 1
+    log = Log()
+    out = run([log.batch(txn_state("w", ONGOING, start=-1))])  # no start timestamp: its age cannot be told
+    assert out.objects[0]["hanging"] and out.findings == 1
+    assert out.blocks[-1][3][0][1] == "Ongoing (hanging: its age cannot be told)"
 
 
 def test_all_lists_every_id_and_tombstones_remove():
@@ -65,7 +92,7 @@ def test_all_lists_every_id_and_tombstones_remove():
     out = run(units, all_ids=True)
     got = ids(out)
     assert got["a"]["state"] == "CompleteCommit" and not got["a"]["hanging"]
-    assert got["b"] == {"type": "transaction", "transactionalId": "b", "state": None, "hanging": False,
+    assert got["b"] == {"type": "transaction", "transactionalId": "b", "state": None, "open": False, "hanging": False,
                         "removed": True, "path": PATH, "recordOffset": 2,
                         "position": units[2]["records"][0]["position"]}
     assert out.findings == 0
@@ -73,7 +100,8 @@ def test_all_lists_every_id_and_tombstones_remove():
 
 def test_one_transactional_id():
     log = Log()
-    out = run([log.batch(txn_state("a", ONGOING), txn_state("b", ONGOING))], transactional_id="b")
+    out = run([log.batch(txn_state("a", ONGOING, start=T0 - 61000), txn_state("b", ONGOING, start=T0 - 61000))],
+              transactional_id="b")
     assert list(ids(out)) == ["b"] and out.findings == 1
 
 

@@ -10,30 +10,37 @@ state, as ``TransactionStateManager.loadTransactionMetadata`` loads it; a tombst
 
 ``TransactionStatus`` (int8, Kafka's ``TransactionState.id``): 0 Empty, 1 Ongoing, 2 PrepareCommit,
 3 PrepareAbort, 4 CompleteCommit, 5 CompleteAbort, 6 Dead, 7 PrepareEpochFence. A transaction is
-*hanging* when its last state is Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence: nothing
-later completed it (the coordinator would have written CompleteCommit/CompleteAbort or Empty).
+*open* when its last state is Ongoing, PrepareCommit, PrepareAbort or PrepareEpochFence (nothing later
+completed it: the coordinator would have written CompleteCommit/CompleteAbort or Empty), and *hanging*
+when it has been open longer than its ``TransactionTimeoutMs``, as the coordinator judges a timed-out
+transaction (``TransactionStateManager.timedOutTransactions``: ``txnStartTimestamp + txnTimeoutMs <
+now``), or when its age cannot be told (no start timestamp, no timeout, no record timestamp).
 
-Age: ``ageMs`` = the newest record timestamp seen in the input minus ``TransactionStartTimestampMs``
-(how long the transaction has been open by the log's own clock; the machine's clock is never read),
-``sinceUpdateMs`` the same against ``TransactionLastUpdateTimestampMs``.
+"Now" is the log's own clock: the newest record timestamp seen in the input (``newestTimestamp``), never
+the machine's. Age: ``ageMs`` = now minus ``TransactionStartTimestampMs``, ``sinceUpdateMs`` the same
+against ``TransactionLastUpdateTimestampMs``. A transaction open for less than its timeout at the end
+of the log is open, not hanging: the coordinator had not yet had to abort it.
 """
 
 from __future__ import annotations
 
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
+from wireinspect.codec.times import iso_ms
 from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES as STATES
-HANGING = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
+
+OPEN = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
 VALUE_FIELDS = ("ProducerId", "ProducerEpoch", "TransactionTimeoutMs", "TransactionStatus",
                 "TransactionPartitions", "TransactionLastUpdateTimestampMs", "TransactionStartTimestampMs")
 
 
 class Transactions:
-    """The ``transactions`` analysis; ``all_ids``: list every transactional id, not only the hanging ones.
+    """The ``transactions`` analysis; ``all_ids``: list every transactional id, not only the open ones
+    (``findings``: the hanging ones).
 
     JSON, one object per transactional id (by id)::
 
-        {"type": "transaction", "transactionalId": "t", "state": "Ongoing", "hanging": true,
+        {"type": "transaction", "transactionalId": "t", "state": "Ongoing", "open": true, "hanging": true,
          "ProducerId", "ProducerEpoch", "TransactionTimeoutMs", "TransactionStatus",
          "TransactionPartitions": [{"Topic", "PartitionIds": [...]}],
          "TransactionLastUpdateTimestampMs", "TransactionLastUpdateTimestampMsIso",
@@ -96,35 +103,59 @@ class Transactions:
     def finish(self) -> Outcome:
         out = Outcome(problems=self.problems)
         rows = []
+        now = self.newest if isinstance(self.newest, int) else None
         for tid in sorted(self.ids, key=str):
             t = self.ids[tid]
-            hanging = t["state"] in HANGING
+            is_open = t["state"] in OPEN
+            age = upd_age = None
+            if not t["removed"]:
+                start, upd = t["TransactionStartTimestampMs"], t["TransactionLastUpdateTimestampMs"]
+                age = now - start if now is not None and isinstance(start, int) and start >= 0 else None
+                upd_age = now - upd if now is not None and isinstance(upd, int) and upd >= 0 else None
+            timeout = t.get("TransactionTimeoutMs")
+            timeout = timeout if isinstance(timeout, int) and timeout >= 0 else None
+            hanging = is_open and (age is None or timeout is None or age > timeout)
             out.findings += hanging
-            if not (hanging or self.all):
+            if not (is_open or self.all):
                 continue
-            obj = {"type": "transaction", "transactionalId": tid, "state": t["state"], "hanging": hanging}
+            obj = {"type": "transaction", "transactionalId": tid, "state": t["state"], "open": is_open,
+                   "hanging": hanging}
             if not t["removed"]:
                 obj.update({k: t[k] for k in VALUE_FIELDS})
                 with_iso(obj, "TransactionLastUpdateTimestampMs", "TransactionStartTimestampMs")
-                start, upd = t["TransactionStartTimestampMs"], t["TransactionLastUpdateTimestampMs"]
-                ok = isinstance(self.newest, int)
-                obj["ageMs"] = self.newest - start if ok and isinstance(start, int) and start >= 0 else None
-                obj["sinceUpdateMs"] = self.newest - upd if ok and isinstance(upd, int) and upd >= 0 else None
+                obj["ageMs"] = age
+                obj["sinceUpdateMs"] = upd_age
                 obj["newestTimestamp"] = self.newest
             obj["removed"] = t["removed"]
             obj.update({k: t[k] for k in ("path", "recordOffset", "position")})
             out.objects.append(obj)
             parts = ", ".join(f"{p.get('Topic')}-{','.join(str(i) for i in p.get('PartitionIds') or ())}"
                               for p in t.get("TransactionPartitions") or () if isinstance(p, dict))
-            rows.append([tid, (t["state"] or "removed") + (" (hanging)" if hanging else ""),
+            rows.append([tid, (t["state"] or "removed") + _verdict(is_open, hanging, age, timeout),
                          str(t.get("ProducerId", "-")), str(t.get("ProducerEpoch", "-")), parts or "-",
                          obj.get("TransactionStartTimestampMsIso") or "-",
                          obj.get("TransactionLastUpdateTimestampMsIso") or "-",
-                         _age(obj.get("ageMs")), t["recordOffset"]])
-        title = "transactional ids" if self.all else "hanging transactions"
+                         _age(age), t["recordOffset"]])
+        at = iso_ms(now) if now is not None else None
+        when = (f"at {at}, the newest record timestamp in the input" if at else "no record timestamp in the input")
+        title = (f"transactional ids ({when})" if self.all else
+                 f"open transactions ({when}; hanging: open longer than TransactionTimeoutMs)")
         out.blocks.append(("table", title, ["transactional id", "state", "producer id", "epoch", "partitions",
                                             "started", "last update", "age", "record offset"], rows))
         return out
+
+
+def _verdict(is_open: bool, hanging: bool, age, timeout) -> str:
+    """`` (hanging: 2m 5s, past its 1m 0s timeout)``, `` (open 7s of its 1m 0s timeout)``, or ``""``."""
+    if not is_open:
+        return ""
+    if not hanging:
+        return f" (open {_age(age)} of its {_age(timeout)} timeout)"
+    if age is None:
+        return " (hanging: its age cannot be told)"
+    if timeout is None:
+        return f" (hanging: open {_age(age)}, no TransactionTimeoutMs)"
+    return f" (hanging: open {_age(age)}, past its {_age(timeout)} timeout)"
 
 
 def _age(ms) -> str:
