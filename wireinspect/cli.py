@@ -19,7 +19,7 @@ import click
 from wireinspect import __version__
 from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
                                 EXIT_USAGE, InputError)
-from wireinspect.cliparams import Size
+from wireinspect.cliparams import Position, Size
 from wireinspect.codec.bytesfmt import BYTES_MODES, bytes_encoder
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.ops.options import Options
@@ -291,6 +291,9 @@ def _run(app: App, fn, *args, **kw) -> None:
     sys.exit(app.status)
 
 
+COLOR = click.Choice(["auto", "always", "never"])  # --color, before the command or after it
+
+
 def common_options(fn):
     @click.option("--format", "fmt", metavar="ID", help="Force the format (see 'wireinspect formats').")
     @click.option("--max-decompressed", type=Size(), default="64M", show_default=True,
@@ -304,8 +307,10 @@ def common_options(fn):
                        "in a normal store layout).")
     @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on a terminal, "
                   "after the first second).")
+    @click.option("--color", type=COLOR, default=None, help="Colour on stdout: auto = when it is a terminal and "
+                  "NO_COLOR is not set (as 'wireinspect --color WHEN COMMAND')  [default: auto]")
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, commitlog, quiet, color, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -314,7 +319,7 @@ def common_options(fn):
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().params or {}).get("debug")) or bool(os.environ.get("WIREINSPECT_DEBUG"))
         app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug,
-                  (ctx.find_root().params or {}).get("color") or "auto")
+                  color or (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
             app.opts.commitlog = commitlog
         app.quiet = quiet
@@ -394,7 +399,7 @@ def capture_options(fn):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 @click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+@click.option("--color", type=COLOR, default="auto", show_default=True,
               help="Colour on stdout: auto = when it is a terminal and NO_COLOR is not set.")
 def cli(debug, color):
     """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka's
@@ -442,7 +447,8 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
 @click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms since the "
               "epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 too).")
-@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--position", type=Position(), metavar="P", help="Only the unit holding byte position P (decimal, "
+              "or hex as the tree prints it: 0x1a2b).")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
@@ -639,7 +645,8 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force) ->
 @click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N.")
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
 @click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms or ISO-8601).")
-@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--position", type=Position(), metavar="P", help="Only the unit holding byte position P (decimal, "
+              "or hex as the tree prints it: 0x1a2b).")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",

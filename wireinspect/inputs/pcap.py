@@ -112,8 +112,8 @@ def _pcap(source: Source, problems: list):
         data = bytes(buf[i:i + incl])
         pprobs = []
         if orig > incl:
-            pprobs.append(Problem("snaplen_short", pos, f"packet {index} was captured with {incl} of its {orig} bytes "
-                                  "(snaplen)", expected=orig, actual=incl))
+            pprobs.append(Problem("snaplen_short", pos, f"frame {index + 1} was captured with {incl} of its {orig} "
+                                  "bytes (snaplen)", expected=orig, actual=incl))
         ts = sec + frac * unit
         last_ts = sec
         yield Packet(index, pos, ts, linktype, data, orig, pprobs, pos + 16)
@@ -250,7 +250,7 @@ def _pcapng_packet(btype, body, endian, ifaces, pos, index, problems):
     lt, _, unit = ifaces[iface]
     pprobs = []
     if orig > cap:
-        pprobs.append(Problem("snaplen_short", pos, f"packet {index} was captured with {cap} of its {orig} bytes "
+        pprobs.append(Problem("snaplen_short", pos, f"frame {index + 1} was captured with {cap} of its {orig} bytes "
                               "(snaplen)", expected=orig, actual=cap))
     return Packet(index, pos, ((hi << 32) | lo) * unit, lt, body[off:off + cap], orig, pprobs, pos + 8 + off)
 

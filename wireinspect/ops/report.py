@@ -28,9 +28,9 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         return
     name = safe_text(rep.path)
     for p in rep.problems:
-        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""))
+        line(app, (f"{name}: {p.where()}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""))
     for p in rep.notes:
-        line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
+        line(app, (f"{name}: {p.where()}: note: ", ""), (p.code, "yellow"),
              (f": {safe_text(p.message)}", ""))
     verdict = ("ok", "bold green") if not rep.problems else (f"{len(rep.problems)} problem(s)", "bold red")
     if rep.table is not None:
