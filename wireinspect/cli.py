@@ -463,11 +463,13 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
               "(key + 'Iso').")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
+@click.option("-f", "--follow", is_flag=True, help="One log segment (Kafka, Redpanda): after its last batch, wait "
+              "and print the batches appended to it as they arrive, as tail -f (Ctrl-C stops).")
 @common_options
 @capture_options
 @records_as_option
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, raw, follow):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -477,6 +479,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
       wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
+      wireinspect dump --summary --follow /var/lib/kafka/data/orders-3/00000000000000001000.log
     """
     from wireinspect.ops.dump import dump_items
 
@@ -502,9 +505,19 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     enc = bytes_encoder(bytes_mode or "base64")
     from wireinspect.inputs.open import any_large
 
-    app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
+    app.progress(paths, when=not follow and not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
+    if follow:  # ops/follow.py: the segment, then what is appended to it
+        from wireinspect.ops.follow import check_follow, follow_items
+
+        check_follow(paths)
+        if app.selection is not None and app.selection.active:
+            raise click.UsageError("--follow prints every batch appended; --offset, --offsets, --time, --position, "
+                                   "--producer-id, --max-bytes and --max-records select from a whole file")
+        found = follow_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
+        app.found(found)
+        return
     found = dump_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
     app.found(found)
 

@@ -60,7 +60,8 @@ def test_frames_are_printed_as_their_packets_come():
     head, recs = _pcap_records(conversation_packets("10.0.0.1:40000", "10.0.0.2:9092", chunks))
     assert len(recs) == 3 + 3 + 3  # handshake, 3 requests, FIN/FIN/ACK
     p = subprocess.Popen([sys.executable, "-m", "wireinspect", "--color", "never", "dump", "--summary", "-"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, "COLUMNS": "1000"})
     try:
         out = p.stdout.fileno()
         buf = bytearray()
