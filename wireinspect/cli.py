@@ -463,7 +463,7 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
               "(key + 'Iso').")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
-@click.option("-f", "--follow", is_flag=True, help="One log segment (Kafka, Redpanda): after its last batch, wait "
+@click.option("-f", "--follow", is_flag=True, help="One Kafka log segment: after its last batch, wait "
               "and print the batches appended to it as they arrive, as tail -f (Ctrl-C stops).")
 @common_options
 @capture_options

@@ -8,7 +8,7 @@ batch being written, the zero-filled room after the last one) is waited for, not
 truncation, while following. Ctrl-C stops cleanly (exit 130, no traceback).
 
 It applies to the formats whose ``units`` can start at a byte position (``Format.seek``: a Kafka
-or Redpanda segment); anything else, a directory, several inputs or stdin is a usage error.
+log segment); anything else, a directory, several inputs or stdin is a usage error.
 """
 
 from __future__ import annotations
