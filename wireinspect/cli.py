@@ -19,7 +19,7 @@ import click
 from wireinspect import __version__
 from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_PROBLEMS, EXIT_TERMINATED,
                                 EXIT_USAGE, InputError)
-from wireinspect.cliparams import Size
+from wireinspect.cliparams import Position, Size
 from wireinspect.codec.bytesfmt import BYTES_MODES, bytes_encoder
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.ops.options import Options
@@ -333,6 +333,9 @@ def _run(app: App, fn, *args, **kw) -> None:
     sys.exit(app.status)
 
 
+COLOR = click.Choice(["auto", "always", "never"])  # --color, before the command or after it
+
+
 def common_options(fn):
     """``--format``, the size limits, ``--commitlog`` (RocketMQ) and ``-q``; builds the :class:`App`."""
     return _common_options(fn, rocketmq=True)
@@ -361,9 +364,12 @@ def _common_options(fn, rocketmq: bool):
                                          "by itself in a normal store layout)."))
     options.append(click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr (there is one only on "
                                 "a terminal, after the first second)."))
+    options.append(click.option("--color", type=COLOR, default=None, help="Colour on stdout: auto = when it is a "
+                                "terminal and NO_COLOR is not set (as 'wireinspect --color WHEN COMMAND')  "
+                                "[default: auto]"))
 
     @functools.wraps(fn)
-    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, quiet, commitlog=None, **kw):
+    def wrapper(*args, fmt, max_decompressed, max_batch, max_records, quiet, color, commitlog=None, **kw):
         from wireinspect.catalog import all_formats, get_format
 
         if fmt and get_format(fmt) is None:
@@ -372,7 +378,7 @@ def _common_options(fn, rocketmq: bool):
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().params or {}).get("debug")) or bool(os.environ.get("WIREINSPECT_DEBUG"))
         app = App(Options(max_decompressed=max_decompressed, max_batch=max_batch, max_records=max_records), fmt, debug,
-                  (ctx.find_root().params or {}).get("color") or "auto")
+                  color or (ctx.find_root().params or {}).get("color") or "auto")
         if commitlog:
             app.opts.commitlog = commitlog
         app.quiet = quiet
@@ -475,7 +481,7 @@ def content_options(fn):
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="wireinspect")
 @click.option("--debug", is_flag=True, help="On an internal error, print the traceback.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+@click.option("--color", type=COLOR, default="auto", show_default=True,
               help="Colour on stdout: auto = when it is a terminal and NO_COLOR is not set.")
 def cli(debug, color):
     """Forensic inspector for message-queue bytes: Kafka log segments and their sidecar files, Kafka's
@@ -538,7 +544,8 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2, or a capture's "
               "frames captured in T1..T2 (ms since the epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 "
               "too).")
-@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--position", type=Position(), metavar="P", help="Only the unit holding byte position P (decimal, "
+              "or hex as the tree prints it: 0x1a2b).")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",
@@ -555,12 +562,14 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
               "(long keys, values and headers are cut with '…' otherwise).")
 @click.option("--raw", is_flag=True, help="With --json: add what 'encode' needs to give the bytes back exactly "
               "(the format, stored compressed payloads, the bytes of unparsed ranges).")
+@click.option("-f", "--follow", is_flag=True, help="One Kafka log segment: after its last batch, wait "
+              "and print the batches appended to it as they arrive, as tail -f (Ctrl-C stops).")
 @common_options
 @capture_options
 @records_as_option
 @content_options
 def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
-         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, full_values, raw):
+         producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, full_values, raw, follow):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
     \b
@@ -571,6 +580,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
       wireinspect dump --key order-42 --full samples/partition/orders-0/
       wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
+      wireinspect dump --summary --follow /var/lib/kafka/data/orders-3/00000000000000001000.log
     """
     from wireinspect.ops.dump import dump_items
 
@@ -597,13 +607,23 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     enc = bytes_encoder(bytes_mode or "base64")
     from wireinspect.inputs.open import any_large
 
-    app.progress(paths, when=not sys.stdout.isatty() and any_large(paths, 16 << 20))
+    app.progress(paths, when=not follow and not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
             "summary" if summary else "tree")
     from wireinspect.render.safe import full_values as whole
 
     if full_values and as_json:
         raise click.UsageError("--full shows whole values in the tree and the hexdump; JSON holds them whole already")
+    if follow:  # ops/follow.py: the segment, then what is appended to it
+        from wireinspect.ops.follow import check_follow, follow_items
+
+        check_follow(paths)
+        if app.selection is not None and app.selection.active:
+            raise click.UsageError("--follow prints every batch appended; --offset, --offsets, --time, --position, "
+                                   "--producer-id, --max-bytes and --max-records select from a whole file")
+        found = follow_items(app, app.items(paths), mode, enc, bytes_mode or ("base64" if as_json else None))
+        app.found(found)
+        return
     with whole(full_values):
         for path in paths:  # one at a time: a selection that keeps nothing of an input says so, input by input
             app.found(dump_items(app, app.items([path]), mode, enc, bytes_mode or ("base64" if as_json else None),
@@ -762,7 +782,8 @@ def _encode(app: App, infile, out, keep_crc, keep_lengths, bytes_mode, force, ma
 @click.option("--offset", "offset", metavar="N", help="Only the batch (entry) holding logical offset N.")
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
 @click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2 (ms or ISO-8601).")
-@click.option("--position", type=click.IntRange(0), metavar="P", help="Only the unit holding byte position P.")
+@click.option("--position", type=Position(), metavar="P", help="Only the unit holding byte position P (decimal, "
+              "or hex as the tree prints it: 0x1a2b).")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")
 @click.option("--max-bytes", type=Size(), metavar="SIZE", help="Stop after this many bytes of each input.")
 @click.option("--max-records", "max_records_shown", type=click.IntRange(1), metavar="N",

@@ -42,6 +42,9 @@ class Problem:
 
     ``code`` is a stable snake_case identifier (see docs/problems.md), ``position`` the absolute
     byte position it concerns, ``expected``/``actual`` optional values (for example two CRCs).
+    In a capture: ``frame``, the number of the packet that carried the byte (1-based, as Wireshark
+    numbers frames), and for a problem in a reassembled TCP stream (whose ``position`` is a stream
+    position) ``file_position``, where that byte is in the capture file.
     """
 
     code: str
@@ -49,6 +52,8 @@ class Problem:
     message: str
     expected: object = None
     actual: object = None
+    frame: int | None = None
+    file_position: int | None = None
 
     def to_dict(self) -> dict:
         d = {"code": self.code, "position": self.position, "message": self.message}
@@ -56,7 +61,21 @@ class Problem:
             d["expected"] = self.expected
         if self.actual is not None:
             d["actual"] = self.actual
+        if self.frame is not None:
+            d["frame"] = self.frame
+        if self.file_position is not None:
+            d["filePosition"] = self.file_position
         return d
+
+    def where(self) -> str:
+        """Where it is, for a person: ``"position 10"``; in a capture ``"frame 4, file position 334,
+        stream position 10"`` (a stream's byte) or ``"frame 4, position 318"`` (a packet's record)."""
+        if self.frame is None and self.file_position is None:
+            return f"position {self.position}"
+        out = f"frame {self.frame}, " if self.frame is not None else ""
+        if self.file_position is None:
+            return f"{out}position {self.position}"
+        return f"{out}file position {self.file_position}, stream position {self.position}"
 
 
 @dataclass(slots=True)

@@ -65,7 +65,8 @@ port is not a server port, else the side whose first bytes sniff best.
   ``problems`` (tuple of ``Problem``; positions are stream positions of this direction),
   ``file_position`` (the capture file position of ``data[0]``; ``None`` for stream dumps and events
   without data). A data event holds bytes of one packet, so ``file_position + k`` is where
-  ``data[k]`` is in the file.
+  ``data[k]`` is in the file; ``frame`` (the number of that packet in the capture, 1-based as
+  Wireshark numbers frames; ``None`` where ``file_position`` is).
 
 A ``"gap"`` or ``"problem"`` event always carries its Problem (codes ``tcp_gap``,
 ``tcp_no_handshake``, ``bad_hex_line``...). A protocol decoder must put those problems on some unit
@@ -138,6 +139,7 @@ class Event(NamedTuple):
     timestamp: float | None = None
     problems: tuple = ()
     file_position: int | None = None  # capture file position of data[0] (data events of a pcap)
+    frame: int | None = None  # number of the packet that carried data[0], 1-based as Wireshark counts (pcap)
 
 
 class Conversation:
@@ -247,6 +249,16 @@ def capture_fields(d: dict, unit) -> dict:
     return d
 
 
+def connection_text(conv, direction: str | None) -> str:
+    """``"[<connection index>] <sender> -> <receiver>"``: the arrow points the way the bytes went, from
+    the client to the server for a request, from the server to the client for a response (``""``
+    when the conversation's ends are unknown, as in a stream dump)."""
+    if conv is None or conv.client is None:
+        return ""
+    src, dst = (conv.server, conv.client) if direction == "response" else (conv.client, conv.server)
+    return f"[{conv.index}] {src} -> {dst}"
+
+
 def capture_display(unit, connection: bool = False) -> str:
     """The capture facts of a frame for its tree line: ``"  <direction> [<connection index>] <sender>
     -> <receiver>"`` when ``connection``, then the time and the latency: ``"  2026-11-24T05:12:03.123456Z  +1.234 ms"``;
@@ -256,8 +268,7 @@ def capture_display(unit, connection: bool = False) -> str:
         c = unit.conversation
         d = unit.direction
         if c is not None and c.client is not None:
-            src, dst = (c.server, c.client) if d == "response" else (c.client, c.server)
-            out += f"  {d or ''} [{c.index}] {src} -> {dst}"
+            out += f"  {d or ''} {connection_text(c, d)}"
     iso = iso_time(unit.timestamp)
     if iso is not None:
         out += f"  {iso}"

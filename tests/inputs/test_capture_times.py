@@ -96,7 +96,9 @@ def test_frames_carry_time_file_position_and_latency(mss):
             assert "latencyMs" not in d
     tree = frames[1].to_tree().display
     assert iso_time(frames[1].timestamp) in tree and re.search(r"\+\d+\.\d{3} ms", tree)
-    assert "[0] 10.0.0.1:40000 -> 10.0.0.2:9092" in tree
+    # the arrow points the way the bytes went: a response from the server to the client
+    assert frames[1].direction == "response" and "[0] 10.0.0.2:9092 -> 10.0.0.1:40000" in tree
+    assert frames[0].direction == "request" and "[0] 10.0.0.1:40000 -> 10.0.0.2:9092" in frames[0].to_tree().display
 
 
 def test_pcapng_file_positions():

@@ -30,11 +30,13 @@ class Item:
     note: str = ""
 
 
-def read_stdin() -> bytes:
+def read_stdin(head: bytes = b"") -> bytes:
+    """The whole of stdin (after ``head``, bytes already taken from it), at most ``MAX_STDIN`` bytes."""
     stream = getattr(sys.stdin, "buffer", sys.stdin)
-    data = stream.read(MAX_STDIN + 1)
+    data = stream.read(MAX_STDIN + 1 - len(head))
     if isinstance(data, str):
         data = data.encode("latin-1")
+    data = head + data if head else data
     if len(data) > MAX_STDIN:
         raise InputError("<stdin>: more than 2 GiB; save it to a file first")
     return data
@@ -67,11 +69,16 @@ def maybe_hex(source: Source) -> Source:
 
 
 def open_source(arg: str) -> Source:
-    """The source of a command-line argument: ``-`` is stdin; a path that cannot be read at any
-    position (a FIFO, ``<(cmd)``'s ``/dev/fd/N``, a character device) is read whole as stdin is,
-    under its own name; a hex dump's text gives its bytes. Raises :class:`InputError`."""
+    """The source of a command-line argument: ``-`` is stdin (a capture arriving on a pipe is read as it
+    comes: inputs/live.py); a path that cannot be read at any position (a FIFO, ``<(cmd)``'s
+    ``/dev/fd/N``, a character device) is read whole as stdin is, under its own name; a hex dump's
+    text gives its bytes. Raises :class:`InputError`."""
     if arg == "-":
-        src: Source = BytesSource(read_stdin(), "<stdin>")
+        from wireinspect.inputs.live import open_stdin
+
+        src: Source = open_stdin(lambda head: BytesSource(read_stdin(head), "<stdin>"))
+        if getattr(src, "live", False):
+            return src  # binary: no hex dump
     else:
         src = FileSource(arg)
         if src.stream:

@@ -55,9 +55,32 @@ def sniff_capture(head: bytes) -> str | None:
     return None
 
 
+def _live(source: Source):
+    """``(ensure, release)`` of a source whose bytes arrive while it is read
+    (:class:`~wireinspect.inputs.live.LiveSource`: wait for ``end`` bytes; forget the bytes before a
+    position), else no-ops: a file's bytes are all there."""
+    ensure = getattr(source, "ensure", None)
+    if ensure is None:
+        return _all_there, _keep
+    return ensure, source.release
+
+
+def _all_there(end: int) -> bool:
+    return True
+
+
+def _keep(position: int) -> None:
+    pass
+
+
+RESYNC_LOOKAHEAD = 4 << 20  # a live stream: bytes awaited before resynchronising after a corrupt record
+
+
 def read_packets(source: Source, problems: list):
     """Yield :class:`Packet` objects of a pcap or pcapng file; file-level problems go to ``problems``
-    (and packet-level ones to each packet)."""
+    (and packet-level ones to each packet). A live source (a capture arriving on a pipe) is read
+    as its bytes come: each packet is yielded as soon as its record is complete."""
+    _live(source)[0](12)
     head = source.read(0, 12)
     kind = sniff_capture(head)
     if kind == "pcap":
@@ -71,6 +94,8 @@ def read_packets(source: Source, problems: list):
 # -- pcap ----------------------------------------------------------------------------------------
 def _pcap(source: Source, problems: list):
     win = Window(source)
+    ensure, release = _live(source)
+    ensure(24)
     size = source.size
     buf, i = win.get(0, 24)
     if size < 24:
@@ -85,7 +110,11 @@ def _pcap(source: Source, problems: list):
     pos = 24
     index = 0
     last_ts = None
-    while pos < size:
+    while True:
+        ensure(pos + 16)
+        size = source.size
+        if pos >= size:
+            break
         if size - pos < 16:
             problems.append(Problem("truncated_record", pos, f"{size - pos} bytes at the end are too few for a pcap "
                                     "record header (16 bytes): the capture was cut off", expected=16,
@@ -94,15 +123,21 @@ def _pcap(source: Source, problems: list):
         buf, i = win.get(pos, 16)
         sec, frac, incl, orig = rec.unpack_from(buf, i)
         if incl > limit or (orig and incl > orig and orig >= 14) or (unit == 1e-6 and frac >= 1_000_000):
+            more = not ensure(pos + RESYNC_LOOKAHEAD)  # a live stream: what follows, or its end
+            size = source.size
             nxt = _pcap_resync(win, pos + 1, rec, limit, last_ts, unit)
             end = size if nxt is None else nxt
+            rest = "" if nxt is not None or more else f"; no plausible record in the {size - pos} bytes after it: " \
+                "the rest of the stream is not read"
             problems.append(Problem("corrupt_record", pos, f"pcap record header at {pos} is impossible (captured "
-                                    f"length {incl}, wire length {orig}); {end - pos} bytes skipped",
+                                    f"length {incl}, wire length {orig}); {end - pos} bytes skipped{rest}",
                                     actual=incl))
             if nxt is None:
                 return
             pos = nxt
             continue
+        ensure(pos + 16 + incl)
+        size = source.size
         if pos + 16 + incl > size:
             problems.append(Problem("truncated_record", pos, f"pcap record of {incl} bytes runs past the end of the "
                                     f"file ({size - pos - 16} bytes left): the capture was cut off",
@@ -112,13 +147,14 @@ def _pcap(source: Source, problems: list):
         data = bytes(buf[i:i + incl])
         pprobs = []
         if orig > incl:
-            pprobs.append(Problem("snaplen_short", pos, f"packet {index} was captured with {incl} of its {orig} bytes "
-                                  "(snaplen)", expected=orig, actual=incl))
+            pprobs.append(Problem("snaplen_short", pos, f"frame {index + 1} was captured with {incl} of its {orig} "
+                                  "bytes (snaplen)", expected=orig, actual=incl))
         ts = sec + frac * unit
         last_ts = sec
-        yield Packet(index, pos, ts, linktype, data, orig, pprobs, pos + 16)
         index += 1
         pos += 16 + incl
+        release(pos)
+        yield Packet(index - 1, pos - 16 - incl, ts, linktype, data, orig, pprobs, pos - incl)
 
 
 def _pcap_resync(win: Window, start: int, rec, limit, last_ts, unit) -> int | None:
@@ -151,12 +187,16 @@ def _pcap_resync(win: Window, start: int, rec, limit, last_ts, unit) -> int | No
 # -- pcapng --------------------------------------------------------------------------------------
 def _pcapng(source: Source, problems: list):
     win = Window(source)
-    size = source.size
+    ensure, release = _live(source)
     pos = 0
     endian = "<"
     ifaces: list = []  # (linktype, snaplen, ts unit)
     index = 0
-    while pos < size:
+    while True:
+        ensure(pos + 12)
+        size = source.size
+        if pos >= size:
+            break
         if size - pos < 12:
             problems.append(Problem("truncated_block", pos, f"{size - pos} bytes at the end are too few for a pcapng "
                                     "block (12 bytes): the capture was cut off", expected=12, actual=size - pos))
@@ -167,6 +207,9 @@ def _pcapng(source: Source, problems: list):
             endian = "<" if bom == b"\x4d\x3c\x2b\x1a" else ">" if bom == b"\x1a\x2b\x3c\x4d" else endian
         btype, blen = struct.unpack_from(endian + "II", buf, i)
         bad = blen < 12 or blen % 4 or blen > (1 << 28)
+        if not bad:
+            ensure(pos + blen)
+            size = source.size
         if not bad and pos + blen > size:
             problems.append(Problem("truncated_block", pos, f"pcapng block of {blen} bytes runs past the end of the "
                                     f"file ({size - pos} bytes left): the capture was cut off", expected=blen,
@@ -177,10 +220,14 @@ def _pcapng(source: Source, problems: list):
             (trail,) = struct.unpack_from(endian + "I", buf, i + blen - 4)
             bad = trail != blen
         if bad:
+            more = not ensure(pos + RESYNC_LOOKAHEAD)  # a live stream: what follows, or its end
+            size = source.size
             nxt = _pcapng_resync(win, pos + 4, endian)
             end = size if nxt is None else nxt
+            rest = "" if nxt is not None or more else f"; no plausible block in the {size - pos} bytes after it: " \
+                "the rest of the stream is not read"
             problems.append(Problem("corrupt_block", pos, f"pcapng block at {pos} has impossible lengths (type "
-                                    f"0x{btype:x}, length {blen}); {end - pos} bytes skipped", actual=blen))
+                                    f"0x{btype:x}, length {blen}); {end - pos} bytes skipped{rest}", actual=blen))
             if nxt is None:
                 return
             pos = nxt
@@ -203,6 +250,7 @@ def _pcapng(source: Source, problems: list):
             problems.append(Problem("skipped_block", pos, f"pcapng block type 0x{btype:08x} ({blen} bytes) is not "
                                     "one wireinspect reads; skipped", actual=btype))
         pos += blen
+        release(pos)
 
 
 def _tsresol(opts: bytes, endian: str) -> float:
@@ -250,7 +298,7 @@ def _pcapng_packet(btype, body, endian, ifaces, pos, index, problems):
     lt, _, unit = ifaces[iface]
     pprobs = []
     if orig > cap:
-        pprobs.append(Problem("snaplen_short", pos, f"packet {index} was captured with {cap} of its {orig} bytes "
+        pprobs.append(Problem("snaplen_short", pos, f"frame {index + 1} was captured with {cap} of its {orig} bytes "
                               "(snaplen)", expected=orig, actual=cap))
     return Packet(index, pos, ((hi << 32) | lo) * unit, lt, body[off:off + cap], orig, pprobs, pos + 8 + off)
 

@@ -47,7 +47,7 @@ class HalfStream:
         self.direction = direction
         self.base = None  # sequence number of stream position 0
         self.next = 0  # next expected stream position
-        self.pending: dict[int, tuple] = {}  # position -> (bytes, time, file position)
+        self.pending: dict[int, tuple] = {}  # position -> (bytes, time, file position, frame number)
         self.pending_bytes = 0
         self.max_pending = max_pending
         self.started = False
@@ -60,10 +60,12 @@ class HalfStream:
     def _rel(self, seq: int) -> int:
         return self.next + _signed32(seq - (self.base + self.next))
 
-    def segment(self, seq: int, flags: int, payload: bytes, ts=None, fpos: int | None = None) -> list:
+    def segment(self, seq: int, flags: int, payload: bytes, ts=None, fpos: int | None = None,
+                frame: int | None = None) -> list:
         """Events caused by one segment (possibly none). ``ts``: the packet's time (float seconds);
-        ``fpos``: the capture file position of ``payload[0]`` (None when there is no file). A data
-        event carries the time and file position of the packet its first byte came in."""
+        ``fpos``: the capture file position of ``payload[0]`` (None when there is no file);
+        ``frame``: the packet's number (1-based, as Wireshark counts). A data event carries the
+        time, file position and number of the packet its first byte came in."""
         out = []
         if self.ended:
             return out
@@ -83,7 +85,7 @@ class HalfStream:
                 "position 0 is the first byte seen"),)))
         rel = self._rel(seq)
         if payload:
-            self._data(rel, payload, ts, out, fpos)
+            self._data(rel, payload, ts, out, fpos, frame)
         if flags & FIN:
             end = rel + len(payload)
             if self.fin_at is None or end < self.fin_at:
@@ -94,7 +96,7 @@ class HalfStream:
             self.close(ts, out, "fin")
         return out
 
-    def _data(self, rel: int, payload: bytes, ts, out: list, fpos=None) -> None:
+    def _data(self, rel: int, payload: bytes, ts, out: list, fpos=None, frame=None) -> None:
         n = len(payload)
         nxt = self.next
         if rel + n <= nxt:
@@ -111,11 +113,11 @@ class HalfStream:
             old = self.pending.get(rel)
             if old is None or len(old[0]) < len(payload):
                 self.pending_bytes += len(payload) - (len(old[0]) if old else 0)
-                self.pending[rel] = (payload, ts, fpos)
+                self.pending[rel] = (payload, ts, fpos, frame)
             if self.pending_bytes > self.max_pending:
                 self._force_gap(ts, out)
             return
-        out.append(Event(self.direction, "data", rel, payload, len(payload), ts, (), fpos))
+        out.append(Event(self.direction, "data", rel, payload, len(payload), ts, (), fpos, frame))
         self.next = rel + len(payload)
         if self.pending:
             self._drain(ts, out)
@@ -126,7 +128,7 @@ class HalfStream:
             k = min(pending)
             if k > self.next:
                 return
-            data, dts, fpos = pending.pop(k)
+            data, dts, fpos, frame = pending.pop(k)
             self.pending_bytes -= len(data)
             if k + len(data) <= self.next:
                 continue
@@ -134,7 +136,8 @@ class HalfStream:
                 if fpos is not None:
                     fpos += self.next - k
                 data = data[self.next - k:]
-            out.append(Event(self.direction, "data", self.next, data, len(data), ts if dts is None else dts, (), fpos))
+            out.append(Event(self.direction, "data", self.next, data, len(data), ts if dts is None else dts, (), fpos,
+                             frame))
             self.next += len(data)
 
     def _force_gap(self, ts, out: list) -> None:

@@ -28,10 +28,10 @@ def print_verify(app, rep, as_json: bool, status_of=None) -> None:
         return
     name = safe_text(rep.path)
     for p in rep.problems:
-        line(app, (f"{name}: position {p.position}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""),
+        line(app, (f"{name}: {p.where()}: ", ""), (p.code, "bold red"), (f": {safe_text(p.message)}", ""),
              (_truncates(rep, p), ""))
     for p in rep.notes:
-        line(app, (f"{name}: position {p.position}: note: ", ""), (p.code, "yellow"),
+        line(app, (f"{name}: {p.where()}: note: ", ""), (p.code, "yellow"),
              (f": {safe_text(p.message)}", ""))
     text = rep.verdict()
     verdict = (text, "bold green" if text == "ok" else "bold red")

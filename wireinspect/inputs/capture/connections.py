@@ -12,7 +12,7 @@ from wireinspect.inputs.pcap import parse_tcp, read_packets
 from wireinspect.inputs.source import Source
 from wireinspect.inputs.tcp import ACK, RST, SYN, HalfStream
 from wireinspect.model import Problem
-from wireinspect.streams import Conversation, Event
+from wireinspect.streams import Conversation, Event, connection_text
 
 SNIFF_BYTES = 64
 
@@ -42,6 +42,7 @@ class _Conv:
         self.gaps = 0  # tcp gap events and the bytes they lost
         self.gap_bytes = 0
         self.unanswered = 0  # requests without a response (from the decoder, at the end)
+        self.packets: dict = {}  # direction -> _Packets: where the stream bytes not yet decoded came from
 
     def _label(self, ep) -> str:
         return "request" if ep == self.client else "response"
@@ -53,7 +54,7 @@ class _Conv:
         for e, h in self.halves.items():
             h.direction = self._label(e)
 
-    def packet(self, ep, seg, ts, fpos=None) -> list:
+    def packet(self, ep, seg, ts, fpos=None, frame=None) -> list:
         if self.ignored:
             return []
         flags = seg.flags
@@ -67,7 +68,7 @@ class _Conv:
             peer = self.halves[other]
             for ev in peer.acked(seg.ack, ts, eager=bool(seg.payload)):
                 evs.append((other, ev))
-        evs += [(ep, ev) for ev in half.segment(seg.seq, flags, seg.payload, ts, fpos)]
+        evs += [(ep, ev) for ev in half.segment(seg.seq, flags, seg.payload, ts, fpos, frame)]
         if seg.missing and evs and evs[-1][1].kind == "data" and half.next == evs[-1][1].position + evs[-1][1].length:
             n = seg.missing
             evs.append((ep, Event(half.direction, "gap", half.next, b"", n, ts, (Problem(
@@ -144,10 +145,35 @@ class _Conv:
         return True
 
     def _dispatch(self, ev) -> list:
+        if ev.frame is not None and ev.kind == "data":
+            w = self.packets.get(ev.direction)
+            if w is None:
+                w = self.packets[ev.direction] = _Packets()
+            w.add(ev.position, ev.length, ev.file_position, ev.frame)
         if self.decoder is not None:
-            return self.decoder.feed(ev)
+            return self._located(self.decoder.feed(ev), True)
         self.conv.events.append(ev)
         return []
+
+    def _located(self, units: list, prune: bool) -> list:
+        """Give the problems (and notes) of ``units`` the capture frame and file position of their
+        byte (:class:`_Packets`); with ``prune``, forget the packets before each frame yielded."""
+        packets = self.packets
+        if not packets:
+            return units
+        for u in units:
+            w = packets.get(u.direction)
+            if w is None:
+                continue
+            if u.problems or u.notes:
+                for p in (*u.problems, *u.notes):
+                    if p.frame is None:
+                        hit = w.at(p.position)
+                        if hit is not None:
+                            p.file_position, p.frame = hit
+            if prune and not isinstance(u, Note):
+                w.prune(u.position)
+        return units
 
     def finish(self) -> list:
         """End of the connection (both directions ended) or of the capture."""
@@ -168,12 +194,62 @@ class _Conv:
         if self.ignored:
             return []
         if self.decoder is not None:
-            out.extend(self.decoder.close())
+            out.extend(self._located(self.decoder.close(), False))
             self.unanswered = getattr(self.decoder, "unanswered", 0) or 0
         else:
-            out.extend(self.proto.decode(self.conv, self.ctx.opts))
+            out.extend(self._located(list(self.proto.decode(self.conv, self.ctx.opts)), False))
             self.conv.events = []
+        self.packets = {}
         return out
+
+
+class _Packets:
+    """Where the bytes of one direction's stream came from: ``(stream position, end, capture file
+    position, frame number)`` per data event, in stream order, for the problems of the units the
+    decoder yields (:meth:`_Conv._located`). A stream protocol yields a direction's frames in stream
+    order and a frame's problems lie in it or after it, so the packets that end before a frame
+    yielded are forgotten (:meth:`prune`): what is held is the packets of the bytes the decoder still
+    buffers. At most ``MAX`` are held (a problem whose packet was let go keeps its stream position
+    only)."""
+
+    __slots__ = ("spans", "head")
+    MAX = 1 << 20
+
+    def __init__(self):
+        self.spans: list = []
+        self.head = 0
+
+    def add(self, position: int, length: int, fpos, frame: int) -> None:
+        if length and fpos is not None:
+            self.spans.append((position, position + length, fpos, frame))
+            if len(self.spans) - self.head > self.MAX:
+                self.head += 1
+                self._compact()
+
+    def at(self, position: int):
+        """``(file position, frame number)`` of the stream byte at ``position``, or None when no
+        packet held here carried it (bytes missing from the capture, packets let go)."""
+        import bisect
+
+        s = self.spans
+        i = bisect.bisect_right(s, (position, float("inf")), self.head) - 1
+        if i >= self.head and s[i][0] <= position < s[i][1]:
+            start, _, fpos, frame = s[i]
+            return fpos + (position - start), frame
+        return None
+
+    def prune(self, position: int) -> None:
+        s, h = self.spans, self.head
+        n = len(s)
+        while h < n and s[h][1] <= position:
+            h += 1
+        self.head = h
+        self._compact()
+
+    def _compact(self) -> None:
+        if self.head > 4096 and self.head * 2 > len(self.spans):
+            del self.spans[:self.head]
+            self.head = 0
 
 
 def _ep(ep) -> str:
@@ -226,14 +302,16 @@ def capture_units(source: Source, opts, records: bool | None = None, protocols=N
         if file_problems:
             yield from _notes(file_problems, filters)
         if pkt.problems and not filters.active:
+            for p in pkt.problems:
+                p.frame = pkt.index + 1
             yield CaptureNote(pkt.position, len(pkt.data), pkt.problems)
         seg, why = parse_tcp(pkt.linktype, pkt.data)
         if seg is None:
             if why and why not in said and not filters.active:
                 said.add(why)
                 yield CaptureNote(pkt.position, len(pkt.data), [Problem(
-                    "undecodable_packet", pkt.position, f"packet {pkt.index}: {why} (later packets with the same "
-                    "finding are not reported)")])
+                    "undecodable_packet", pkt.position, f"frame {pkt.index + 1}: {why} (later packets with the same "
+                    "finding are not reported)", frame=pkt.index + 1)])
             continue
         summary.seen(pkt.timestamp)
         a, b = (seg.src, seg.sport), (seg.dst, seg.dport)
@@ -252,7 +330,7 @@ def capture_units(source: Source, opts, records: bool | None = None, protocols=N
         elif st.closed:
             continue
         fpos = pkt.data_position + seg.payload_offset if pkt.data_position >= 0 else None
-        for u in st.packet(a, seg, pkt.timestamp, fpos):
+        for u in st.packet(a, seg, pkt.timestamp, fpos, pkt.index + 1):
             if filters.unit_ok(u):
                 summary.add(u)
                 yield u
@@ -297,7 +375,7 @@ def located(units):
         if conv is not None and (u.problems or notes):
             where = f"connection {conv.index}" + (f" {u.direction}" if u.direction else "")
             if conv.client:
-                where += f" ({conv.client} -> {conv.server})"
+                where += f" ({connection_text(conv, u.direction).partition('] ')[2]})"
             for p in (*u.problems, *notes):
                 if not p.message.startswith("connection "):
                     p.message = f"{where} stream: {p.message}"

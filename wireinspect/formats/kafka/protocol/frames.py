@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import struct
 
+from wireinspect.formats.kafka.protocol.errors import error_name
 from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
 from wireinspect.formats.kafka.protocol.walker import (
-    K_RAW, K_RECORDS, Ctx, F, Short, fields_json, fields_tree, walk)
+    K_RAW, K_RECORDS, Ctx, F, Short, error_codes, fields_json, fields_tree, walk)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node, Problem
-from wireinspect.streams import capture_display, capture_items
+from wireinspect.streams import capture_display, capture_items, connection_text
 
 API_VERSIONS = 18
 JOIN_GROUP, SYNC_GROUP = 11, 14
@@ -152,9 +153,11 @@ class Frame(UnitBase):
         node = Node("frame", self.position, self.length, type="frame", problems=list(self.problems))
         node.display = (f"{self.direction or 'frame'} {name} v{self.api_version}  correlationId "
                         f"{self.correlation_id}")
+        if self.body:
+            node.display += errors_text(error_codes(self.body))
         c = self.conversation
         if c is not None and c.client is not None:
-            node.display += f"  [{c.index}] {c.client} -> {c.server}"
+            node.display += f"  {connection_text(c, self.direction)}"
         node.display += capture_display(self)
         if self.notes:
             node.display += "  (note: " + "; ".join(n.message for n in self.notes) + ")"
@@ -184,6 +187,18 @@ class Frame(UnitBase):
             pos, data = self.raw_body
             node.add("body", pos, len(data), data, display="undecoded")
         return node
+
+
+def errors_text(codes: dict) -> str:
+    """A frame line's errors (``{code: occurrences}`` of :func:`~.walker.error_codes`): ``"  error 35
+    UNSUPPORTED_VERSION"``, ``"  errors 6 NOT_LEADER_OR_FOLLOWER x3, 3 UNKNOWN_TOPIC_OR_PARTITION"``
+    (at most four named, then how many more); ``""`` without any."""
+    if not codes:
+        return ""
+    items = [f"{c} {error_name(c) or '(unknown)'}" + (f" x{n}" if n > 1 else "") for c, n in list(codes.items())[:4]]
+    more = len(codes) - 4
+    return (f"  error{'s' if len(codes) > 1 or sum(codes.values()) > 1 else ''} " + ", ".join(items)
+            + (f", {more} more" if more > 0 else ""))
 
 
 def consumer_protocol_nodes(body: Node) -> None:

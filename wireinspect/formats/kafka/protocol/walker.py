@@ -23,6 +23,7 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.codec.varint import read_uvarint as uvarint
+from wireinspect.formats.kafka.protocol.errors import error_display, is_error_field
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32,
     T_UUID, TYPE_NAMES, Plan)
@@ -389,6 +390,23 @@ def fields_json(entries, enc, mode: str | None = None) -> dict:
     return d
 
 
+def error_codes(entries) -> dict:
+    """``{error code: occurrences}`` of the non-zero Kafka error codes among ``entries`` and their
+    structs and arrays (fields named ``...ErrorCode``; records are not looked into), in the order met."""
+    out: dict = {}
+    stack = [entries]
+    while stack:
+        for f in stack.pop():
+            k = f.kind
+            if k == K_VALUE:
+                v = f.value
+                if type(v) is int and v and is_error_field(f.name):
+                    out[v] = out.get(v, 0) + 1
+            elif (k == K_STRUCT or k == K_ARRAY) and f.value:
+                stack.append(f.value)
+    return out
+
+
 def fields_tree(parent: Node, entries) -> None:
     """Append one node per entry (recursively) to ``parent``."""
     stack = [(parent, entries)]
@@ -398,6 +416,8 @@ def fields_tree(parent: Node, entries) -> None:
             k = f.kind
             if k == K_VALUE:
                 n = node.add(f.name, f.pos, f.length, f.value, type=TYPE_NAMES.get(f.code))
+                if type(f.value) is int and is_error_field(f.name):
+                    n.display = error_display(f.value)  # ErrorCode = 35 UNSUPPORTED_VERSION
             elif k in (K_STRUCT, K_ARRAY):
                 n = node.add(f.name, f.pos, f.length, kind="struct" if k == K_STRUCT else "list",
                              type=TYPE_NAMES.get(f.code))
