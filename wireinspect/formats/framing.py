@@ -370,7 +370,7 @@ class RangeCRC:
     this happens about once per walk). The answer is exact: the same value as ``fn`` over the
     range."""
 
-    DIRECT = 16 << 10  # ranges up to this long: CRC'd directly (about what a combination costs)
+    DIRECT = 4 << 10  # ranges up to this long: CRC'd directly
     STEP = 1 << 10  # bytes between two kept prefix CRCs
     READ = 1 << 20  # bytes read at a time when extending the prefixes
 
@@ -379,7 +379,7 @@ class RangeCRC:
     def __init__(self, source: Source, fn):
         self.source, self.fn = source, fn
         poly = CRC32C_POLY if fn is crc32c else CRC32_POLY if fn is crc32 else None
-        if poly is None:  # a wrapped function (tests count its bytes): tell it by its value
+        if poly is None:  # a wrapped function (tests count its bytes): tell it by its check value
             poly = CRC32C_POLY if fn(b"123456789") == 0xE3069283 else CRC32_POLY
         sh = self._SHIFTERS.get(poly)
         if sh is None:
@@ -387,6 +387,9 @@ class RangeCRC:
         self.shift = sh.shift
         self.base = None
         self.marks = array("I")  # marks[k]: fn of [base, base + k * STEP)
+        # The last two prefixes computed, (end, fn of [base, end)): candidates scanned in order
+        # extend the previous one, and candidates claiming the same end find it here.
+        self.near = [(-1, 0), (-1, 0)]
 
     def crc(self, a: int, b: int, value: int = 0) -> int:
         if b - a <= self.DIRECT:
@@ -402,6 +405,7 @@ class RangeCRC:
         if self.base is None or y < self.base:
             self.base = y - y % step
             self.marks = array("I", [0])
+            self.near = [(-1, 0), (-1, 0)]
         k = (y - self.base) // step
         marks, fn = self.marks, self.fn
         while len(marks) <= k:
@@ -415,8 +419,16 @@ class RangeCRC:
             if len(data) < want:
                 break  # the source ended (it shrank): the tail below reads what is there
         k = min(k, len(marks) - 1)
-        at = self.base + k * step
-        return fn(self.source.read(at, y - at), marks[k]) if y > at else marks[k]
+        at, c = self.base + k * step, marks[k]
+        near = self.near
+        slot = 0 if near[0][0] < near[1][0] else 1  # the older one is replaced...
+        for s, (e, v) in enumerate(near):
+            if at <= e <= y:  # ...unless one is nearer below y: it is extended instead
+                at, c, slot = e, v, s
+        if y > at:
+            c = fn(self.source.read(at, y - at), c)
+        near[slot] = (y, c)
+        return c
 
 
 def first_nonzero(win: Window, start: int, end: int) -> int:
