@@ -56,8 +56,52 @@ def kafka_backward(size: int) -> bytes:
     return bytes(out + bytes(size - len(out)))
 
 
+def jafka(size: int) -> bytes:
+    """Kafka 0.7 magic-0 message headers (size, magic, checksum: 9 bytes) back to back, each
+    claiming the rest of the file."""
+    out = bytearray(size)
+    out[:4] = struct.pack(">i", 2)  # below MinHeaderSize: bad_length at 0
+    p = 4
+    while p + 9 <= size:
+        struct.pack_into(">ibI", out, p, size - p - 4, 0, 0xDEADBEEF)
+        p += 9
+    return bytes(out)
+
+
+def redpanda(size: int) -> bytes:
+    """Redpanda batch headers every 61 bytes whose header_crc matches, each claiming the rest of the
+    file (size_bytes), with a crc that does not match."""
+    from tests.formats.redpanda.rp_bytes import rp_header
+
+    out = bytearray(size)
+    out[:61] = b"\xff" * 61  # no valid header at 0
+    p = 61
+    while p + 61 <= size:
+        out[p:p + 61] = rp_header(size - p, 0, 1, 0xDEADBEEF, 0, 0, 0, 0, -1, -1, -1, 1)
+        p += 61
+    return bytes(out)
+
+
+def rocketmq(size: int) -> bytes:
+    """RocketMQ V1 record headers (88 bytes up to bodyLength, IPv4 hosts) every 88 bytes, each
+    claiming the rest of the file: its body runs to 4 bytes before the end, where every one's topic
+    ("T") and empty properties are; physicalOffset is its position (file base 0), calMsgLength
+    holds, the bodyCRC does not match."""
+    out = bytearray(size)
+    out[:8] = struct.pack(">iI", 3, 0xDAA320A7)  # totalSize 3: bad_length at 0
+    p = 8
+    while p + 88 <= size - 4:
+        total = size - p
+        struct.pack_into(">iIiiiqqiq8sq8siqi", out, p, total, 0xDAA320A7, 0x1234, 0, 0, 0, p, 0, 0,
+                         bytes(8), 0, bytes(8), 0, 0, total - 88 - 4)
+        p += 88
+    out[size - 4:] = b"\x01T\x00\x00"
+    return bytes(out)
+
+
 KINDS = {"kafka-v2": kafka_v2, "kafka-v0": kafka_legacy, "kafka-v1": lambda size: kafka_legacy(size, 1),
-         "kafka-backward": kafka_backward}
+         "kafka-backward": kafka_backward, "jafka": jafka, "redpanda": redpanda, "rocketmq": rocketmq}
+FILE_NAMES = {"jafka": "00000000000000000000.kafka", "redpanda": "0-1-v1.log", "rocketmq": "commitlog/" + "0" * 20}
 
 
 if __name__ == "__main__":
@@ -70,5 +114,7 @@ if __name__ == "__main__":
         for kind, make in KINDS.items():
             path = os.path.join(out, f"{kind}-{size}")
             os.makedirs(path, exist_ok=True)
-            with open(os.path.join(path, "00000000000000000000.log"), "wb") as f:
+            name = FILE_NAMES.get(kind, "00000000000000000000.log")
+            os.makedirs(os.path.dirname(os.path.join(path, name)), exist_ok=True)
+            with open(os.path.join(path, name), "wb") as f:
                 f.write(make(size))
