@@ -381,10 +381,7 @@ class RangeCRC:
         poly = CRC32C_POLY if fn is crc32c else CRC32_POLY if fn is crc32 else None
         if poly is None:  # a wrapped function (tests count its bytes): tell it by its check value
             poly = CRC32C_POLY if fn(b"123456789") == 0xE3069283 else CRC32_POLY
-        sh = self._SHIFTERS.get(poly)
-        if sh is None:
-            sh = self._SHIFTERS[poly] = Shifter(poly)
-        self.shift = sh.shift
+        self.poly = poly
         self.base = None
         self.marks = array("I")  # marks[k]: fn of [base, base + k * STEP)
         # The last two prefixes computed, (end, fn of [base, end)): candidates scanned in order
@@ -396,8 +393,11 @@ class RangeCRC:
             return self.fn(self.source.read(a, b - a), value)
         ca = self._prefix(a)
         cb = self._prefix(b)
+        sh = self._SHIFTERS.get(self.poly)
+        if sh is None:  # made at the first long range (40 products: a fraction of a millisecond)
+            sh = self._SHIFTERS[self.poly] = Shifter(self.poly)
         # fn([base, b)) = shift(fn([base, a)), b - a) ^ fn([a, b)), and fn(d, v) = shift(v, len(d)) ^ fn(d)
-        return cb ^ self.shift(ca ^ value, b - a)
+        return cb ^ sh.shift(ca ^ value, b - a)
 
     def _prefix(self, y: int) -> int:
         """fn of ``[base, y)``."""
