@@ -356,7 +356,9 @@ def peek(win: Window, pos: int, n: int):
 
 class RangeCRC:
     """``fn`` (a running CRC, ``crc32`` or ``crc32c``) over ranges of one source, each in bounded
-    work: ``crc(a, b, value)`` is ``fn(bytes [a, b) of the source, value)``.
+    work: ``crc(a, b, value)`` is ``fn(bytes [a, b) of the source, value)``. ``win``: the walk's
+    :class:`~wireinspect.inputs.source.Window`, whose buffer serves the bytes it holds (it is
+    never moved).
 
     Resynchronisation checks the CRC of every candidate entry that passes the cheap checks, over the
     length the candidate claims; computed directly, candidates that each claim most of the file cost
@@ -376,8 +378,10 @@ class RangeCRC:
 
     _SHIFTERS: dict = {}
 
-    def __init__(self, source: Source, fn):
+    def __init__(self, source: Source, fn, win: Window | None = None):
         self.source, self.fn = source, fn
+        # bytes from the walk's window when it holds them (no copy, no system call), else from the source
+        self.read = source.read if win is None else lambda pos, n: peek(win, pos, n)
         poly = CRC32C_POLY if fn is crc32c else CRC32_POLY if fn is crc32 else None
         if poly is None:  # a wrapped function (tests count its bytes): tell it by its check value
             poly = CRC32C_POLY if fn(b"123456789") == 0xE3069283 else CRC32_POLY
@@ -390,7 +394,7 @@ class RangeCRC:
 
     def crc(self, a: int, b: int, value: int = 0) -> int:
         if b - a <= self.DIRECT:
-            return self.fn(self.source.read(a, b - a), value)
+            return self.fn(self.read(a, b - a), value)
         ca = self._prefix(a)
         cb = self._prefix(b)
         sh = self._SHIFTERS.get(self.poly)
@@ -411,7 +415,7 @@ class RangeCRC:
         while len(marks) <= k:
             at = self.base + (len(marks) - 1) * step
             want = min(self.READ, (k - len(marks) + 1) * step)
-            data = memoryview(self.source.read(at, want))
+            data = memoryview(self.read(at, want))
             c = marks[-1]
             for j in range(0, len(data) - step + 1, step):
                 c = fn(data[j:j + step], c)
@@ -426,7 +430,7 @@ class RangeCRC:
             if at <= e <= y:  # ...unless one is nearer below y: it is extended instead
                 at, c, slot = e, v, s
         if y > at:
-            c = fn(self.source.read(at, y - at), c)
+            c = fn(self.read(at, y - at), c)
         near[slot] = (y, c)
         return c
 

@@ -410,7 +410,7 @@ class LogWalker:
             return False
         (stored,) = struct.unpack_from(">I", buf, i + hdr)
         if self.crcs is None:
-            self.crcs = RangeCRC(win.source, _CRC)
+            self.crcs = RangeCRC(win.source, _CRC, win)
         return self.crcs.crc(pos + 4 + hdr, pos + 4 + size) == stored
 
     def find(self, win, start: int):

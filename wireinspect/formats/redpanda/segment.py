@@ -100,7 +100,7 @@ class SegmentWalker:
         if size < HEADER_SIZE or size > self.size - pos:
             return False
         if self.crcs is None:
-            self.crcs = RangeCRC(win.source, crc32c)
+            self.crcs = RangeCRC(win.source, crc32c, win)
         return self.crcs.crc(pos + HEADER_SIZE, pos + size, kafka_crc_start(h)) == h[AT_INDEX_CRC]
 
     def find(self, win, start: int):

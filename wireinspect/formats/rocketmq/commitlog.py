@@ -815,8 +815,8 @@ class CommitLogWalker:
         if self.crcs is None:
             from wireinspect.formats.framing import RangeCRC
 
-            self.crcs = RangeCRC(win.source, crc32)
-        return record_ok_at(win.source.read, pos, total, self.file_base, self.crcs.crc) > 0
+            self.crcs = RangeCRC(win.source, crc32, win)
+        return record_ok_at(self.crcs.read, pos, total, self.file_base, self.crcs.crc) > 0
 
     def find(self, win, start: int):
         from wireinspect.formats.framing import scan
