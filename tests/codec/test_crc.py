@@ -28,3 +28,20 @@ def test_falls_back_to_the_package_import(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", broken)
     fn = crc._load_crc32c()
     assert fn is package.crc32c
+
+
+def test_shifter_combines_as_zlib_does():
+    # fn(a + b, v) == shift(fn(a, v), len(b)) ^ fn(b): zlib's crc32_combine, for CRC-32 and CRC-32C
+    import random
+    from zlib import crc32
+
+    rng = random.Random(4)
+    for fn, poly in ((crc.crc32c, crc.CRC32C_POLY), (crc32, crc.CRC32_POLY)):
+        sh = crc.Shifter(poly)
+        for n in (0, 1, 3, 2047, 2048, 2049, 70_000, 1 << 22, (1 << 22) + 12345):
+            a, b = rng.randbytes(rng.randrange(1, 50)), bytes(n) if n > 70_000 else rng.randbytes(n)
+            v = rng.getrandbits(32)
+            assert fn(a + b, v) == sh.shift(fn(a, v), len(b)) ^ fn(b)
+        for _ in range(200):
+            x, y = rng.getrandbits(32), rng.getrandbits(32)
+            assert sh.mult(x, y) == sh.mult(y, x)

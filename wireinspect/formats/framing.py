@@ -57,7 +57,9 @@ from __future__ import annotations
 
 import re
 import struct
+from array import array
 
+from wireinspect.codec.crc import CRC32_POLY, CRC32C_POLY, Shifter, crc32, crc32c
 from wireinspect.formats.common import STREAM_KEEP_MAX, Note, Unparsed
 from wireinspect.inputs.source import Source, Window
 from wireinspect.model import Problem
@@ -341,6 +343,97 @@ class StreamProtocol:
 
 
 # -- files of self-delimiting entries ---------------------------------------------------------------
+
+def peek(win: Window, pos: int, n: int):
+    """Up to ``n`` bytes at ``pos``, from ``win``'s buffer when it holds them, else read from its
+    source: unlike ``win.get`` this never moves the window (a look far ahead from a candidate entry
+    must not make the scan around it map or copy the file again)."""
+    off = pos - win.start
+    if off >= 0 and off + n <= len(win.buf):
+        return win.buf[off:off + n]
+    return win.source.read(pos, n)
+
+
+class RangeCRC:
+    """``fn`` (a running CRC, ``crc32`` or ``crc32c``) over ranges of one source, each in bounded
+    work: ``crc(a, b, value)`` is ``fn(bytes [a, b) of the source, value)``. ``win``: the walk's
+    :class:`~wireinspect.inputs.source.Window`, whose buffer serves the bytes it holds (it is
+    never moved).
+
+    Resynchronisation checks the CRC of every candidate entry that passes the cheap checks, over the
+    length the candidate claims; computed directly, candidates that each claim most of the file cost
+    time quadratic in its size. A range longer than :attr:`DIRECT` bytes is instead combined from
+    two prefix CRCs (:class:`~wireinspect.codec.crc.Shifter`): CRCs of the prefixes ``[base, base +
+    k * STEP)`` are kept as they are first needed (each byte is CRC'd once), a prefix ending between
+    two of them costs at most :attr:`STEP` bytes. So one range costs at most ``max(DIRECT, 2 *
+    STEP)`` bytes of CRC and a few polynomial products, plus its share of one pass over the bytes up
+    to the furthest range end asked. ``base`` is where the first long range starts; a long range
+    starting before it starts the prefixes again from there (walks ask in increasing positions, so
+    this happens about once per walk). The answer is exact: the same value as ``fn`` over the
+    range."""
+
+    DIRECT = 4 << 10  # ranges up to this long: CRC'd directly
+    STEP = 1 << 10  # bytes between two kept prefix CRCs
+    READ = 1 << 20  # bytes read at a time when extending the prefixes
+
+    _SHIFTERS: dict = {}
+
+    def __init__(self, source: Source, fn, win: Window | None = None):
+        self.source, self.fn = source, fn
+        # bytes from the walk's window when it holds them (no copy, no system call), else from the source
+        self.read = source.read if win is None else lambda pos, n: peek(win, pos, n)
+        poly = CRC32C_POLY if fn is crc32c else CRC32_POLY if fn is crc32 else None
+        if poly is None:  # a wrapped function (tests count its bytes): tell it by its check value
+            poly = CRC32C_POLY if fn(b"123456789") == 0xE3069283 else CRC32_POLY
+        self.poly = poly
+        self.base = None
+        self.marks = array("I")  # marks[k]: fn of [base, base + k * STEP)
+        # The last two prefixes computed, (end, fn of [base, end)): candidates scanned in order
+        # extend the previous one, and candidates claiming the same end find it here.
+        self.near = [(-1, 0), (-1, 0)]
+
+    def crc(self, a: int, b: int, value: int = 0) -> int:
+        if b - a <= self.DIRECT:
+            return self.fn(self.read(a, b - a), value)
+        ca = self._prefix(a)
+        cb = self._prefix(b)
+        sh = self._SHIFTERS.get(self.poly)
+        if sh is None:  # made at the first long range (40 products: a fraction of a millisecond)
+            sh = self._SHIFTERS[self.poly] = Shifter(self.poly)
+        # fn([base, b)) = shift(fn([base, a)), b - a) ^ fn([a, b)), and fn(d, v) = shift(v, len(d)) ^ fn(d)
+        return cb ^ sh.shift(ca ^ value, b - a)
+
+    def _prefix(self, y: int) -> int:
+        """fn of ``[base, y)``."""
+        step = self.STEP
+        if self.base is None or y < self.base:
+            self.base = y - y % step
+            self.marks = array("I", [0])
+            self.near = [(-1, 0), (-1, 0)]
+        k = (y - self.base) // step
+        marks, fn = self.marks, self.fn
+        while len(marks) <= k:
+            at = self.base + (len(marks) - 1) * step
+            want = min(self.READ, (k - len(marks) + 1) * step)
+            data = memoryview(self.read(at, want))
+            c = marks[-1]
+            for j in range(0, len(data) - step + 1, step):
+                c = fn(data[j:j + step], c)
+                marks.append(c)
+            if len(data) < want:
+                break  # the source ended (it shrank): the tail below reads what is there
+        k = min(k, len(marks) - 1)
+        at, c = self.base + k * step, marks[k]
+        near = self.near
+        slot = 0 if near[0][0] < near[1][0] else 1  # the older one is replaced...
+        for s, (e, v) in enumerate(near):
+            if at <= e <= y:  # ...unless one is nearer below y: it is extended instead
+                at, c, slot = e, v, s
+        if y > at:
+            c = fn(self.read(at, y - at), c)
+        near[slot] = (y, c)
+        return c
+
 
 def first_nonzero(win: Window, start: int, end: int) -> int:
     """Position of the first non-zero byte in ``[start, end)``, or ``end``."""

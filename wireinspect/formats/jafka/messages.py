@@ -32,7 +32,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, de
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.records import elided
 from wireinspect.formats.common import unparsed_bytes
-from wireinspect.formats.framing import scan, walk
+from wireinspect.formats.framing import RangeCRC, scan, walk
 from wireinspect.formats.kafka.fields import Plan
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
@@ -379,6 +379,7 @@ class LogWalker:
                  max_records: int = DEFAULT_MAX_RECORDS):
         self.size, self.file_base, self.dialect = size, file_base, dialect
         self.records, self.limit, self.max_entry, self.max_records = records, limit, max_entry, max_records
+        self.crcs = None  # a RangeCRC over the file, made at the first resynchronisation
 
     def entry(self, win, pos):
         remaining = self.size - pos
@@ -406,20 +407,29 @@ class LogWalker:
         return m, None
 
     def valid_at(self, win, pos) -> bool:
+        """Is the entry at ``pos`` one ``FileMessageSet.recover`` keeps (``parse_message(...).valid``)?
+        The header's checks come first; the payload's CRC costs bounded work whatever the size the
+        entry claims (:class:`~wireinspect.formats.framing.RangeCRC`), so resynchronising over
+        damage stays linear in the file."""
         remaining = self.size - pos
         if remaining < 4 + MIN_HEADER[self.dialect]:
             return False
         buf, i = win.get(pos, 10)
         (size,) = I32.unpack_from(buf, i)
-        if size < MIN_HEADER[self.dialect] or 4 + size > min(remaining, self.max_entry) or buf[i + 4] > 1:
+        magic = buf[i + 4]
+        if size < MIN_HEADER[self.dialect] or 4 + size > min(remaining, self.max_entry) or magic > 1:
             return False
-        if self.dialect == "jafka" and buf[i + 4] != 1:
+        if self.dialect == "jafka" and magic != 1:
             return False
-        if buf[i + 4] == 1 and buf[i + 5] & 0xFC:
+        if magic == 1 and buf[i + 5] & 0xFC:
             return False
-        buf, i = win.get(pos, 4 + size)
-        m = parse_message(buf, i, win.start, dialect=self.dialect, records=False, end=i + 4 + size)
-        return m.valid
+        hdr = 5 if magic == 0 else 6  # magic, [attributes], checksum: parse_message's bad_length below it
+        if size < hdr:
+            return False
+        (stored,) = struct.unpack_from(">I", buf, i + hdr)
+        if self.crcs is None:
+            self.crcs = RangeCRC(win.source, _CRC, win)
+        return self.crcs.crc(pos + 4 + hdr, pos + 4 + size) == stored
 
     def find(self, win, start: int):
         return scan(win, start, self.size, _MAGIC, 4, self.valid_at, skip_zero_lead=True)

@@ -29,7 +29,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.legacy import clean_entry
 from wireinspect.formats.kafka.records import BATCH_HEADER, CRC_START, RECORD_BATCH_OVERHEAD
-from wireinspect.formats.kafka.segment import iter_log, next_valid
+from wireinspect.formats.kafka.segment import Resync, iter_log, next_valid
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import BytesSource, Source, Window
 from wireinspect.model import Node
@@ -219,6 +219,7 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
     size = source.size
     pos = 0
     last = None  # last offset of the valid entries so far
+    state = Resync(source)  # one resynchronisation state for every full walk below: linear in all
     while pos < size:
         if pos == 0 and size >= SPLIT_MIN:
             reached, tally, _ = _split_scan(source, max_batch, base_offset, limit)
@@ -232,7 +233,7 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
         # The full walker reports what is wrong here; resume fast after its next valid entry.
         resume = None
         for u in iter_log(source, records=False, limit=limit, max_batch=max_batch, start=reached,
-                          base_offset=base_offset, last_offset=last):
+                          base_offset=base_offset, last_offset=last, state=state):
             if u.valid and not u.problems and u.position > reached:
                 resume = u.position
                 break

@@ -29,6 +29,7 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.common import Unparsed
+from wireinspect.formats.framing import RangeCRC, peek
 from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
 from wireinspect.formats.kafka.fields import compile_table
 from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
@@ -49,9 +50,25 @@ _ZEROS_LEN = 1 << 20
 _ZEROS = bytes(_ZEROS_LEN)
 
 
-def entry_ok(win: Window, pos: int) -> int:
+class Resync:
+    """What resynchronisation keeps over one walk of a source, so that the walk stays linear in the
+    file's size however damaged it is: the CRC-32C and CRC-32 of ranges in bounded work each
+    (:class:`~wireinspect.formats.framing.RangeCRC`), and what the scan in offset order has learnt
+    (:func:`next_valid`). One per walk (``fast_check`` passes its own to each full walk it starts)."""
+
+    def __init__(self, source: Source):
+        self.crc32c = RangeCRC(source, crc32c)
+        self.crc32 = RangeCRC(source, crc32)
+        # (start, frontier, found, after): no position in [start, frontier) passes entry_ok with a last
+        # offset above ``after``; ``found`` (== frontier) does, or None when frontier is the end of the file.
+        self.scanned = None
+
+
+def entry_ok(win: Window, pos: int, state: Resync | None = None) -> int:
     """Size of the entry at ``pos`` if it passes every check Kafka's recovery makes (framing, minimum
-    size, CRC) plus magic in 0..2 and a known codec; else 0."""
+    size, CRC) plus magic in 0..2 and a known codec; else 0. The header's cheap checks come first;
+    the CRC over the length the entry claims costs bounded work whatever that length
+    (``state.crc32c``/``crc32``, a :class:`Resync` of the walk; one is made when not given)."""
     size = win.source.size
     if size - pos < HEADER_SIZE_UP_TO_MAGIC:
         return 0
@@ -72,11 +89,13 @@ def entry_ok(win: Window, pos: int) -> int:
     if not _plausible(buf, i, magic, total, pos, size, win):
         return 0
     (stored,) = struct.unpack_from(">I", buf, i + stored_at)
-    if total <= win.chunk:
+    if total <= RangeCRC.DIRECT:
         buf, i = win.get(pos, total)
         computed = fn(buf[i + first:i + total])
     else:
-        computed = checksum(win.source, pos + first, pos + total, fn)
+        if state is None:
+            state = Resync(win.source)
+        computed = (state.crc32c if magic == 2 else state.crc32).crc(pos + first, pos + total)
     return total if computed == stored else 0
 
 
@@ -99,8 +118,8 @@ def _plausible(buf, i, magic, total, pos, size, win) -> bool:
     nxt = pos + total
     if nxt == size or size - nxt < HEADER_SIZE_UP_TO_MAGIC:
         return True
-    b2, j = win.get(nxt, HEADER_SIZE_UP_TO_MAGIC)  # the caller's buffer stays valid if the window moves
-    return b2[j + 16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, j)[1] >= MIN_ENTRY or not any(b2[j:j + 17])
+    b2 = peek(win, nxt, HEADER_SIZE_UP_TO_MAGIC)  # never moves the window (nxt may be far ahead)
+    return b2[16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, 0)[1] >= MIN_ENTRY or not any(b2[:17])
 
 
 def first_nonzero(buf, a: int, stop: int) -> int | None:
@@ -147,17 +166,12 @@ def entry_last_offset(win: Window, pos: int) -> int:
     return off
 
 
-def next_valid(win: Window, start: int, after: int | None = None) -> int | None:
-    """The first position ``>= start`` where :func:`entry_ok` holds, or ``None``.
-
-    Candidates are positions whose byte 16 is a magic 0..2; runs of zeros are skipped, since an
-    entry needs a non-zero size field (bytes 8..11). ``after``: the last offset of the valid
-    entries before ``start``; a candidate whose last offset is not above it is taken only when no
-    candidate in offset order follows.
-    """
+def _valid_positions(win: Window, start: int, state: Resync):
+    """The positions ``>= start`` where :func:`entry_ok` holds, in order. Candidates are positions
+    whose byte 16 is a magic 0..2; runs of zeros are skipped, since an entry needs a non-zero size
+    field (bytes 8..11)."""
     size = win.source.size
     pos = start
-    backwards = None
     while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
         n = min(win.chunk, size - pos)
         buf, i = win.get(pos, n)
@@ -175,18 +189,51 @@ def next_valid(win: Window, start: int, after: int | None = None) -> int | None:
                     break
                 j = max(j + 1, z + 5)
                 continue
-            if entry_ok(win, p):
-                if after is None or entry_last_offset(win, p) > after:
-                    return p
-                if backwards is None:
-                    backwards = p
-            buf, i = win.get(pos, n)  # entry_ok may have moved the window
+            length = _I32.unpack_from(buf, j - 8)[0]
+            if length < MIN_ENTRY or p + 12 + length > size:  # entry_ok's first check, without a call
+                j += 1
+                continue
+            if entry_ok(win, p, state):
+                yield p
+            buf, i = win.get(pos, n)  # entry_ok (or the caller) may have moved the window
             stop = i + n
             j = i + (p - pos) + 17
         if pos + n >= size:
-            return backwards
+            return
         pos = pos + n - 16
-    return backwards
+
+
+def next_valid(win: Window, start: int, after: int | None = None, state: Resync | None = None) -> int | None:
+    """The first position ``>= start`` where :func:`entry_ok` holds, or ``None``.
+
+    ``after``: the last offset of the valid entries before ``start``; a candidate whose last offset
+    is not above it is taken only when no candidate in offset order follows. ``state``: the walk's
+    :class:`Resync`. Work stays linear over a whole walk (whose ``start`` and ``after`` only grow):
+    each candidate costs bounded work (:func:`entry_ok`), and the search in offset order goes on
+    from where the last one stopped (what it passed over holds no entry in order for a smaller
+    ``after``, so none for a larger one), so backward entries spread over the file are not scanned
+    again at every resynchronisation.
+    """
+    if state is None:
+        state = Resync(win.source)
+    lo = -(1 << 64) if after is None else after
+    q = start
+    memo = state.scanned
+    if memo is not None and memo[0] <= start <= memo[1] and memo[3] <= lo:
+        if memo[2] is None:  # nothing in offset order up to the end of the file
+            return next(_valid_positions(win, start, state), None)
+        q = memo[2]
+    first = None  # the first valid position >= q (>= start when q == start)
+    for p in _valid_positions(win, q, state):
+        if entry_last_offset(win, p) > lo:
+            state.scanned = (start, p, p, lo)
+            return p
+        if first is None:
+            first = p
+    state.scanned = (start, win.source.size, None, lo)
+    if q > start:
+        return next(_valid_positions(win, start, state), None)
+    return first
 
 
 def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
@@ -213,7 +260,7 @@ def _zero_fill(pos: int, end: int, at_end: bool) -> Problem:
 def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
              max_batch: int = DEFAULT_MAX_BATCH, resync: bool = True, start: int = 0,
              base_offset: int | None = None, max_records: int = DEFAULT_MAX_RECORDS,
-             last_offset: int | None = None, internal: str | None = None):
+             last_offset: int | None = None, internal: str | None = None, state: Resync | None = None):
     """Yield the units of a log segment in position order: ``Batch`` (magic 2), ``Message``
     (magic 0/1) and :class:`Unparsed` stretches.
 
@@ -221,9 +268,12 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
     decompressed bytes and ``max_records`` the records decoded per entry. ``base_offset``, the
     segment's base offset from its file name, enables Kafka's offset-range check. ``last_offset``:
     the last offset of the valid entries before ``start`` (offsets must increase past it).
-    ``internal``: the internal-topic kind of the batches' records (``Batch.internal``).
+    ``internal``: the internal-topic kind of the batches' records (``Batch.internal``). ``state``:
+    what resynchronisation keeps (:class:`Resync`; a caller walking one source in pieces passes one
+    to every piece).
     """
     win = Window(source)
+    rs = Resync(source) if state is None else state
     size = source.size
     pos = start
     last = last_offset
@@ -248,7 +298,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
                 yield _unparsed(win, pos, size, [_zero_fill(pos, size, True)])
                 return
             # An entry's size field (bytes 8..11) is not zero: none starts before z - 11.
-            nxt = next_valid(win, max(pos + 1, z - 11), last) if resync else None
+            nxt = next_valid(win, max(pos + 1, z - 11), last, rs) if resync else None
             end = size if nxt is None else nxt
             yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
             if nxt is None:
@@ -264,7 +314,7 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
             else:
                 prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
                                f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
-            nxt = next_valid(win, pos + 1, last) if resync else None
+            nxt = next_valid(win, pos + 1, last, rs) if resync else None
             end = size if nxt is None else nxt
             if length >= least and nxt is None and end - pos <= max_batch:
                 # A torn final entry: decode what is there.
@@ -302,8 +352,8 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
                 last = unit.last_offset
         yield unit
         pos += total
-        if not unit.valid and resync and pos < size and not entry_ok(win, pos):
-            nxt = next_valid(win, unit.position + 1, last)
+        if not unit.valid and resync and pos < size and not entry_ok(win, pos, rs):
+            nxt = next_valid(win, unit.position + 1, last, rs)
             if nxt is not None and nxt < pos:
                 continue  # a valid entry inside the bad one's claimed span: go on after the bad one
             end = size if nxt is None else nxt

@@ -582,6 +582,54 @@ def record_ok(buf, pos: int, end: int, base: int | None = 0, file_base: int | No
     return total
 
 
+RECORD_HEAD_MAX = 112  # the fixed fields up to bodyLength, both hosts IPv6 (calMsgLength without the sized ones)
+RECORD_TAIL_MAX = 2 + 0x7FFF + 2 + 0x7FFF  # topicLength, topic, propertiesLength, properties at their largest
+RECORD_OK_DIRECT = 8 << 10  # records up to this size are checked from their bytes (record_ok)
+
+
+def record_ok_at(read, pos: int, total: int, file_base: int | None, crc, direct: int = RECORD_OK_DIRECT) -> int:
+    """:func:`record_ok` of the record of ``total`` bytes (its totalSize) at input position ``pos``,
+    in bounded work whatever ``total`` (resynchronisation asks it of every candidate: done over
+    the bytes each one claims, it was quadratic in the file's size). ``read(pos, n)``: the input's
+    bytes; ``crc(a, b)``: CRC-32 of the input's bytes ``[a, b)``
+    (:class:`~wireinspect.formats.framing.RangeCRC`).
+
+    A record over ``direct`` bytes is read as its fixed fields and its tail (topic and properties,
+    at most :data:`RECORD_TAIL_MAX` bytes when calMsgLength holds): :func:`parse_record` checks them
+    with the body left out (bodyLength and totalSize lessened by its length, which calMsgLength
+    adds once), and the body's CRC and the ``__CRC32#`` record CRC are computed by ``crc``."""
+    if total <= direct:
+        return record_ok(read(pos, total), 0, total, pos, file_base)
+    head = read(pos, RECORD_HEAD_MAX)
+    d = RECORD.decode(head, 0, len(head))
+    if "bodyLength" not in d.spans:
+        return 0
+    v = d.values
+    q = sum(d.spans["bodyLength"])  # where the body starts
+    body_len = v["bodyLength"]
+    tail_len = total - q - body_len
+    if body_len < 0 or not 0 <= tail_len <= RECORD_TAIL_MAX or v["magicCode"] not in (MAGIC_V1, MAGIC_V2):
+        return 0  # a negative size, a body past the record or a tail calMsgLength cannot match
+    if file_base is not None and v["physicalOffset"] != file_base + pos:
+        return 0
+    compact = bytearray(head[:q])
+    struct.pack_into(">i", compact, 0, total - body_len)
+    struct.pack_into(">i", compact, q - 4, 0)
+    compact += read(pos + q + body_len, tail_len)
+    r = parse_record(bytes(compact), 0, None, body=False)
+    if not isinstance(r, Record) or not r.valid:
+        return 0
+    if any(p.code != "record_crc_mismatch" for p in r.problems):
+        return 0
+    if body_len and crc(pos + q, pos + q + body_len) & 0x7FFFFFFF != v["bodyCRC"]:
+        return 0
+    if r.prop_crc_ok is not None:  # a __CRC32# property of 10 digits: its CRC over the real bytes
+        stored = int(next(val for k, val in r.properties if k == "__CRC32#")[::-1])
+        if crc(pos, pos + total - CRC32_RESERVED_LEN) & 0x7FFFFFFF != stored:
+            return 0
+    return total
+
+
 # -- encode ----------------------------------------------------------------------------------------
 
 RAW_KEY = "rawBytes"  # dump --json --raw: a unit's bytes as stored, when its fields do not give them back
@@ -724,6 +772,7 @@ class CommitLogWalker:
 
     def __init__(self, size: int, file_base: int | None, body: bool, limit: int, max_record: int):
         self.size, self.file_base, self.body, self.limit, self.max_record = size, file_base, body, limit, max_record
+        self.crcs = None  # a RangeCRC over the file, made at the first resynchronisation
 
     def entry(self, win, pos):
         size = self.size
@@ -761,6 +810,9 @@ class CommitLogWalker:
         return unit, None
 
     def valid_at(self, win, pos) -> bool:
+        """Does a record ``checkMessageAndReturnSize`` accepts (or a BLANK marker) start at ``pos``?
+        Bounded work whatever totalSize claims (:func:`record_ok_at`): resynchronising over damage
+        stays linear in the file."""
         n = min(self.size - pos, 1 << 16)
         buf, i = win.get(pos, n)
         if _blank_ok(buf, i, pos, self.size):
@@ -770,8 +822,13 @@ class CommitLogWalker:
         total = struct.unpack_from(">i", buf, i)[0]
         if total <= 0 or total > self.max_record or pos + total > self.size:
             return False
-        buf, i = win.get(pos, total)
-        return record_ok(buf, i, i + total, win.start, self.file_base) > 0
+        if total <= min(n, RECORD_OK_DIRECT):
+            return record_ok(buf, i, i + total, win.start, self.file_base) > 0
+        if self.crcs is None:
+            from wireinspect.formats.framing import RangeCRC
+
+            self.crcs = RangeCRC(win.source, crc32, win)
+        return record_ok_at(self.crcs.read, pos, total, self.file_base, self.crcs.crc) > 0
 
     def find(self, win, start: int):
         from wireinspect.formats.framing import scan
