@@ -20,6 +20,7 @@ Age: ``ageMs`` = the newest record timestamp seen in the input minus ``Transacti
 
 from __future__ import annotations
 
+from wireinspect.codec.text import quote
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
 from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES as STATES
@@ -89,7 +90,7 @@ class Transactions:
             state = STATES.get(status)
             if state is None:
                 self.problems.append(problem("unknown_transaction_status",
-                                             f"TransactionStatus {status!r} is no TransactionState of Kafka's",
+                                             f"TransactionStatus {quote(status)} is no TransactionState of Kafka's",
                                              path, w["position"], w["recordOffset"]))
             self.ids[tid] = {"state": state, "removed": False, **{k: vd.get(k) for k in VALUE_FIELDS}, **w}
 
