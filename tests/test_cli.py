@@ -63,7 +63,7 @@ def test_bytes_modes(mode, expect):
 def test_dump_tree_and_hexdump():
     r = run("dump", TXN)
     assert r.exit_code == 0
-    assert "baseOffset = 0" in r.stdout and "controlType = 'COMMIT'" in r.stdout
+    assert "baseOffset = 0" in r.stdout and "controlType = \"COMMIT\"" in r.stdout
     r = run("dump", "--hexdump", TXN)
     assert r.exit_code == 0 and "batchLength=335" in r.stdout
     r = run("dump", "--json", "--tree", TXN)

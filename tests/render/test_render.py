@@ -34,6 +34,20 @@ def test_printable_utf8_is_text_and_the_rest_escaped():
     assert show_value(b'say "hi"') == '"say \\"hi\\""'
 
 
+def test_one_quoting_style_for_strings_and_text_bytes():
+    """Strings (header keys, control types, schema names) are double-quoted as text bytes are, never
+    Python's 'repr' (issue 20, item 19): one function, codec/text.py's quote, with control characters
+    still escaped."""
+    assert show_value("trace-id") == show_value(b"trace-id") == '"trace-id"'
+    assert show_value("it's") == '"it\'s"'
+    assert show_value('say "hi" \\ \x1b[2J\u202e') == '"say \\"hi\\" \\\\ \\x1b[2J\\u202e"'
+    assert show_value(None) == "null" and show_value(7) == "7"
+    out = run("dump", "--hexdump", SAMPLES / "transactional" / "00000000000000000000.log").stdout
+    tree = run("dump", SAMPLES / "transactional" / "00000000000000000000.log").stdout
+    assert 'headerKey="trace-id"' in out and 'headerKey = "trace-id"' in tree and 'controlType = "COMMIT"' in tree
+    assert "'" not in out + tree
+
+
 def test_hexdump_collapses_zero_tail_and_shows_problems(tmp_path):
     out = run("dump", "--hexdump", DAMAGED).stdout
     lines = out.splitlines()

@@ -121,7 +121,9 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
     (:func:`wireinspect.inputs.listing.walk`).
 
     A top-level argument that cannot be read (missing, unreadable, a directory with nothing
-    recognisable, a file no format recognises) raises :class:`InputError`. Inside a directory,
+    recognisable, a file no format recognises) raises :class:`InputError`; a directory whose walk
+    reported an entry to ``on_unreadable`` (the directory itself, when it cannot be listed) is told
+    once, by that report, not again as holding nothing. Inside a directory,
     ``on_skip(path, why)`` hears about files passed over (not a recognised format, not a regular
     file) and ``on_unreadable(path, why)`` about entries that could not be read (the caller makes
     the exit status 2); without a callback they are passed over silently.
@@ -131,10 +133,16 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
         fid = fid or forced
         if path != "-" and os.path.isdir(path):
             found = 0
-            for item in iter_directory(path, fid, on_skip, on_unreadable):
+            told = []  # entries reported unreadable: they explain an empty walk already
+
+            def unreadable(p, why, _told=told):
+                _told.append(p)
+                on_unreadable(p, why)
+
+            for item in iter_directory(path, fid, on_skip, unreadable if on_unreadable else None):
                 found += 1
                 yield item
-            if not found:
+            if not found and not told:
                 raise InputError(f"{path}: directory holds no file wireinspect can read")
             continue
         src = open_source(path)

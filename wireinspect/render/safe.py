@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from wireinspect.codec.text import BIDI, quote, safe_text  # noqa: F401 (safe_text: re-exported)
 from wireinspect.codec.times import iso_ms
 
 import re
@@ -28,20 +29,10 @@ def values_whole() -> bool:
     """Whether values are shown whole now (:func:`full_values`)."""
     return _full.get()
 
-# What never reaches a terminal raw: C0, DEL, C1 (U+009B is a CSI), the line and paragraph separators, and
-# the bidi controls (embeddings and overrides U+202A-202E, isolates U+2066-2069, the marks U+200E/U+200F and
-# U+061C), which reorder what is shown ("Trojan Source", CVE-2021-42574).
-_BIDI = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]")
-# The same but tab and newline: the layout of a line written whole (a value's are escaped before).
-_RAW_ON_TERMINAL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
-
-
-def safe_text(s: str) -> str:
-    """Replace control characters (C0, DEL, C1, bidi controls) by visible escapes: ``\\xNN`` below 256,
-    ``\\uNNNN`` above."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256
-                        else f"\\u{ord(m.group()):04x}", s)
+# The escapes of what never reaches a terminal raw (C0, DEL, C1, bidi controls) and the one quoting style
+# of string values live in codec/text.py, where the formats' display texts reach them too.
+# The same characters but tab and newline: the layout of a line written whole (a value's are escaped before).
+_RAW_ON_TERMINAL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI}]")
 
 
 def _json_escape(m) -> str:
@@ -82,18 +73,18 @@ def show_text_or_bytes(b: bytes, limit: int = 48) -> str:
     if _full.get():
         limit = len(text)
     more = f"… (+{len(text) - limit} characters)" if len(text) > limit else ""
-    return '"' + safe_text(text[:limit]).replace("\\", "\\\\").replace('"', '\\"') + '"' + more
+    return quote(text[:limit]) + more
 
 
 def show_value(v) -> str:
     """A value for the tree and the hexdump: null, bytes (text when they are printable UTF-8), strings
-    (repr), numbers; control characters escaped."""
+    (double-quoted, :func:`quote`), numbers; control characters escaped."""
     if v is None:
         return "null"
     if isinstance(v, (bytes, bytearray, memoryview)):
         return show_text_or_bytes(bytes(v))
     if isinstance(v, str):
-        return safe_text(repr(v) if len(v) < 200 or _full.get() else repr(v[:200]) + "…")
+        return quote(v) if len(v) < 200 or _full.get() else quote(v[:200]) + f"… (+{len(v) - 200} characters)"
     return safe_text(str(v))
 
 

@@ -95,7 +95,7 @@ def test_schemas_option_and_the_tree(dirs):
     assert "valueSchema  confluent schema id 1 (high confidence)  orders-value v1 AVRO" in r.stdout
     assert 'decoded = avro: {"id":7,"item":"espresso"' in r.stdout
     assert 'decoded = protobuf: 1: 150 2: "broker-1" 3 { 1: 1700000000000 }' in r.stdout
-    assert "messageIndexes = '[1, 0]'" in r.stdout
+    assert 'messageIndexes = "[1, 0]"' in r.stdout
     assert store.active() is None  # the registry was the command's: the next command in this process starts without
 
 

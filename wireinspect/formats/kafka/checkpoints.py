@@ -36,6 +36,7 @@ import json
 import os
 import re
 
+from wireinspect.codec.text import quote
 from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
@@ -143,7 +144,7 @@ def _int(tok: bytes, bounds) -> int | None:
 
 def _show(raw: bytes, limit: int = 60) -> str:
     text = raw[:limit].decode("utf-8", "backslashreplace")
-    return repr(text) + ("..." if len(raw) > limit else "")
+    return quote(text) + ("…" if len(raw) > limit else "")
 
 
 def _tokens(pos: int, raw: bytes):
@@ -317,10 +318,10 @@ def parse_partition_metadata(buf: bytes) -> TextFile:
         pos, raw = lines[i]
         parts = _java_split(raw, rb":\s+")
         if len(parts) != 2:
-            t.problem("malformed_line", pos, f"line {i + 1}: {_show(raw)} is not '{key}: <value>'")
+            t.problem("malformed_line", pos, f"line {i + 1}: {_show(raw)} is not \"{key}: <value>\"")
             return t
         if parts[0] != key.encode():
-            t.problem("unexpected_key", pos, f"line {i + 1}: key {_show(parts[0])}, expected {key!r}")
+            t.problem("unexpected_key", pos, f"line {i + 1}: key {_show(parts[0])}, expected {quote(key)}")
         vpos = pos + len(raw) - len(parts[1])
         text = parts[1].decode("utf-8", "backslashreplace")
         if i == 0:
@@ -409,7 +410,7 @@ def _clean_json(t: TextFile, doc, text: str, raw: bytes):
                     seen.add("surrogate")
                     m = _LONE_SURROGATE.search(text)
                     at = len(text[:m.start()].encode("utf-8", "surrogatepass")) if m else 0
-                    t.problem("bad_json_string", at, f"string {fixed[:60]!r} holds a lone UTF-16 surrogate (not "
+                    t.problem("bad_json_string", at, f"string {quote(fixed[:60])} holds a lone UTF-16 surrogate (not "
                               "Unicode text, which Kafka's JSON writer never produces): kept escaped")
                 return fixed
             return v
@@ -458,10 +459,10 @@ def _json_file(buf: bytes, type_: str, title: str) -> tuple[TextFile, object]:
 def _need(t: TextFile, doc: dict, keys, versions, vkey: str) -> None:
     for k in keys:
         if k not in doc:
-            t.problem("missing_key", 0, f"no {k!r}")
+            t.problem("missing_key", 0, f"no {quote(k)}")
     v = doc.get(vkey)
     if vkey in doc and v not in versions:
-        t.problem("unknown_version", 0, f"{vkey} {v!r}, expected one of {list(versions)}", actual=v)
+        t.problem("unknown_version", 0, f"{vkey} {quote(v)}, expected one of {list(versions)}", actual=v)
 
 
 def parse_clean_shutdown(buf: bytes) -> TextFile:
@@ -514,18 +515,18 @@ def parse_meta_properties(buf: bytes) -> TextFile:
         _too_many(t, cut, kept, found)
     version = props.get("version", (None, 0))[0]
     if version is None:
-        t.problem("missing_key", 0, "no 'version' property")
+        t.problem("missing_key", 0, "no \"version\" property")
         return t
     need = {"0": ("broker.id",), "1": ("node.id", "cluster.id")}.get(version)
     if need is None:
-        t.problem("unknown_version", props["version"][1], f"version {version!r}, expected 0 or 1", actual=version)
+        t.problem("unknown_version", props["version"][1], f"version {quote(version)}, expected 0 or 1", actual=version)
         return t
     for k in need:
         if k not in props:
-            t.problem("missing_key", 0, f"version {version} needs {k!r}")
+            t.problem("missing_key", 0, f"version {version} needs {quote(k)}")
     for k in ("broker.id", "node.id"):
         if k in props and _int(props[k][0].encode(), INT32) is None:
-            t.problem("bad_value", props[k][1], f"{k} {props[k][0]!r} is not an integer")
+            t.problem("bad_value", props[k][1], f"{k} {quote(props[k][0])} is not an integer")
     return t
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wireinspect.codec.text import quote
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
 from wireinspect.formats.rocketmq.codes import BINARY_FIXED
@@ -123,7 +124,7 @@ def decode_binary_header(f, start: int, end: int) -> None:
             else:
                 key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")
                 vl = e.values["valueLength"]
-                f.problems.append(Problem("bad_ext_fields", base + es["valueLength"][0], f"ext field {key!r} value "
+                f.problems.append(Problem("bad_ext_fields", base + es["valueLength"][0], f"ext field {quote(key)} value "
                                           f"length {vl} runs past the map", actual=vl))
             break
         key = bytes(data[es["key"][0]:es["key"][0] + es["key"][1]]).decode("utf-8", "replace")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip, unlz4, unzstd
 from wireinspect.codec.crc import crc32
+from wireinspect.codec.text import quote
 from wireinspect.codec.times import ms_display
 from wireinspect.errors import EncodeError
 from wireinspect.formats.unit import UnitBase
@@ -414,7 +415,7 @@ class Record(UnitBase):
                     child.add("decompressed", base + off, size, self.body, derived=True)
             elif fname in ("bornTimestamp", "storeTimestamp"):
                 child.display = ms_display(value)
-        parts = [f"queueOffset {self.values.get('queueOffset')}", f"topic {self.topic!r}"]
+        parts = [f"queueOffset {self.values.get('queueOffset')}", f"topic {quote(self.topic)}"]
         node.display = "  ".join(parts)
         return node
 

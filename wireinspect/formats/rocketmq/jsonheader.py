@@ -11,6 +11,7 @@ Source: ``org.apache.rocketmq.remoting.protocol.RemotingSerializable`` and ``Rem
 
 from __future__ import annotations
 
+from wireinspect.codec.text import quote
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq.fastjson import dumps, loads
 from wireinspect.layout import Int
@@ -57,9 +58,9 @@ def _check_header_types(f, start: int) -> None:
     h = f.header
     for k in ("code", "opaque", "flag"):
         if k not in h:
-            f.problems.append(Problem("missing_header_field", f.base + start, f"header has no {k!r}"))
+            f.problems.append(Problem("missing_header_field", f.base + start, f"header has no {quote(k)}"))
         elif _i(h[k]) is None:
-            f.problems.append(Problem("bad_header_field", f.base + start, f"header {k!r} is {h[k]!r}, not an integer"))
+            f.problems.append(Problem("bad_header_field", f.base + start, f"header {quote(k)} is {quote(h[k])}, not an integer"))
     ext = h.get("extFields")
     # Java reads extFields as HashMap<String, String>; fastjson turns scalar values (the C++ client
     # sends some numbers unquoted) into strings, but not objects or arrays.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.codec.text import quote
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
 from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decode_binary_header
@@ -277,11 +278,11 @@ class Frame(UnitBase):
                     key = sname[10:]
                     c = en.add(named.get(key, key), b + off, size, value)
                     if key in named:
-                        c.display = f"{value!r} (key {key!r})"
+                        c.display = f"{quote(value)} (key {quote(key)})"
                     if key == ("i" if named else "properties") and isinstance(value, str):
                         c.value = None
                         c.kind = "list"
-                        c.display = f"key {key!r}" if named else None
+                        c.display = f"key {quote(key)}" if named else None
                         for k, v in split_properties(value):
                             c.add(k, b + off, size, v)
         if self.p_body is not None:

@@ -30,6 +30,7 @@ import os
 import re
 import struct
 
+from wireinspect.codec.text import quote
 from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, Unparsed, encode_unparsed
@@ -234,8 +235,8 @@ def _check_unit(u: CQUnit, store: CommitLogStore, topic, queue_id) -> None:
                                   f"{u.commitLogOffset} has totalSize {v['totalSize']}", expected=v["totalSize"],
                                   actual=u.size))
     if topic is not None and r.topic != topic:
-        u.problems.append(Problem("cq_topic_mismatch", where, f"the record's topic is {r.topic!r}, the queue's "
-                                  f"{topic!r}", expected=topic, actual=r.topic))
+        u.problems.append(Problem("cq_topic_mismatch", where, f"the record's topic is {quote(r.topic)}, the queue's "
+                                  f"{quote(topic)}", expected=topic, actual=r.topic))
     if queue_id is not None and v["queueId"] != queue_id:
         u.problems.append(Problem("cq_queue_id_mismatch", where, f"the record's queueId is {v['queueId']}, the "
                                   f"queue's {queue_id}", expected=queue_id, actual=v["queueId"]))
@@ -248,7 +249,7 @@ def _check_unit(u: CQUnit, store: CommitLogStore, topic, queue_id) -> None:
         want = tags_code(tags)
         if want != u.tagsCode:
             u.problems.append(Problem("cq_tags_code_mismatch", where + 12, f"tagsCode {u.tagsCode}, the record's "
-                                      f"TAGS {tags!r} hash to {want}", expected=want, actual=u.tagsCode))
+                                      f"TAGS {quote(tags)} hash to {want}", expected=want, actual=u.tagsCode))
 
 
 def iter_consumequeue(source, *, commitlog: str | None = None, check: bool = True):

@@ -19,6 +19,8 @@ epoch), ``timestampIso``, ``path``, ``position`` and ``record`` (its type). Kind
 
 from __future__ import annotations
 
+from wireinspect.codec.text import quote
+
 
 def event(kind: str, **fields) -> dict:
     """A change of kind ``kind`` (the replay adds where it comes from)."""
@@ -78,7 +80,7 @@ def describe(ev: dict) -> str:
         return f"feature {ev['feature']} level {ev['level']}"
     if k == "config":
         value = "deleted" if ev["value"] is None else f"= {ev['value']}"
-        return f"config {ev['resourceType']} {ev['resourceName']!r}: {ev['name']} {value}"
+        return f"config {ev['resourceType']} {quote(ev['resourceName'])}: {ev['name']} {value}"
     if k == "voters":
         return f"voters {ev['before']} -> {ev['after']}"
     if k == "quorum_leader":

@@ -49,6 +49,7 @@ import os
 import re
 
 from wireinspect.codec.times import iso_ms
+from wireinspect.codec.text import quote
 from wireinspect.formats.kafka.internal import diff
 from wireinspect.formats.kafka.internal.base_report import (BOOTSTRAP, Outcome, decoded, log_dir_file, other_topic,
                                                             problem, records_of, topic_of, undecoded, where)
@@ -597,7 +598,7 @@ def image_tree(img: dict) -> tuple:
     if quorum:
         children.append(("quorum", quorum))
     if img["configs"]:
-        children.append(("configs", [(f"{c['resourceType']} {c['resourceName']!r}",
+        children.append(("configs", [(f"{c['resourceType']} {quote(c['resourceName'])}",
                                       [(f"{k}={v}", []) for k, v in c["configs"].items()]) for c in img["configs"]]))
     if img["clientQuotas"]:
         children.append(("client quotas", [(", ".join(f"{e['entityType']}={e['entityName']}" for e in q["entity"]),
@@ -607,6 +608,6 @@ def image_tree(img: dict) -> tuple:
         children.append((f"next producer id {img['producerIds']['nextProducerId']}", []))
     if img["acls"]:
         children.append((f"ACLs ({len(img['acls'])})", [(f"{a['principal']} {a['permissionType']} {a['operation']} on "
-                                                         f"{a['resourceType']} {a['resourceName']!r}", [])
+                                                         f"{a['resourceType']} {quote(a['resourceName'])}", [])
                                                         for a in img["acls"]]))
     return ("tree", label, children)

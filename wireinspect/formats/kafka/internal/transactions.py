@@ -24,6 +24,7 @@ of the log is open, not hanging: the coordinator had not yet had to abort it.
 
 from __future__ import annotations
 
+from wireinspect.codec.text import quote
 from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
 from wireinspect.codec.times import iso_ms
@@ -96,7 +97,7 @@ class Transactions:
             state = STATES.get(status)
             if state is None:
                 self.problems.append(problem("unknown_transaction_status",
-                                             f"TransactionStatus {status!r} is no TransactionState of Kafka's",
+                                             f"TransactionStatus {quote(status)} is no TransactionState of Kafka's",
                                              path, w["position"], w["recordOffset"]))
             self.ids[tid] = {"state": state, "removed": False, **{k: vd.get(k) for k in VALUE_FIELDS}, **w}
 
