@@ -206,11 +206,30 @@ def _env():
     return dict(os.environ, PYTHONPATH=str(ROOT))
 
 
+def _wait_reading_stdin(pid: int, limit: float = 60.0) -> None:
+    """Until the process blocks reading its (empty, open) stdin pipe: a signal sent during start-up,
+    before the command runs, would test Python's start-up instead (seen on a loaded machine)."""
+    wchan = f"/proc/{pid}/wchan"
+    if not os.path.exists(wchan):
+        time.sleep(1.5)
+        return
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            with open(wchan) as f:
+                if f.read().strip().endswith("pipe_read"):  # (anon_pipe_read on newer kernels)
+                    time.sleep(0.1)
+                    return
+        except OSError:
+            return
+        time.sleep(0.05)
+
+
 def test_sigint_exits_130_and_sigterm_143():
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         p = subprocess.Popen(CMD + ["verify", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, env=_env())
-        time.sleep(1.5)  # reading stdin, which never ends
+        _wait_reading_stdin(p.pid)  # reading stdin, which never ends
         p.send_signal(sig)
         out, err = p.communicate(timeout=30)
         assert p.returncode == code, (sig, p.returncode, err)
