@@ -52,8 +52,9 @@ class Problem:
     message: str
     expected: object = None
     actual: object = None
-    frame: int | None = None
-    file_position: int | None = None
+    # (keyword only: subclasses add positional fields after ``actual``, e.g. FileProblem's ``file``)
+    frame: int | None = field(default=None, kw_only=True)
+    file_position: int | None = field(default=None, kw_only=True)
 
     def to_dict(self) -> dict:
         d = {"code": self.code, "position": self.position, "message": self.message}

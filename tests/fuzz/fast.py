@@ -57,7 +57,7 @@ def execute_encode(data: bytes) -> None:
 
     from wireinspect.errors import EncodeError
     from wireinspect.layout import EncodeContext
-    from wireinspect.ops.encode import _objects, format_of
+    from wireinspect.ops.encode import _objects, encode_object, format_of
 
     ctx = EncodeContext(keep_crc=False)
     total = 0
@@ -65,7 +65,7 @@ def execute_encode(data: bytes) -> None:
         for line, obj in _objects(io.BytesIO(data)):  # binary, as the command reads it
             fmt = format_of(obj, None, line)
             ctx.line = line
-            for _stream, chunk in fmt.encode(obj, ctx):
+            for _stream, chunk in encode_object(fmt, obj, ctx, line):
                 total += len(chunk)
                 if total > harness.OUTPUT_LIMIT:
                     raise OutputSize(f"line {line}: more than {harness.OUTPUT_LIMIT} bytes from {len(data)} bytes "
@@ -90,7 +90,7 @@ def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool,
     if fmt is None or entry == "sniff" or fmt.dir_sniff is not None:
         return
     if entry == "roundtrip":
-        _roundtrip(src, fmt, data, name)
+        _roundtrip(src, fmt, data, name, max_decompressed)
         return
     opts = Options(max_decompressed=max_decompressed, deep=entry == "check-deep")
     fn = {"units": fmt.units, "check": fmt.check or fmt.units, "check-deep": fmt.check or fmt.units,
@@ -107,7 +107,7 @@ def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool,
         _ = u.problems
 
 
-def _roundtrip(src, fmt, data: bytes, name: str) -> None:
+def _roundtrip(src, fmt, data: bytes, name: str, max_decompressed: int = 64 << 20) -> None:
     """``dump --json --raw`` then ``encode --keep-crc`` of one input; raises RoundTripMismatch."""
     import json
 
@@ -122,7 +122,7 @@ def _roundtrip(src, fmt, data: bytes, name: str) -> None:
     enc = bytes_encoder("base64")
     ctx = EncodeContext(keep_crc=True)
     out = {}
-    for n, u in enumerate(fmt.units(src, Options()), 1):
+    for n, u in enumerate(fmt.units(src, Options(max_decompressed=max_decompressed)), 1):
         d = u.to_json(enc)
         d["format"], d["path"] = fmt.id, name
         more = getattr(u, "raw_json", None)  # (tests may probe: the fuzzer runs against any revision)
@@ -130,7 +130,8 @@ def _roundtrip(src, fmt, data: bytes, name: str) -> None:
             d.update(more(src.read, enc))
         ctx.line = n
         for stream, chunk in fmt.encode(json.loads(dumps(d)), ctx):
-            out[stream] = out.get(stream, b"") + chunk
+            out.setdefault(stream, []).append(chunk)  # (joined once: not quadratic)
+    out = {k: b"".join(v) for k, v in out.items()}
     if set(out) - {None} or out.get(None, b"") != data:
         got = out.get(None, b"")
         at = next((i for i in range(min(len(got), len(data))) if got[i] != data[i]), min(len(got), len(data)))

@@ -186,7 +186,8 @@ def test_scan_matches_cli_row_for_row(scanned, kafka_dir):
         mine = sorted((p for p in problems if p["path"] == f["path"]), key=lambda p: p["index"])
         as_json = [_clean({"code": p["code"], "position": p["position"], "message": p["message"],
                            "expected": None if p["expected"] is None else json.loads(p["expected"]),
-                           "actual": None if p["actual"] is None else json.loads(p["actual"])}) for p in mine]
+                           "actual": None if p["actual"] is None else json.loads(p["actual"]),
+                           "frame": p["frame"], "filePosition": p["filePosition"]}) for p in mine]
         assert as_json == report["problems"], f["path"]
         assert f["problemCount"] == len(report["problems"])
         assert {k: f[k] for k in report if k != "problems"} == {k: v for k, v in report.items() if k != "problems"}

@@ -248,6 +248,23 @@ class Outputs:
         self.files.clear()
 
 
+def encode_object(fmt, obj: dict, ctx: EncodeContext, line: int):
+    """``(stream name, bytes)`` pieces of one checked object (:func:`_objects`) by its format's encoder;
+    raises EncodeError ``line N: ...`` for anything the object's values make impossible."""
+    try:
+        yield from fmt.encode(obj, ctx)
+    except EncodeError as e:
+        if str(e).startswith(f"line {line}: "):
+            raise
+        raise EncodeError(f"line {line}: {e}") from None
+    except _EDITED as e:
+        # An object dump --json wrote encodes (tests/roundtrip.py, the fuzz round trips); one whose
+        # values have types or ranges no dump writes (a hand edit) reaches here when no check of
+        # _SHAPE or of the encoder named its key: still the input's fault (exit 2), not a crash.
+        raise EncodeError(f"line {line}: a value of a type or range dump --json does not write "
+                          f"({type(e).__name__}: {e})") from None
+
+
 def encode_stream(stream, out: str, *, forced=None, ctx: EncodeContext, force: bool = False,
                   max_line: int | None = None) -> list[str]:
     """Encode every object of the JSON Lines ``stream`` (a binary file, read a line at a time) into
@@ -269,19 +286,8 @@ def encode_stream(stream, out: str, *, forced=None, ctx: EncodeContext, force: b
             else:
                 path = None
             outputs.start_line(line)
-            try:
-                for stream_name, data in fmt.encode(obj, ctx):
-                    outputs.write((path, stream_name), data)
-            except EncodeError as e:
-                if str(e).startswith(f"line {line}: "):
-                    raise
-                raise EncodeError(f"line {line}: {e}") from None
-            except _EDITED as e:
-                # An object dump --json wrote encodes (tests/roundtrip.py, the fuzz round trips); one whose
-                # values have types or ranges no dump writes (a hand edit) reaches here when no check of
-                # _SHAPE or of the encoder named its key: still the input's fault (exit 2), not a crash.
-                raise EncodeError(f"line {line}: a value of a type or range dump --json does not write "
-                                  f"({type(e).__name__}: {e})") from None
+            for stream_name, data in encode_object(fmt, obj, ctx, line):
+                outputs.write((path, stream_name), data)
         return outputs.commit(protected)
     finally:
         outputs.discard()

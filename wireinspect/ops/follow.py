@@ -14,6 +14,7 @@ log segment); anything else, a directory, several inputs or stdin is a usage err
 from __future__ import annotations
 
 import dataclasses
+import types
 import os
 import sys
 import time
@@ -87,9 +88,8 @@ def follow_units(source, opts, fmt, poll: float = POLL, on_wait=None):
                     yield u
                     pos = max(pos, u.position + u.length)
             finally:
-                close = getattr(units, "close", None)
-                if close is not None:
-                    close()
+                if isinstance(units, types.GeneratorType):  # the walk's window and mapping, released now
+                    units.close()
             flush()
             seen = (size, source.read(pos, PEEK))
             while (_size(source, fd), source.read(pos, PEEK)) == seen:

@@ -42,8 +42,8 @@ RECORD_COLUMNS = (
 RECORDS = (("path", "string"),) + UNIT_COLUMNS + RECORD_COLUMNS + (
     ("unitExtra", "string"), ("recordExtra", "string"), ("topic", "string"), ("partition", "long"))
 PROBLEMS = (("path", "string"), ("index", "long"), ("position", "long"), ("code", "string"),
-            ("message", "string"), ("expected", "string"), ("actual", "string"), ("topic", "string"),
-            ("partition", "long"))
+            ("message", "string"), ("expected", "string"), ("actual", "string"), ("frame", "long"),
+            ("filePosition", "long"), ("topic", "string"), ("partition", "long"))
 FILES = (("path", "string"), ("format", "string"), ("size", "long"), ("status", "string"), ("batches", "long"),
          ("records", "long"), ("validBytes", "long"), ("problemCount", "long"), ("message", "string"),
          ("topic", "string"), ("partition", "long"))
@@ -230,7 +230,8 @@ def problem_row(path: str, index: int, p: dict, topic, partition) -> dict:
     """A problems row from ``Problem.to_dict()``; ``expected``/``actual`` as JSON text."""
     return {"path": path, "index": index, "position": p.get("position"), "code": p.get("code"),
             "message": p.get("message"), "expected": json_text(p.get("expected")),
-            "actual": json_text(p.get("actual")), "topic": topic, "partition": partition}
+            "actual": json_text(p.get("actual")), "frame": p.get("frame"), "filePosition": p.get("filePosition"),
+            "topic": topic, "partition": partition}
 
 
 def file_row(report: dict | None, path: str, topic, partition, *, size=None, status=None,
