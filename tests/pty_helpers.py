@@ -108,3 +108,17 @@ def screen(data: bytes, cols: int = 80) -> list[str]:
 
 
 __all__ = ["run_on_tty", "Run", "screen", "signal"]
+
+
+def next_line(fd: int, buf: bytearray, guard: float = 60.0) -> bytes:
+    """The next line a child writes on ``fd`` (a pipe or a pty), waiting for it; ``buf`` keeps what came
+    after it. Fails after ``guard`` seconds without output (only against a hang: no timing is asserted)."""
+    while b"\n" not in buf:
+        ready, _, _ = select.select([fd], [], [], guard)
+        assert ready, f"no output within {guard} s (does the reader wait for the end of its input?)"
+        data = os.read(fd, 65536)
+        assert data, f"the output ended: {bytes(buf)!r}"
+        buf += data
+    line, _, rest = bytes(buf).partition(b"\n")
+    buf[:] = rest
+    return line

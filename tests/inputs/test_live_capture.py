@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import select
 import struct
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 from tests.capture_helpers import conversation_packets, frame, write_pcap
 from wireinspect.inputs.live import LiveSource
 from wireinspect.inputs.pcap import read_packets
+from tests.pty_helpers import next_line
 
 HANG_GUARD = 60.0  # seconds: only against a hang; a correct run answers at once
 
@@ -39,17 +39,6 @@ def _pcap_records(packets) -> tuple[bytes, list]:
     return head, recs
 
 
-def _line(fd: int, buf: bytearray) -> bytes:
-    """The next line the child writes on ``fd`` (waits for it; fails after HANG_GUARD)."""
-    while b"\n" not in buf:
-        ready, _, _ = select.select([fd], [], [], HANG_GUARD)
-        assert ready, f"no output within {HANG_GUARD} s (the reader waits for the end of the capture?)"
-        data = os.read(fd, 65536)
-        assert data, f"the output ended: {bytes(buf)!r}"
-        buf += data
-    line, _, rest = bytes(buf).partition(b"\n")
-    buf[:] = rest
-    return line
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="select on pipes")
@@ -67,12 +56,12 @@ def test_frames_are_printed_as_their_packets_come():
         buf = bytearray()
         p.stdin.write(head + b"".join(recs[:4]))  # handshake + the first request
         p.stdin.flush()
-        assert _line(out, buf).startswith(b"<stdin>  (pcap")
-        first = _line(out, buf)
+        assert next_line(out, buf, HANG_GUARD).startswith(b"<stdin>  (pcap")
+        first = next_line(out, buf, HANG_GUARD)
         assert b"request Metadata v1  correlationId 1" in first
         p.stdin.write(recs[4])
         p.stdin.flush()
-        assert b"correlationId 2" in _line(out, buf)
+        assert b"correlationId 2" in next_line(out, buf, HANG_GUARD)
         p.stdin.write(b"".join(recs[5:]))
         p.stdin.close()
         rest = p.stdout.read()

@@ -6,7 +6,6 @@ error. The reads have a generous hang guard, never a timed assertion."""
 from __future__ import annotations
 
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -17,20 +16,11 @@ from click.testing import CliRunner
 from tests.conftest import SAMPLES
 from tests.kafka_bytes import v2_batch
 from wireinspect.cli import cli
+from tests.pty_helpers import next_line
 
 HANG_GUARD = 60.0  # seconds: only against a hang
 
 
-def _line(fd: int, buf: bytearray) -> bytes:
-    while b"\n" not in buf:
-        ready, _, _ = select.select([fd], [], [], HANG_GUARD)
-        assert ready, f"no output within {HANG_GUARD} s"
-        data = os.read(fd, 65536)
-        assert data, f"the output ended: {bytes(buf)!r}"
-        buf += data
-    line, _, rest = bytes(buf).partition(b"\n")
-    buf[:] = rest
-    return line
 
 
 def _default_sigint():  # a child started from a shell's background job would ignore SIGINT
@@ -48,18 +38,18 @@ def test_follow_prints_appended_batches_and_stops_on_ctrl_c(tmp_path):
                          env={**os.environ, "COLUMNS": "1000"})
     try:
         out, buf = p.stdout.fileno(), bytearray()
-        assert b"(kafka-log" in _line(out, buf)
-        assert b"offsets 0..1" in _line(out, buf)
+        assert b"(kafka-log" in next_line(out, buf, HANG_GUARD)
+        assert b"offsets 0..1" in next_line(out, buf, HANG_GUARD)
         with open(seg, "ab") as f:  # the broker appends a batch
             f.write(second)
-        assert b"offsets 2..4" in _line(out, buf)
+        assert b"offsets 2..4" in next_line(out, buf, HANG_GUARD)
         with open(seg, "ab") as f:  # a batch being written: its first half, then the rest
             f.write(third[:30])
             f.flush()
             os.fsync(f.fileno())
         with open(seg, "ab") as f:
             f.write(third[30:])
-        line = _line(out, buf)
+        line = next_line(out, buf, HANG_GUARD)
         assert b"offsets 5..5" in line and b"\xe2\x9c\x97" not in line  # no problem: not a truncation
         p.send_signal(signal.SIGINT)
         rest, err = p.communicate(timeout=HANG_GUARD)
