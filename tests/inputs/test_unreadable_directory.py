@@ -83,3 +83,20 @@ def test_a_directory_with_nothing_readable_is_still_said(tmp_path):
     (tmp_path / "notes.txt").write_text("not kafka\n")
     r = run("verify", tmp_path)
     assert r.exit_code == 2 and "directory holds no file wireinspect can read" in r.stderr
+
+
+def test_the_view_page_lists_what_it_did_not_read(logs, tmp_path):
+    """A page that covers less than was asked says so on the page as well as on stderr: a directory that
+    could not be listed, and a file of no format wireinspect reads."""
+    from tests.view_helpers import page_data
+
+    top, deny = logs
+    deny(top / "payments-1")
+    (top / "orders-0" / "notes.txt").write_text("not a segment\n")
+    out = tmp_path / "page.html"
+    r = run("view", top, "-o", out)
+    assert r.exit_code == 2, r.output
+    d = page_data(out.read_text())
+    kinds = {(x["kind"], os.path.basename(x["name"])) for x in d["notRead"]}
+    assert ("unreadable", "payments-1") in kinds and ("skipped", "notes.txt") in kinds, d["notRead"]
+    assert d["notReadMore"] == 0

@@ -133,6 +133,14 @@ def view_items(app, items, out: str, *, max_units: int, problems_only: bool, giv
     whole page. What the page leaves out is said on it and on stderr. Raises ``OSError`` when
     ``out`` cannot be written."""
     page = html.Page(given=given, max_units=max_units, budget=max_page_size)
+    told = app.on_listing  # files a walk skipped or could not read: on stderr, and on the page too
+
+    def listed(kind: str, path: str, why: str) -> None:
+        page.not_read_add(kind, path, why)
+        if told is not None:
+            told(kind, path, why)
+
+    app.on_listing = listed
     found = 0
     last = None
     stopped = False

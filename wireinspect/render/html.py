@@ -27,6 +27,7 @@ from wireinspect.render.safe import safe_text, show_node_value, show_text_or_byt
 
 VALUE_CHARS = 200  # characters of a bytes value's text in the page (search reads them too)
 MAX_PAGE_SIZE = 16 << 20  # bytes of one page by default (view --max-page-size): past it, no unit more is added
+NOT_READ_LISTED = 1000  # files a page lists as skipped or unreadable (the rest are counted)
 UNIT_TREE_CHARS = 2 << 20  # characters of one unit's field rows and decompressed bytes: past it, rows are cut
 UNIT_PROBLEMS = 1000  # problems of one unit listed in the page (all are counted)
 STRIP_RESERVE = 2001 * 100 + 200  # characters an input's strip may take (render ops/view.Strip: 2,001 bands at most)
@@ -158,6 +159,8 @@ class Page:
         self.units: list = []
         self.full = False
         self.cut_units = 0  # units whose fields or problems were cut (add_unit)
+        self.not_read: list = []  # files of a walk that were skipped or could not be read (not_read_add)
+        self.not_read_more = 0
         self.size = len(self.render().encode("utf-8")) + 16  # the page without inputs nor units
 
     @property
@@ -168,6 +171,17 @@ class Page:
     def room(self) -> int:
         """Bytes still free in the page."""
         return self.budget - self.size
+
+    def not_read_add(self, kind: str, name: str, why: str) -> None:
+        """Say on the page that ``name`` was not read: ``kind`` ``"skipped"`` (not a format wireinspect
+        reads) or ``"unreadable"`` (could not be read), with why; past :data:`NOT_READ_LISTED` entries only
+        counted (the page stays bounded)."""
+        if len(self.not_read) >= NOT_READ_LISTED:
+            self.not_read_more += 1
+            return
+        entry = {"kind": kind, "name": safe_text(name), "why": safe_text(why)}
+        self.not_read.append(entry)
+        self.size += len(script_json(entry)) + 1
 
     def add_input(self, name: str, fmt: str, size: int) -> int | None:
         """The index of a new input, or None (the page is full) when its strip and name do not fit."""
@@ -251,7 +265,8 @@ class Page:
         js = _asset("view.js")
         css = _asset("view.css")
         digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
-        head = script_json({"inputs": self.inputs, "given": self.given, "maxUnits": self.max_units})
+        head = script_json({"inputs": self.inputs, "given": self.given, "maxUnits": self.max_units,
+                            "notRead": self.not_read, "notReadMore": self.not_read_more})
         data = head[:-1] + ',"units":[' + ",".join(self.units) + "]}"
         names = ", ".join(i["name"] for i in self.inputs) or "no input"
         csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "

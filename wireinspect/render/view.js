@@ -61,6 +61,20 @@
   summary.textContent = units.length + " unit(s) shown from " + inputs.length + " input(s); " +
     nprob + " problem(s)" + (notes.length ? ", " + notes.length + " note(s) (not damage)" : "") + (D.given.length ? "; selected by " + D.given.join(" ") : "");
   head.appendChild(summary);
+  // files of a walk that were not read: a page that covers less than was asked says so
+  var notRead = D.notRead || [];
+  if (notRead.length || D.notReadMore) {
+    var nr = el("div", "not-read");
+    var nu = notRead.filter(function (x) { return x.kind === "unreadable"; }).length;
+    nr.appendChild(el("div", "not-read-head", (notRead.length + (D.notReadMore || 0)) + " file(s) not read" +
+      (nu ? " (" + nu + " could not be read)" : "") + ":"));
+    notRead.forEach(function (x) {
+      nr.appendChild(el("div", "not-read-" + x.kind, (x.kind === "unreadable" ? "could not be read: " : "skipped: ") +
+        x.name + ": " + x.why));
+    });
+    if (D.notReadMore) nr.appendChild(el("div", null, "and " + D.notReadMore + " more"));
+    head.appendChild(nr);
+  }
   var search = el("input", "search");
   search.id = "search"; search.type = "search";
   search.placeholder = "search: offset N, pos 0x1f, cid 7, or text (Enter: next)";
