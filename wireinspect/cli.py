@@ -557,11 +557,11 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     \b
     Examples:
       wireinspect dump samples/transactional/00000000000000000000.log
-      wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
+      wireinspect dump --json samples/v2-lz4/ | jq -c '.records[]? | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
       wireinspect dump --key order-42 --full samples/partition/orders-0/
-      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
+      wireinspect dump --json --schemas samples/registry/_schemas-0 samples/registry/billing-0 | jq -c '.records[]? | .valueSchema | select(.subject) | [.subject, .decoded]'
     """
     from wireinspect.ops.dump import dump_items
 
@@ -616,7 +616,7 @@ def verify(app: App, paths, as_json, deep):
     Examples:
       wireinspect verify samples/damaged/00000000000000000000.log
       wireinspect verify --deep /var/lib/kafka/data
-      wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
+      wireinspect verify --json samples/ | jq -c 'select(.status == "problems") | [.path, .problems[0].code]'
     """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import verify_item
