@@ -27,7 +27,6 @@ or java."""
 from __future__ import annotations
 
 import filecmp
-import os
 import re
 import shlex
 import shutil
@@ -97,11 +96,12 @@ EXIT = {
     "tshark -r x.pcap -q -z follow,tcp,raw,0 > follow.txt && wireinspect dump follow.txt": DAMAGED,
     "wireinspect recover --dry-run samples/damaged/00000000000000000000.log": DAMAGED,
     "wireinspect recover --salvage samples/damaged/00000000000000000000.log -o /tmp/repaired/": DAMAGED,
-    "wireinspect dump --json --raw samples/damaged/00000000000000000000.log | wireinspect encode --keep-crc - -o same.log":
-        DAMAGED,
+    "wireinspect dump --json --raw samples/damaged/00000000000000000000.log | "
+    "wireinspect encode --keep-crc - -o same.log": DAMAGED,
     "wireinspect dump --json --raw samples/damaged/ | wireinspect encode --keep-crc - -o same.log": DAMAGED,
     "wireinspect dump --json --raw samples/capture/librdkafka.pcap | wireinspect encode - -o streams/": DAMAGED,
-    "wireinspect verify --json samples/ | jq -c 'select(.status == \"problems\") | [.path, .problems[0].code]'": DAMAGED,
+    "wireinspect verify --json samples/ | jq -c 'select(.status == \"problems\") | [.path, .problems[0].code]'":
+        DAMAGED,
 }
 
 STDERR_BAD = re.compile(r"jq: error|Traceback|internal error")
@@ -272,11 +272,11 @@ def _help_blocks() -> list:
             for name, sub in sorted(cmd.commands.items()):
                 walk(sub, [*names, name])
             return
-        text = cmd.help or ""
-        if "Examples:" not in text:
+        m = re.search(r"^\s*Examples?:", cmd.help or "", re.M)
+        if not m:
             return
         raw = []
-        for ln in text[text.index("Examples:") + len("Examples:"):].splitlines()[1:]:
+        for ln in cmd.help[m.end():].splitlines()[1:]:
             if not ln.strip() or ln.strip() == "\b":
                 break
             raw.append(ln)
@@ -495,7 +495,8 @@ def test_example_block_runs(block, ran):
     bad = problems(block, results)
     assert not bad, "\n\n".join(bad)
     if not any(r.status is not None for r in results):
-        pytest.skip("; ".join(f"{r.line}: {r.skipped}" for r in results) or "no command")
+        why = [f"{key(r.line)!r}: {r.skipped}" for r in results if not r.skipped.startswith("not ours")]
+        pytest.skip("nothing to run here: " + ("; ".join(why) or "no wireinspect command (NOT_OURS)"))
 
 
 def test_the_examples_are_found():
@@ -508,8 +509,41 @@ def test_the_examples_are_found():
     assert key(SPARK_LOCAL) in lines
     assert all(k in lines for k in SKIP), [k for k in SKIP if k not in lines]
     assert all(k in lines for k in EXIT), [k for k in EXIT if k not in lines]
-    joined = [ln for ln in lines if ln.startswith("wireinspect dump --json --raw samples/damaged/00000000000000000000.log |")]
+    joined = [ln for ln in lines if ln.startswith("wireinspect dump --json --raw samples/damaged/0000")]
     assert joined and "encode --keep-crc" in joined[0]  # a '\\' continuation and a leading '|'
+    readme = _markdown_blocks(ROOT / "README.md")[:README_FIRST_SKIPPED]
+    assert all("pip install" in b.lines[0] for b in readme), "README's first blocks are no longer install and test"
+
+
+def test_every_command_has_examples_and_every_table_entry_is_used():
+    """A new command comes with examples (``formats`` takes no argument), and FAKE_TREE holds no path
+    the examples stopped using."""
+    from fnmatch import fnmatch
+
+    from wireinspect.cli import cli
+
+    def leaves(cmd, names):
+        if isinstance(cmd, click.Group):
+            return [x for n, sub in cmd.commands.items() for x in leaves(sub, [*names, n])]
+        return [" ".join(names)]
+
+    have = {b.where.removeprefix("--help of ") for b in BLOCKS if b.where.startswith("--help of ")}
+    assert set(leaves(cli, [])) - have == {"formats"}
+    tokens = {t.rstrip("/") for b in BLOCKS for ln in b.lines if classify(ln) is None for t, _ in _paths(ln)}
+    unused = [k for k in FAKE_TREE
+              if not any(t == k or t.startswith(k + "/") or k.startswith(t + "/") or fnmatch(k, t) for t in tokens)]
+    assert not unused, f"FAKE_TREE entries no example uses: {unused}"
+
+
+def test_a_path_outside_samples_and_the_fake_tree_fails(tmp_path):
+    block = Block("made-up", ["wireinspect verify /srv/kafka/orders-3", "wireinspect dump orders-9/x.log",
+                              "wireinspect dump --json --raw samples/v2-none/ > made.jsonl",
+                              "wireinspect encode made.jsonl -o out.log"])
+    res = run_block(block, tmp_path / "sb", SAMPLES)
+    assert "/srv/kafka/orders-3: neither under samples/ nor in FAKE_TREE" in res[0].failed and res[0].status is None
+    assert "orders-9/x.log: neither" in res[1].failed
+    assert not res[2].failed and not res[3].failed and res[3].status == 0, res[3]
+    assert (tmp_path / "sb" / "out.log").stat().st_size > 0
 
 
 def test_collector_rules():

@@ -561,7 +561,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
       wireinspect dump --key order-42 --full samples/partition/orders-0/
-      wireinspect dump --json --schemas samples/registry/_schemas-0 samples/registry/billing-0 | jq -c '.records[]? | .valueSchema | select(.subject) | [.subject, .decoded]'
+      wireinspect dump --schemas samples/registry/_schemas-0 samples/registry/billing-0
     """
     from wireinspect.ops.dump import dump_items
 
@@ -764,8 +764,9 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
 
     \b
-    Example:
+    Examples:
       wireinspect view samples/damaged/00000000000000000000.log -o /tmp/damaged.html
+      wireinspect view --problems samples/capture/librdkafka.pcap -o /tmp/capture.html
     """
     from wireinspect.ops.view import check_view_output, view_items
 
@@ -819,7 +820,13 @@ def formats():
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 def coordinator_partition(group, transactional_id, partitions, as_json):
     """Which __consumer_offsets or __transaction_state partition holds a group or a transactional id
-    (Kafka's Utils.abs(id.hashCode()) % partitions)."""
+    (Kafka's Utils.abs(id.hashCode()) % partitions).
+
+    \b
+    Examples:
+      wireinspect coordinator-partition --group orders-worker
+      wireinspect coordinator-partition --transactional-id tx-1 --partitions 50 --json
+    """
     from wireinspect.catalog import coordinator_partition as locate
     from wireinspect.render.jsonl import dumps
     from wireinspect.render.safe import safe_text, terminal_line
