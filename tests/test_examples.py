@@ -550,7 +550,7 @@ def test_collector_rules():
     assert _commands(["a \\", "  | b  # c", "# d", "", "e |", "f", "g", "&& h"]) == ["a | b  # c", "e | f", "g && h"]
     assert key("wireinspect verify x   # the # rest") == "wireinspect verify x"
     assert classify("pip install '.[spark]'     # x")[0] == "not ours"
-    assert classify("rm -rf /")[0] == "unknown"
+    assert classify("make install")[0] == "unknown"
     assert classify("python -m wireinspect.spark scan INPUT... --output DIR")[0] == "not ours"
     assert classify("wireinspect dump x") is None
     assert dict(_paths("wireinspect dump --json a/b | jq -c '.x/2' > out.jsonl")) == {"a/b": False, "out.jsonl": True}
