@@ -18,7 +18,8 @@ What is asserted: the exit status is in :data:`EXIT` (0 when not listed), stderr
 ``jq: error``, ``Traceback`` or ``internal error``, and a line that pipes into jq prints something.
 
 Lines that are not wireinspect invocations are skipped by :data:`NOT_OURS` (any other non-wireinspect
-line fails the test), examples that cannot run here by :data:`SKIP` (with the reason); README's first
+line fails the test), examples that cannot run here by :data:`SKIP` and :data:`SKIP_RULES` (with the
+reason: a cluster, a live capture, --follow, which do not end by themselves); README's first
 two blocks (install, test) are the commands CI itself runs (.ci/run). Tools the examples pipe into
 (jq, xxd, tshark) are skipped where absent, except in CI (WIREINSPECT_TOOLS_REQUIRED, tests/conftest.py).
 One local Spark example runs (:data:`SPARK_LOCAL`, ~45 s, marked ``spark``); it skips without pyspark
@@ -27,9 +28,11 @@ or java."""
 from __future__ import annotations
 
 import filecmp
+import os
 import re
 import shlex
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -74,6 +77,11 @@ SKIP = {
     "PYSPARK_PYTHON=./env/bin/python wireinspect spark scan hdfs:///kafka --output hdfs:///scans/1 "
     "--master yarn --no-ship-env --conf spark.archives=wireinspect-env.tar.gz#env": "needs YARN and HDFS",
 }
+# Kinds of examples that cannot end by themselves.
+SKIP_RULES = [
+    (re.compile(r"\s--follow(\s|$)"), "follows its segment until Ctrl-C, as tail -f (tests/ops/test_follow.py)"),
+    (re.compile(r"^(sudo )?tcpdump -i "), "captures live traffic until Ctrl-C (tests/inputs/test_live_capture.py)"),
+]
 SPARK_LOCAL = "wireinspect spark scan 'archive/*/' --output scan/ --master 'local[2]' --headers-only"
 
 # Exit statuses other than 0: the example shows problems in its data.
@@ -104,6 +112,7 @@ EXIT = {
         DAMAGED,
 }
 
+LINE_TIMEOUT = 120  # seconds; the examples take 0.2-3 s
 STDERR_BAD = re.compile(r"jq: error|Traceback|internal error")
 
 
@@ -353,6 +362,9 @@ def classify(line: str):
         return "unknown", "neither a wireinspect invocation nor in NOT_OURS: add a rule"
     if key(line) in SKIP:
         return "skip", SKIP[key(line)]
+    for rule, reason in SKIP_RULES:
+        if rule.search(key(line)):
+            return "skip", reason
     return None
 
 
@@ -426,11 +438,20 @@ def run_block(block: Block, root: Path, samples_copy: Path) -> list:
             r.failed = (f"{', '.join(unknown)}: neither under samples/ nor in FAKE_TREE (tests/test_examples.py) "
                         f"nor made by an earlier line of the block: add it to FAKE_TREE")
             continue
-        timeout = 600 if key(line) == key(SPARK_LOCAL) else 120
+        timeout = 600 if key(line) == key(SPARK_LOCAL) else LINE_TIMEOUT
         t0 = time.monotonic()
-        p = subprocess.run(["bash", "-o", "pipefail", "-c", _rewrite(line, root)], cwd=root, capture_output=True,
-                           text=True, errors="replace", timeout=timeout, stdin=subprocess.DEVNULL)
-        r.status, r.stdout, r.stderr = p.returncode, p.stdout, p.stderr
+        # a session of its own: a line that does not end is stopped with every process of its pipeline
+        p = subprocess.Popen(["bash", "-o", "pipefail", "-c", _rewrite(line, root)], cwd=root, text=True,
+                             errors="replace", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            r.stdout, r.stderr = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            r.failed = f"still running after {timeout} s (an example that does not end belongs in SKIP_RULES): {line}"
+            continue
+        r.status = p.returncode
         r.seconds = time.monotonic() - t0
     return results
 
@@ -546,6 +567,16 @@ def test_a_path_outside_samples_and_the_fake_tree_fails(tmp_path):
     assert (tmp_path / "sb" / "out.log").stat().st_size > 0
 
 
+def test_a_line_that_does_not_end_is_stopped_and_fails(tmp_path, monkeypatch):
+    """The whole pipeline is stopped (its own session, killed), and the line fails."""
+    import tests.test_examples as me
+
+    monkeypatch.setattr(me, "LINE_TIMEOUT", 1)
+    monkeypatch.setattr(me, "_rewrite", lambda line, root: "sleep 600 | sleep 600")
+    res = run_block(Block("made-up", ["wireinspect dump samples/v0-none.log"]), tmp_path / "sb", SAMPLES)
+    assert res[0].failed.startswith("still running after 1 s") and res[0].status is None
+
+
 def test_collector_rules():
     assert _commands(["a \\", "  | b  # c", "# d", "", "e |", "f", "g", "&& h"]) == ["a | b  # c", "e | f", "g && h"]
     assert key("wireinspect verify x   # the # rest") == "wireinspect verify x"
@@ -553,6 +584,8 @@ def test_collector_rules():
     assert classify("make install")[0] == "unknown"
     assert classify("python -m wireinspect.spark scan INPUT... --output DIR")[0] == "not ours"
     assert classify("wireinspect dump x") is None
+    assert classify("wireinspect dump --summary --follow x.log  # y")[0] == "skip"
+    assert classify("tcpdump -i any -U -w - port 9092 | wireinspect dump --summary -")[0] == "skip"
     assert dict(_paths("wireinspect dump --json a/b | jq -c '.x/2' > out.jsonl")) == {"a/b": False, "out.jsonl": True}
     assert not _covered("/etc/passwd") and _covered("/var/lib/kafka/data") and _covered("/tmp/repaired/")
     assert _rewrite("wireinspect verify /tmp/x -o '/tmp/y'", Path("/S")).endswith("verify /S/tmp/x -o '/S/tmp/y'")
