@@ -575,11 +575,11 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
     \b
     Examples:
       wireinspect dump samples/transactional/00000000000000000000.log
-      wireinspect dump --json samples/v2-lz4/ | jq -c '.records[] | [.offset, .key]'
+      wireinspect dump --json samples/v2-lz4/ | jq -c '.records[]? | [.offset, .key]'
       wireinspect dump --offset 20 --hexdump samples/partition/orders-0/00000000000000000000.log
       wireinspect dump --headers-only --json samples/partition/orders-0/ | jq -c '[.baseOffset, .recordsCount]'
       wireinspect dump --key order-42 --full samples/partition/orders-0/
-      wireinspect dump --json --schemas /var/lib/kafka/data/_schemas-0 orders-3/ | jq -c '.records[] | .valueSchema // empty'
+      wireinspect dump --schemas samples/registry/_schemas-0 samples/registry/billing-0
       wireinspect dump --summary --follow /var/lib/kafka/data/orders-3/00000000000000001000.log
     """
     from wireinspect.ops.dump import dump_items
@@ -652,7 +652,7 @@ def verify(app: App, paths, as_json, deep):
     Examples:
       wireinspect verify samples/damaged/00000000000000000000.log
       wireinspect verify --deep /var/lib/kafka/data
-      wireinspect verify --json samples/partition/orders-0 | jq -c 'select(.problems != []) | .path'
+      wireinspect verify --json samples/ | jq -c 'select(.status == "problems") | [.path, .problems[0].code]'
     """
     from wireinspect.ops.report import print_listing, print_summary, print_verify
     from wireinspect.ops.verify import count_files_with_problems, verify_item
@@ -808,8 +808,9 @@ def view(app: App, paths, out, offset, offsets, times, position, producer_id, ma
     bytes (click a field: its bytes; click a byte: its field), problems and an overview strip.
 
     \b
-    Example:
+    Examples:
       wireinspect view samples/damaged/00000000000000000000.log -o /tmp/damaged.html
+      wireinspect view --problems samples/capture/librdkafka.pcap -o /tmp/capture.html
     """
     from wireinspect.ops.view import check_view_output, view_items
 
@@ -863,7 +864,13 @@ def formats():
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
 def coordinator_partition(group, transactional_id, partitions, as_json):
     """Which __consumer_offsets or __transaction_state partition holds a group or a transactional id
-    (Kafka's Utils.abs(id.hashCode()) % partitions)."""
+    (Kafka's Utils.abs(id.hashCode()) % partitions).
+
+    \b
+    Examples:
+      wireinspect coordinator-partition --group orders-worker
+      wireinspect coordinator-partition --transactional-id tx-1 --partitions 50 --json
+    """
     from wireinspect.catalog import coordinator_partition as locate
     from wireinspect.render.jsonl import dumps
     from wireinspect.render.safe import safe_text, terminal_line
