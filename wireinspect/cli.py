@@ -141,6 +141,13 @@ class App:
         click.echo(f"wireinspect: {safe_text(message)}", err=True)
         self.status = EXIT_USAGE
 
+    def say(self, message: str) -> None:
+        """A sentence on stderr that changes no exit status: an answer that covers less than was asked."""
+        from wireinspect.render.safe import safe_text
+
+        self._hide_bar()
+        click.echo(f"wireinspect: {safe_text(message)}", err=True)
+
     def note(self, message: str) -> None:
         """A problem in the data said on stderr outside any unit's output: exit status 1."""
         from wireinspect.render.safe import safe_text

@@ -97,6 +97,8 @@ def run_report(app, analysis, paths, as_json: bool) -> None:
         return
     out = analysis.finish()
     problems.extend(out.problems)
+    for text in out.misses:  # an answer that covers less than asked says so (on stderr; status unchanged)
+        app.say(text)
     if as_json:
         for obj in out.objects:
             app.echo(dumps(obj))

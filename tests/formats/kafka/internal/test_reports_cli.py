@@ -226,3 +226,24 @@ def test_group_offsets_in_an_old_magic_1_log(tmp_path):
     assert [(o["partition"], o["offset"], o["metadata"], o["expireTimestamp"]) for o in offs] == [
         (0, 77, "x", T0 + 86400000), (1, 78, "", -1)]
     assert offs[0]["expireTimestampIso"] == "2023-11-15T22:13:20.000Z" and offs[1]["recordOffset"] == 1
+
+
+def test_a_group_or_transactional_id_the_inputs_do_not_name_is_said():
+    """--group / --transactional-id that no record names: the answer covers less than asked, and
+    stderr says so with the names the inputs hold (exit status unchanged)."""
+    from click.testing import CliRunner
+
+    from tests.conftest import SAMPLES
+    from wireinspect.cli import cli
+
+    internal = SAMPLES / "internal"
+    for args, said in ((["group-offsets", "--group", "my-group", internal / "__consumer_offsets-0"],
+                        'no record of group "my-group" in the inputs (they name 3 groups: "analytics-service", '
+                        '"orders-worker", "stock-etl")'),
+                       (["transactions", "--json", "--transactional-id", "tx-1", internal / "__transaction_state-0"],
+                        'no record of transactional id "tx-1" in the inputs (they name 3 transactional ids: '
+                        '"audit-tx", "orders-tx", "returns-tx")')):
+        r = CliRunner().invoke(cli, [str(a) for a in args])
+        assert r.exit_code == 0 and said in r.stderr, (r.exit_code, r.stderr)
+    r = CliRunner().invoke(cli, ["group-offsets", "--group", "orders-worker", str(internal / "__consumer_offsets-0")])
+    assert r.exit_code == 0 and "no record" not in r.stderr

@@ -28,13 +28,28 @@ class Outcome:
     * ``problems``: ``{"code", "path", "position", "offset", "message"}`` (record ``offset`` and byte
       ``position`` where the data says something that cannot apply, or None);
     * ``findings``: how many things the report was asked to find were found (hanging transactions):
-      like problems, they make the exit status 1.
+      like problems, they make the exit status 1;
+    * ``misses``: sentences for stderr when the answer covers less than was asked (a ``--group`` or
+      ``--transactional-id`` no record of the inputs names); the exit status is unchanged.
     """
 
     objects: list = field(default_factory=list)
     blocks: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     findings: int = 0
+    misses: list = field(default_factory=list)
+
+
+def miss(what: str, asked: str, seen) -> str:
+    """``no record of group "g" in the inputs (they name 3 groups: "a", "b", "c")``: what a filter on
+    ``what`` (``group``, ``transactional id``) matched none of, with the names the inputs do hold (the
+    first ten, sorted)."""
+    from wireinspect.codec.text import quote
+
+    names = sorted(n for n in seen if isinstance(n, str))
+    shown = ", ".join(quote(n) for n in names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    held = f"they name {len(names)} {what}{'s' * (len(names) != 1)}: {shown}" if names else f"they name no {what}"
+    return f"no record of {what} {quote(asked)} in the inputs ({held})"
 
 
 def problem(code: str, message: str, path: str | None = None, position: int | None = None,

@@ -32,7 +32,7 @@ Times are ms since the epoch, with ``...Iso`` (ISO-8601 UTC) beside them.
 
 from __future__ import annotations
 
-from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
+from wireinspect.formats.kafka.internal.base_report import (Outcome, miss, check_decoded, choose_segments, decoded,
                                                             records_of, undecoded, where, with_iso)
 
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
@@ -73,6 +73,7 @@ class GroupOffsets:
     def __init__(self, group: str | None = None):
         self.group = group
         self.groups: dict = {}
+        self.others: set = set()  # the groups the inputs name besides --group
         self.pending: dict = {}  # producerId -> [(group, tp, entry or None)]
         self.problems: list = []
 
@@ -121,6 +122,8 @@ class GroupOffsets:
             return  # assignments, share and streams groups: nothing shown comes from them
         group = data.get(field)
         if self.group is not None and group != self.group:
+            if len(self.others) < 10_000:  # (bounded: the names said when --group matches none)
+                self.others.add(group)
             return
         value = decoded(rec, "valueDecoded")
         w = where(path, rec, batch)
@@ -230,6 +233,8 @@ class GroupOffsets:
                                                    "leader", "members (client id@host)"], group_rows))
         out.blocks.append(("table", "committed offsets", ["group", "topic", "partition", "offset", "leader epoch",
                                                           "metadata", "commit time", "record offset"], offset_rows))
+        if self.group is not None and self.group not in self.groups:
+            out.misses.append(miss("group", self.group, self.others))
         return out
 
 

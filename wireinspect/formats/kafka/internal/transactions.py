@@ -25,7 +25,7 @@ of the log is open, not hanging: the coordinator had not yet had to abort it.
 from __future__ import annotations
 
 from wireinspect.codec.text import quote
-from wireinspect.formats.kafka.internal.base_report import (Outcome, check_decoded, choose_segments, decoded,
+from wireinspect.formats.kafka.internal.base_report import (Outcome, miss, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
 from wireinspect.codec.times import iso_ms
 from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES as STATES
@@ -60,6 +60,7 @@ class Transactions:
     def __init__(self, all_ids: bool = False, transactional_id: str | None = None):
         self.all = all_ids
         self.transactional_id = transactional_id
+        self.others: set = set()  # the transactional ids the inputs name besides --transactional-id
         self.ids: dict = {}
         self.newest: int | None = None
         self.problems: list = []
@@ -84,6 +85,8 @@ class Transactions:
                 continue
             tid = key["data"].get("TransactionalId")
             if self.transactional_id is not None and tid != self.transactional_id:
+                if len(self.others) < 10_000:  # (bounded: the names said when --transactional-id matches none)
+                    self.others.add(tid)
                 continue
             if rec.get("value") is None:
                 self.ids[tid] = {"state": None, "removed": True, **w}
@@ -143,6 +146,8 @@ class Transactions:
                  f"open transactions ({when}; hanging: open longer than TransactionTimeoutMs)")
         out.blocks.append(("table", title, ["transactional id", "state", "producer id", "epoch", "partitions",
                                             "started", "last update", "age", "record offset"], rows))
+        if self.transactional_id is not None and self.transactional_id not in self.ids:
+            out.misses.append(miss("transactional id", self.transactional_id, self.others))
         return out
 
 
