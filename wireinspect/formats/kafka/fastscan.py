@@ -66,7 +66,7 @@ class Run(UnitBase):
     def to_tree(self) -> Node:
         return Node("run", self.position, self.length, type="run",
                     display=f"{self.entries} valid batches, offsets {self.base_offset}..{self.last_offset}, "
-                            f"{self.records_count} records")
+                            f"{self.records_count} record{'s' * (self.records_count != 1)}")
 
 
 def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlimit=DEFAULT_LIMIT,

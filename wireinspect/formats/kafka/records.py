@@ -111,7 +111,7 @@ def batch_display(base_offset: int, last_offset_delta: int, attributes: int, cou
     """A magic-2 batch's one-line summary in the tree: offsets, codec, records, control/transactional.
     ``control``: what a control batch's records say (:meth:`Batch.control_text`: ``COMMIT
     producerId=7 coordinatorEpoch=0``), after the word ``control``."""
-    return (f"offsets {base_offset}..{base_offset + last_offset_delta}  {codec_name(attributes & 7)}  {count} records"
+    return (f"offsets {base_offset}..{base_offset + last_offset_delta}  {codec_name(attributes & 7)}  {count} record{'s' * (count != 1)}"
             + (f"  control{' ' + control if control else ''}" if attributes & 0x20 else "")
             + ("  transactional" if attributes & 0x10 else ""))
 
