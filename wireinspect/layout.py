@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field as _field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from wireinspect.codec.bytesfmt import RAW_MODE, decode_bytes
 from wireinspect.codec.crc import crc32, crc32c, xxhash64
@@ -253,6 +253,85 @@ class EncodeContext:
         """A key ``dump --json --raw`` added (stored bytes) -> bytes: always :data:`RAW_MODE`
         (base64), whatever ``--bytes`` says. EncodeError naming ``where`` when it is not valid."""
         return self.blob(value, where, RAW_MODE)
+
+
+# -- the layout compiler: fixed-width fields -> one struct ----------------------------------------
+def packable(f) -> bool:
+    """True when ``f`` is an :class:`Int` that one :mod:`struct` code reads: a fixed width equal to
+    its code's, and :meth:`Int.read` not overridden (RocketMQ's 3-byte ``UInt24`` is not). ``when``
+    is not looked at: whether the field is present is the caller's choice."""
+    return (isinstance(f, Int) and type(f).read is Int.read and f.width is not None
+            and f.width == struct.calcsize(">" + _strip(f.code)))
+
+
+def byte_order(f: Int) -> str:
+    """``"<"`` or ``">"``: the byte order of a fixed-width Int (big-endian unless its code starts
+    with ``"<"``; ``"!"`` is big-endian)."""
+    return "<" if f.code[0] == "<" else ">"
+
+
+class Fixed(NamedTuple):
+    """A run of fixed-width integer fields compiled by :func:`compile_fixed`: ``struct`` unpacks their
+    values in field order (one tuple, ints); ``spans`` is ``((name, offset, size), ...)``, offsets
+    and sizes in bytes from the run's first byte."""
+
+    struct: struct.Struct
+    spans: tuple
+
+    @property
+    def size(self) -> int:
+        """Bytes of the run."""
+        return self.struct.size
+
+    @property
+    def names(self) -> tuple:
+        """The field names, in byte order."""
+        return tuple(s[0] for s in self.spans)
+
+    @property
+    def at(self) -> dict:
+        """``{field name: offset}`` in bytes from the run's first byte."""
+        return {name: off for name, off, _ in self.spans}
+
+
+def fixed_fields(layout: "Layout") -> tuple:
+    """The leading fields of ``layout`` that :func:`compile_fixed` compiles: its fields up to the
+    first one that is not :func:`packable` or has a ``when`` (Kafka's ``BATCH``: the 13 header
+    fields, 61 bytes). Empty when the first field is variable."""
+    out = []
+    for f in layout.fields:
+        if not packable(f) or f.when is not None:
+            break
+        out.append(f)
+    return tuple(out)
+
+
+def compile_fixed(fields, order: str | None = None) -> Fixed:
+    """The one layout compiler: fixed-width :class:`Int` fields (a :class:`Layout` whose fields all
+    are, or a run of its fields, e.g. from :func:`fixed_fields`) -> :class:`Fixed` (one
+    :class:`struct.Struct` and the fields' spans), so that a hot decoder unpacks what the declaration
+    says with one call and the field list stays the declaration's.
+
+    The byte order is the fields' (see :func:`byte_order`; single-byte fields fit either), or
+    ``order`` (``"<"``/``">"``) when given: Redpanda's Kafka CRC reads its little-endian header
+    fields big-endian. Raises ValueError naming the field when a field is not :func:`packable` or
+    the multi-byte fields disagree on byte order."""
+    if isinstance(fields, Layout):
+        fields = fields.fields
+    codes, spans, off, seen = [], [], 0, None
+    for f in fields:
+        if not packable(f):
+            raise ValueError(f"{f.name}: not a fixed-width integer field one struct code reads")
+        if f.width > 1:
+            o = byte_order(f)
+            if seen is None:
+                seen = o
+            elif o != seen and order is None:
+                raise ValueError(f"{f.name}: byte order {o!r} in a run of {seen!r} fields")
+        codes.append(_strip(f.code))
+        spans.append((f.name, off, f.width))
+        off += f.width
+    return Fixed(struct.Struct((order or seen or ">") + "".join(codes)), tuple(spans))
 
 
 def _fail(problems, code, pos, msg):

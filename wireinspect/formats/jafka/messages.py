@@ -35,7 +35,7 @@ from wireinspect.formats.common import unparsed_bytes
 from wireinspect.formats.framing import RangeCRC, scan, walk
 from wireinspect.formats.kafka.fields import Plan
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length
+from wireinspect.layout import CRCS, Bytes, Count, Crc, EncodeContext, Int, Layout, Length, compile_fixed
 from wireinspect.model import Node, Problem, tree_max_records
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy"}
@@ -70,7 +70,7 @@ MESSAGE = Layout("message", (
     Blob("payload"),  # to the end of the entry: size - 5 (magic 0) or size - 6 (magic 1) bytes
 ), source="kafka.message.Message / MessageSet (Kafka 0.7.2), io.jafka.message.Message (Jafka 3.0.8)")
 _SIZE = MESSAGE.field("size")
-_SIZE_ST = struct.Struct(">" + _SIZE.code)
+_SIZE_ST = compile_fixed((_SIZE,)).struct
 _HEAD_FIELDS = ("size", "magic", "attributes", "checksum")
 _CHECKSUM = MESSAGE.field("checksum")
 _CRC = CRCS[_CHECKSUM.algo]

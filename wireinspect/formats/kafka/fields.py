@@ -1,64 +1,32 @@
-"""Helpers that turn header tables into nodes (dpkt/Redpanda style: one struct per header)."""
+"""Compiled reading of :class:`~wireinspect.layout.Layout` declarations for hot decoders: :class:`Plan`
+(a whole unit per call) and :func:`partial_fields` (the nodes of a cut header). Runs of fixed-width
+integers are compiled by :func:`wireinspect.layout.compile_fixed`, the one layout compiler."""
 
 from __future__ import annotations
 
-import struct
-
+from wireinspect.layout import Bytes, byte_order, compile_fixed, packable
 from wireinspect.model import Node
 
-SIZES = {"b": 1, "B": 1, "h": 2, "H": 2, "i": 4, "I": 4, "q": 8, "Q": 8}
 
-
-def compile_table(table):
-    """``((name, code), ...)`` -> ``(struct.Struct, ((name, offset, size), ...))``."""
-    layout = []
+def partial_fields(parent: Node, fields, buf, pos: int, base: int) -> int:
+    """Add to ``parent`` one leaf per whole field of ``fields`` (fixed-width :class:`Int` fields of a
+    Layout, e.g. :func:`~wireinspect.layout.fixed_fields` of it) that fits in ``buf[pos:]`` (a cut
+    header), at absolute position ``base + pos + offset``; returns the bytes consumed."""
     off = 0
-    for name, code in table:
-        layout.append((name, off, SIZES[code]))
-        off += SIZES[code]
-    return struct.Struct(">" + "".join(c for _, c in table)), tuple(layout)
-
-
-def add_fields(parent: Node, layout, values, base: int, upto: int | None = None) -> None:
-    """Add one leaf per header field; ``upto`` limits to the fields that fit (truncated headers)."""
-    for (name, off, size), value in zip(layout, values):
-        if upto is not None and off + size > upto:
+    for f in fields:
+        v, q = f.read(buf, pos + off, len(buf))
+        if v is None:
             break
-        parent.children.append(Node(name, base + off, size, value))
-
-
-def partial_fields(parent: Node, table, buf, pos: int, base: int) -> int:
-    """Decode as many whole fields of ``table`` as fit in ``buf[pos:]``; returns bytes consumed."""
-    off = 0
-    for name, code in table:
-        size = SIZES[code]
-        if pos + off + size > len(buf):
-            break
-        (v,) = struct.unpack_from(">" + code, buf, pos + off)
-        parent.children.append(Node(name, base + pos + off, size, v))
-        off += size
+        parent.children.append(Node(f.name, base + pos + off, f.width, v))
+        off = q - pos
     return off
-
-
-def compile_layout(layout):
-    """The leading fixed-width integer fields of a :class:`~wireinspect.layout.Layout` as a table:
-    ``((name, struct code), ...)`` up to the first field that is not a fixed-width integer (or has
-    a ``when``). A hand-tuned decoder unpacks them with ``compile_table`` of this table: the
-    declaration stays the one source of the field list."""
-    from wireinspect.layout import Int
-
-    table = []
-    for f in layout.fields:
-        if not isinstance(f, Int) or f.width is None or f.when is not None:
-            break
-        table.append((f.name, f.code.lstrip("<>!")))
-    return tuple(table)
 
 
 class Plan:
     """A :class:`~wireinspect.layout.Layout` compiled for a hot decoder: runs of fixed-width integers
-    become one :class:`struct.Struct` each, Bytes/Text fields a slice whose size is an earlier field
-    (or an int, or the rest of the unit). ``assume`` gives the values the layout's ``when`` conditions
+    of one byte order become one :class:`struct.Struct` each (:func:`~wireinspect.layout.compile_fixed`),
+    Bytes/Text fields a slice whose size is an earlier field (or an int, or the rest of the unit).
+    Raises ValueError naming a field it cannot compile (varints, arrays, callable sizes). ``assume`` gives the values the layout's ``when`` conditions
     read (``{"magic": 1}``): the plan holds the fields present under them, and :meth:`read` checks
     that the bytes agree (else it returns None and the caller decodes with ``Layout.decode``, which
     reports the problem). The field list stays the Layout's: nothing here names a field.
@@ -70,29 +38,28 @@ class Plan:
     __slots__ = ("layout", "assume", "names", "steps", "checks", "min_size", "fixed")
 
     def __init__(self, layout, assume: dict | None = None):
-        from wireinspect.layout import Bytes, Int
-
         self.layout, self.assume = layout, dict(assume or {})
         names: list = []
         steps: list = []
-        run: list = []  # (struct code with its byte order, name)
+        run: list = []  # fixed-width Int fields of one byte order, compiled by compile_fixed
         self.fixed = {}  # field name -> offset from the unit's start, for the fields before any variable size
         off = 0
 
         def flush():
             if run:
-                order = run[0][0][0]
-                steps.append((0, struct.Struct(order + "".join(c[1:] for c, _ in run)), len(run)))
+                steps.append((0, compile_fixed(run).struct, len(run)))
                 run.clear()
+
+        def order(fields):
+            return {byte_order(f) for f in fields if f.width > 1}
 
         for f in layout.fields:
             if not f.present(self.assume):
                 continue
-            if isinstance(f, Int) and f.width is not None:
-                code = f.code if f.code[0] in "<>!" else ">" + f.code
-                if run and run[0][0][0] != code[0]:
+            if packable(f):
+                if len(order(run) | order((f,))) > 1:
                     flush()
-                run.append((code, f.name))
+                run.append(f)
                 names.append(f.name)
                 if off is not None:
                     self.fixed[f.name] = off

@@ -20,10 +20,10 @@ import struct
 
 from wireinspect.codec.native import compiled_twin
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
-from wireinspect.formats.kafka.fields import Plan, compile_layout, compile_table
+from wireinspect.formats.kafka.fields import Plan
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, codec_name, elided
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import CRCS, Bytes, Crc, Int, Layout, Length
+from wireinspect.layout import CRCS, Bytes, Crc, Int, Layout, Length, compile_fixed, fixed_fields
 from wireinspect.model import Node, Problem, tree_max_records
 
 LEGACY = Layout("LegacyRecord", (
@@ -41,7 +41,7 @@ LEGACY = Layout("LegacyRecord", (
 LEGACY_HEAD = Layout("LegacyRecord", LEGACY.fields[:5], LEGACY.source)  # offset .. attributes (18 bytes)
 # The hot loop reads through LEGACY compiled (fields.py): the header (offset .. attributes) as one struct,
 # and the whole entry per magic; anything that does not fit falls back to LEGACY.decode.
-_HEAD, _HEAD_AT = compile_table(compile_layout(LEGACY))
+_HEAD, _HEAD_AT = compile_fixed(fixed_fields(LEGACY))
 HEAD_SIZE = _HEAD.size
 _AT = {name: off for name, off, _ in _HEAD_AT}
 _PLANS = {magic: Plan(LEGACY, {"magic": magic}) for magic in (0, 1)}

@@ -17,9 +17,10 @@ from wireinspect.codec.compression import CODECS, DEFAULT_LIMIT, DEFAULT_MAX_REC
 from wireinspect.codec.crc import crc32c
 from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
-from wireinspect.formats.kafka.fields import compile_layout, compile_table, partial_fields
+from wireinspect.formats.kafka.fields import partial_fields
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text
+from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text,
+                                 compile_fixed, fixed_fields)
 from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (re-exported)
 
 # The declarations (wireinspect.layout): one per unit, read by the decoders below (the batch header
@@ -62,9 +63,9 @@ RECORD = Layout("DefaultRecord", (
     Array("headers", item=HEADER, count="headersCount", pair=True),
 ), source="org.apache.kafka.common.record.DefaultRecord")
 
-BATCH_TABLE = compile_layout(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
-BATCH_HEADER, BATCH_LAYOUT = compile_table(BATCH_TABLE)
-BATCH_NAMES = tuple(name for name, _ in BATCH_TABLE)
+BATCH_FIELDS = fixed_fields(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
+BATCH_HEADER, BATCH_LAYOUT = compile_fixed(BATCH_FIELDS)  # their struct and ((name, offset, size), ...)
+BATCH_NAMES = tuple(f.name for f in BATCH_FIELDS)
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
 CRC_START = 21  # CRC-32C covers attributes .. end of batch
 LOG_OVERHEAD = 12  # baseOffset + batchLength
@@ -555,7 +556,7 @@ class Batch(UnitBase):
 
     def _partial_nodes(self):
         tmp = Node("batch", self.position, self.length)
-        partial_fields(tmp, BATCH_TABLE, self.partial, 0, self.position)
+        partial_fields(tmp, BATCH_FIELDS, self.partial, 0, self.position)
         return tmp.children
 
     def to_tree(self) -> Node:

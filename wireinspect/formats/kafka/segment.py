@@ -31,9 +31,9 @@ from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.common import Unparsed
 from wireinspect.formats.framing import RangeCRC, peek
 from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
-from wireinspect.formats.kafka.fields import compile_table
-from wireinspect.formats.kafka.records import BATCH_TABLE, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
+from wireinspect.formats.kafka.records import BATCH_FIELDS, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
 from wireinspect.inputs.source import Source, Window, checksum
+from wireinspect.layout import compile_fixed
 from wireinspect.model import Problem
 
 HEADER_SIZE_UP_TO_MAGIC = 17
@@ -41,7 +41,7 @@ MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overh
 # Smallest size field per magic: LegacyRecord.RECORD_OVERHEAD_V0/V1, DefaultRecordBatch overhead 61 - 12.
 MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - 12}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
-OFFSET_SIZE = compile_table(BATCH_TABLE[:2])[0]  # baseOffset, batchLength (a legacy entry: offset, messageSize)
+OFFSET_SIZE = compile_fixed(BATCH_FIELDS[:2]).struct  # baseOffset, batchLength (a legacy entry: offset, messageSize)
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
 _MAGIC = re.compile(rb"[\x00\x01\x02]")
@@ -99,7 +99,7 @@ def entry_ok(win: Window, pos: int, state: Resync | None = None) -> int:
     return total if computed == stored else 0
 
 
-_V2_CHECKS = compile_table(BATCH_TABLE[5:])[0]  # attributes .. recordsCount
+_V2_CHECKS = compile_fixed(BATCH_FIELDS[5:]).struct  # attributes .. recordsCount
 
 
 def _plausible(buf, i, magic, total, pos, size, win) -> bool:

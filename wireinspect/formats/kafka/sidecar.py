@@ -58,8 +58,9 @@ def _units_of(parse: str, kind: str, check: str | None = None, default_base=0):
     against the log."""
     def units(source, opts):
         from wireinspect.formats.kafka import sidetables as tables
+        from wireinspect.layout import compile_fixed
 
-        entry = tables.fixed_size(tables.ENTRIES[kind])
+        entry = compile_fixed(tables.ENTRIES[kind]).size
         head, size, data_end = tables.load_table(source, entry)
         unit = getattr(tables, parse)(head, _base(source, default_base), size, data_end)
         if check:
@@ -75,9 +76,10 @@ def snapshot_units(source, opts):
     from wireinspect.codec.crc import crc32c
     from wireinspect.formats.kafka import sidetables as tables
     from wireinspect.inputs.source import checksum
+    from wireinspect.layout import compile_fixed
 
     size = source.size
-    hsize, esize = tables.fixed_size(tables.SNAPSHOT_HEADER), tables.fixed_size(tables.PRODUCER_ENTRY)
+    hsize, esize = tables.SNAPSHOT_HEAD.size, compile_fixed(tables.PRODUCER_ENTRY).size
     d = tables.SNAPSHOT_HEADER.decode(source.read(0, hsize))
     count = d.values["entriesCount"] if d.complete else 0
     room = max(size - hsize, 0) // esize

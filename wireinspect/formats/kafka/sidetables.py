@@ -40,7 +40,7 @@ from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.codec.crc import crc32c
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
-from wireinspect.layout import Array, Count, Crc, EncodeContext, Int, Layout
+from wireinspect.layout import Array, Count, Crc, EncodeContext, Int, Layout, compile_fixed
 from wireinspect.model import Node
 
 OFFSET_ENTRY = Layout("OffsetIndexEntry", (Int("relativeOffset", "i"), Int("position", "i")),
@@ -75,27 +75,10 @@ TABLES = {"offset_index": OFFSET_INDEX, "time_index": TIME_INDEX, "txn_index": T
 ENTRIES = {name: t.field("entries").item for name, t in TABLES.items()}
 
 
-def int_fields(layout: Layout) -> tuple:
-    """``((name, offset, size), ...)`` of a Layout of fixed-width integers, offsets in bytes."""
-    out, off = [], 0
-    for f in layout.fields:
-        out.append((f.name, off, f.width))
-        off += f.width
-    return tuple(out)
+SNAPSHOT_HEAD = compile_fixed(SNAPSHOT_HEADER)
+"""The snapshot header compiled (:func:`~wireinspect.layout.compile_fixed`): 10 bytes."""
 
-
-def entry_struct(layout: Layout) -> struct.Struct:
-    """The :class:`struct.Struct` of a Layout of fixed-width big-endian integers: the bulk decoder of
-    a table's entries, compiled from the declaration (not a second copy of it)."""
-    return struct.Struct(">" + "".join(f.code for f in layout.fields))
-
-
-def fixed_size(layout: Layout) -> int:
-    """Bytes of a Layout of fixed-width integers (an entry, the snapshot header)."""
-    return sum(f.width for f in layout.fields)
-
-
-SNAPSHOT_CRC_START = dict((n, o) for n, o, _ in int_fields(SNAPSHOT_HEADER))[PRODUCER_SNAPSHOT.field("crc").start]
+SNAPSHOT_CRC_START = SNAPSHOT_HEAD.at[PRODUCER_SNAPSHOT.field("crc").start]
 """Byte where the snapshot's CRC-32C range starts (its ``entriesCount``): 6."""
 
 MAX_ZERO_TAIL = (1 << 31) - 1
@@ -207,7 +190,7 @@ def encode_snapshot(obj: dict, ctx: EncodeContext) -> list:
         crc = crc32c(bytes(body[SNAPSHOT_CRC_START:]))
         for chunk in tail:
             crc = crc32c(chunk, crc)
-        off = dict((n, o) for n, o, _ in int_fields(SNAPSHOT_HEADER))["crc"]
+        off = SNAPSHOT_HEAD.at["crc"]
         body[off:off + 4] = struct.pack(">I", crc)
     return [(None, b) for b in [bytes(body), *tail] if b]
 
@@ -274,8 +257,7 @@ class EntryTable(SideFile):
     def __init__(self, type_, length, title, entry, start=0, derive=None):
         super().__init__(type_, length, title)
         self.entry = entry
-        self.struct = entry_struct(entry)
-        self.layout = int_fields(entry)
+        self.struct, self.layout = compile_fixed(entry)
         self.size = self.struct.size
         self.start = start
         self.rows = Rows(b"", self.struct)
@@ -616,7 +598,7 @@ def parse_producer_snapshot(buf, snapshot_offset: int | None = None, size: int |
     ``entry_after_snapshot_offset`` (lastOffset >= the snapshot offset), ``too_many_entries``.
     """
     total = len(buf) if size is None else size
-    head = fixed_size(SNAPSHOT_HEADER)
+    head = SNAPSHOT_HEAD.size
     t = EntryTable("producer_snapshot", total, "producer snapshot", PRODUCER_ENTRY, start=head)
     if snapshot_offset is not None:
         t.info["snapshotOffset"] = snapshot_offset

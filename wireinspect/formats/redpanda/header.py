@@ -33,7 +33,7 @@ from __future__ import annotations
 import struct
 
 from wireinspect.codec.crc import crc32c
-from wireinspect.layout import Bytes, Crc, Int, Layout, Length
+from wireinspect.layout import Bytes, Crc, Int, Layout, Length, compile_fixed, fixed_fields
 
 HEADER = Layout("record_batch_header", (
     Crc("header_crc", algo="crc32c", start="size_bytes", end="record_count", code="<I"),
@@ -52,18 +52,12 @@ HEADER = Layout("record_batch_header", (
     Bytes("records"),
 ), source="redpanda src/v/model/record.h, src/v/storage/record_batch_utils.cc, src/v/model/record_utils.cc")
 
-FIELDS = tuple(f for f in HEADER.fields if isinstance(f, Int))
+FIELDS = fixed_fields(HEADER)  # the 13 header fields, little-endian
 NAMES = tuple(f.name for f in FIELDS)
-SPANS = []  # (name, offset, size) of each header field, derived from HEADER
-_off = 0
-for _f in FIELDS:
-    SPANS.append((_f.name, _off, _f.width))
-    _off += _f.width
-SPANS = tuple(SPANS)
-HEADER_SIZE = _off  # 61: model::packed_record_batch_header_size
-STRUCT = struct.Struct("<" + "".join(f.code.lstrip("<") for f in FIELDS))
+STRUCT, SPANS = compile_fixed(FIELDS)  # SPANS: (name, offset, size) of each header field
+HEADER_SIZE = STRUCT.size  # 61: model::packed_record_batch_header_size
 # Kafka's CRC covers attrs..record_count encoded big-endian (model::crc_record_batch_header)
-KAFKA_CRC_STRUCT = struct.Struct(">" + "".join(f.code.lstrip("<") for f in FIELDS[NAMES.index("attrs"):]))
+KAFKA_CRC_STRUCT = compile_fixed(FIELDS[NAMES.index("attrs"):], order=">").struct
 AT = {name: off for name, off, _ in SPANS}
 
 BATCH_TYPES = {

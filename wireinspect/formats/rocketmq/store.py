@@ -37,7 +37,7 @@ from wireinspect.formats.common import NOTE_TYPES, Unparsed, encode_unparsed
 from wireinspect.formats.framing import describe_gap, first_nonzero
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource, Window
-from wireinspect.layout import Int, Layout
+from wireinspect.layout import Int, Layout, compile_fixed
 from wireinspect.model import Node, Problem
 
 # The declarations (wireinspect.layout): decode (the struct formats below are compiled from them), the
@@ -68,19 +68,15 @@ INDEX_ENTRY_LAYOUT = Layout("index_entry", (
 ), source="org.apache.rocketmq.store.index.IndexFile (indexSize = 20)")
 
 
-def _struct_of(layout: Layout) -> struct.Struct:
-    return struct.Struct(">" + "".join(f.code for f in layout.fields))
-
-
-CQ_UNIT = _struct_of(CQ_UNIT_LAYOUT)
+CQ_UNIT = compile_fixed(CQ_UNIT_LAYOUT).struct
 CQ_UNIT_SIZE = CQ_UNIT.size  # 20
 INT_MAX = 0x7FFFFFFF
 INT_MIN = -0x80000000
 DELAY_TOPIC = "SCHEDULE_TOPIC_XXXX"
-INDEX_HEADER = _struct_of(INDEX_HEADER_LAYOUT)
+INDEX_HEADER = compile_fixed(INDEX_HEADER_LAYOUT).struct
 INDEX_HEADER_SIZE = INDEX_HEADER.size  # 40
-INDEX_ENTRY = _struct_of(INDEX_ENTRY_LAYOUT)
-INDEX_SLOT = _struct_of(INDEX_SLOT_LAYOUT)
+INDEX_ENTRY = compile_fixed(INDEX_ENTRY_LAYOUT).struct
+INDEX_SLOT = compile_fixed(INDEX_SLOT_LAYOUT).struct
 DEFAULT_SLOTS = 5_000_000
 CQ_PATH = re.compile(r"(?:^|/)consumequeue/([^/]+)/([0-9]+)/([0-9]{20})$")
 INDEX_PATH = re.compile(r"(?:^|/)index/([0-9]{17})$")
@@ -416,7 +412,7 @@ def iter_index(source, *, slots: int | None = None):
         buf, i = win.get(pos, n)
         chunk = bytes(buf[i:i + n])
         if chunk.strip(b"\x00"):
-            for k, (v,) in enumerate(struct.iter_unpack(">i", chunk)):
+            for k, (v,) in enumerate(INDEX_SLOT.iter_unpack(chunk)):
                 if v:
                     s = (pos - INDEX_HEADER_SIZE) // 4 + k
                     used.append((s, v))
