@@ -255,6 +255,7 @@ def main(argv=None) -> int:
     for r in rounds:
         out.append(f"| {r['round']} | {r['execs']:,} | {r.get('execs_per_sec', 0):.0f} | {r.get('elapsed', 0):.0f} | "
                    f"{len(r.get('findings', {}))} |")
+    out.append(EARLIER)
     out.append("\n## Classes found\n")
     corpus = corpus_index()
     xf = xfails()
@@ -281,6 +282,16 @@ def main(argv=None) -> int:
     print("\n".join(out))
     return 0
 
+
+# Campaigns whose stats files are gone (tests/fuzz/stats/ is git-ignored): kept here so that a page refreshed
+# from this campaign's files still says what ran before.
+EARLIER = """
+Earlier campaigns (their stats files are not kept; their classes are in the page at the commit named):
+
+| campaign | rounds | executions | hours | page |
+| --- | ---: | ---: | ---: | --- |
+| 2026-11-24, the first harness (every family then; issues 12-14) | 17 | 12,262,893 | 3.36 | `git show ecf7e6c:docs/fuzzing.md` |
+"""
 
 # What the figures above do not say by themselves (kept here so that a refreshed page keeps it).
 NOTES = """
