@@ -529,16 +529,6 @@ def redpanda_seeds() -> list:
     return cases + redpanda_internal_seeds() + redpanda_index_seeds()
 
 
-def redpanda_of(kafka_segment: bytes) -> bytes:
-    """A Kafka segment's batches, each wrapped in a Redpanda header (tests/formats/redpanda/rp_bytes.py)."""
-    from tests.formats.redpanda.rp_bytes import from_kafka
-
-    out, p = [], 0
-    while p + 12 <= len(kafka_segment):
-        (n,) = struct.unpack_from(">i", kafka_segment, p + 8)
-        out.append(from_kafka(kafka_segment[p:p + 12 + n]))
-        p += 12 + n
-    return b"".join(out)
 
 
 def redpanda_internal_seeds() -> list:
@@ -547,14 +537,15 @@ def redpanda_internal_seeds() -> list:
     code wrote (tests/formats/kafka/internal/fixtures), __transaction_state from Kafka's TransactionLog."""
     from tests.formats.kafka.internal.builders import offsets_segment
     from tests.formats.kafka.internal.fixtures import load
+    from tests.formats.redpanda.rp_bytes import segment_from_kafka
 
     rp = "0-1-v1.log"
     return [single("redpanda", "internal-offsets", "kafka/__consumer_offsets/7_12/" + rp,
-                   redpanda_of(offsets_segment())),
+                   segment_from_kafka(offsets_segment())),
             single("redpanda", "internal-offsets-java", "kafka/__consumer_offsets/3_40/" + rp,
-                   redpanda_of(load("java-server__consumer_offsets.log"))),
+                   segment_from_kafka(load("java-server__consumer_offsets.log"))),
             single("redpanda", "internal-txn-java", "kafka/__transaction_state/0_9/" + rp,
-                   redpanda_of(load("java-server__transaction_state.log")))]
+                   segment_from_kafka(load("java-server__transaction_state.log")))]
 
 
 def redpanda_index_seeds() -> list:

@@ -51,3 +51,13 @@ CLOUD_SEGMENT = bytes.fromhex(
     "b84890134d000000fc1b00000000000001ebde65d008000901000033"
     "4e5d8a84010000374e5d8a8401000002000000000000000000000000"
     "00010000001e000092040110c5cfc5a6a6f517fa00")
+
+
+def segment_from_kafka(kafka_segment: bytes) -> bytes:
+    """A Kafka segment's magic-2 batches, each wrapped in a Redpanda header (:func:`from_kafka`)."""
+    out, p = [], 0
+    while p + 12 <= len(kafka_segment):
+        (n,) = struct.unpack_from(">i", kafka_segment, p + 8)
+        out.append(from_kafka(kafka_segment[p:p + 12 + n]))
+        p += 12 + n
+    return b"".join(out)

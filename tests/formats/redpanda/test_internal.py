@@ -3,22 +3,12 @@ segment under ``kafka/__consumer_offsets/<partition>_<revision>/`` decode as Kaf
 the Kafka internal-topic builder, each wrapped in a Redpanda header packed with ``struct``)."""
 
 import json
-import struct
 
 from click.testing import CliRunner
 
 from tests.formats.kafka.internal.builders import offsets_segment
-from tests.formats.redpanda.rp_bytes import from_kafka
+from tests.formats.redpanda.rp_bytes import segment_from_kafka
 from wireinspect.cli import cli
-
-
-def _redpanda_of(kafka_segment: bytes) -> bytes:
-    out, p = [], 0
-    while p + 12 <= len(kafka_segment):
-        (n,) = struct.unpack_from(">i", kafka_segment, p + 8)
-        out.append(from_kafka(kafka_segment[p:p + 12 + n]))
-        p += 12 + n
-    return b"".join(out)
 
 
 def _run(*args):
@@ -30,7 +20,7 @@ def test_redpanda_consumer_offsets_decode_as_kafkas(tmp_path):
     d = tmp_path / "kafka" / "__consumer_offsets" / "7_12"
     d.mkdir(parents=True)
     seg = d / "0-1-v1.log"
-    seg.write_bytes(_redpanda_of(offsets_segment()))
+    seg.write_bytes(segment_from_kafka(offsets_segment()))
     r, units = _run("dump", "--json", seg)
     assert r.exit_code in (0, 1), r.output
     recs = [rec for u in units if u["type"] == "redpanda_batch" for rec in u["records"]]
@@ -44,7 +34,7 @@ def test_headers_only_on_a_redpanda_segment(tmp_path):
     d = tmp_path / "kafka" / "orders" / "0_3"
     d.mkdir(parents=True)
     seg = d / "0-1-v1.log"
-    seg.write_bytes(_redpanda_of(offsets_segment()))
+    seg.write_bytes(segment_from_kafka(offsets_segment()))
     r, units = _run("dump", "--json", "--headers-only", seg)
     assert r.exit_code == 0, r.output
     batches = [u for u in units if u["type"] == "redpanda_batch"]
