@@ -179,17 +179,8 @@ def control_mutation(buf: bytearray, rng: random.Random) -> bytearray:
 
 
 # -- the Schema Registry ----------------------------------------------------------------------------
-T0 = 1_700_000_000_000
 
 
-def _batch(records) -> bytes:
-    from kafka.record.default_records import DefaultRecordBatchBuilder
-
-    b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
-                                  producer_epoch=-1, base_sequence=-1, batch_size=1 << 24)
-    for i, (key, value, headers) in enumerate(records):
-        b.append(i, timestamp=T0 + i, key=key, value=value, headers=headers)
-    return bytes(b.build())
 
 
 def _zz(n: int) -> bytes:
@@ -280,4 +271,6 @@ def registry_files(rng: random.Random) -> dict:
         values.append((prefix + payload[:16], b"\x00\x00\x00\x00\x01" + payload[::-1], []))
     if rng.random() < 0.2:
         values.append((b"h", payload, [("__value_schema_id", prefix)]))
-    return {"_schemas-0/" + seg: _batch(schemas), "t-0/" + seg: _batch(values)}
+    from samples.make_registry_sample import batch  # kafka-python's builder, as the sample is written
+
+    return {"_schemas-0/" + seg: batch(schemas), "t-0/" + seg: batch(values)}
