@@ -542,6 +542,10 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @click.option("--hexdump", is_flag=True, help="Bytes annotated with the fields they hold.")
 @click.option("--summary", is_flag=True, help="One line per batch, message or frame (for captures: time, "
               "connection, direction, API, correlation id, latency), with its problem codes.")
+@click.option("--records", "per_record", is_flag=True, help="One line per record, as kafka-dump-log "
+              "--deep-iteration --print-data-log prints them: offset, position, ISO time, key and value lengths, "
+              "header keys, key and value as text, the unit's problem codes (for captures: the records of "
+              "Produce and Fetch frames).")
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default=None,
               help="How byte values (keys, values...) appear in JSON and in the tree  [default: base64 in JSON, "
                    "escaped text in the tree].")
@@ -575,7 +579,7 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @capture_options
 @records_as_option
 @content_options
-def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offset, offsets, times, position,
+def dump(app: App, paths, as_json, full_tree, hexdump, summary, per_record, bytes_mode, offset, offsets, times, position,
          producer_id, max_bytes, max_records_shown, schemas, headers_only, iso_times, full_values, raw, follow):
     """Decode PATH... into field trees with byte positions (or JSON Lines).
 
@@ -588,13 +592,19 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
       wireinspect dump --key order-42 --full samples/partition/orders-0/
       wireinspect dump --schemas samples/registry/_schemas-0 samples/registry/billing-0
       wireinspect dump --summary --follow /var/lib/kafka/data/orders-3/00000000000000001000.log
+      wireinspect dump --records samples/partition/orders-0/
     """
     from wireinspect.ops.dump import dump_items
 
     app.selection = _selection(offset, offsets, times, position, producer_id, max_bytes, max_records_shown)
 
-    if sum((as_json, hexdump, summary)) > 1:
-        raise click.UsageError("--json, --hexdump and --summary are different outputs: give one")
+    if sum((as_json, hexdump, summary, per_record)) > 1:
+        raise click.UsageError("--json, --hexdump, --summary and --records are different outputs: give one")
+    if per_record and (headers_only or bytes_mode or full_tree):
+        raise click.UsageError("--records prints every record's key and value as text; "
+                               + ("--headers-only decodes no record" if headers_only else
+                                  "--bytes sets how JSON and the tree show values" if bytes_mode else
+                                  "--tree goes with --json"))
     if full_tree and not as_json:
         raise click.UsageError("--tree goes with --json (without --json, dump prints the tree already)")
     if iso_times and not (as_json and not full_tree):
@@ -616,7 +626,7 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, bytes_mode, offs
 
     app.progress(paths, when=not follow and not sys.stdout.isatty() and any_large(paths, 16 << 20))
     mode = ("json-tree" if as_json and full_tree else "json" if as_json else "hexdump" if hexdump else
-            "summary" if summary else "tree")
+            "summary" if summary else "records" if per_record else "tree")
     from wireinspect.render.safe import full_values as whole
 
     if full_values and as_json:

@@ -1,8 +1,8 @@
 """The Arrow record batches a ``spark scan`` task hands to the JVM (``wireinspect.spark.columns``),
 without a Spark session: for every bundled sample, Jafka and RocketMQ logs, control and
 transactional batches, an internal topic, and damaged segments (random byte flips and cuts), the
-rows equal what ``dump --json`` prints, field for field; each test with ``fill_plain``'s compiled
-twin and with the pure-Python function alone (the two compared directly: test_columns_compiled.py)."""
+rows equal what ``dump --json`` prints, field for field; each test with the record reader's compiled
+twin and with the pure-Python one alone (the two compared directly: test_columns_compiled.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import random
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLES, twin_fixture
+from tests.conftest import SAMPLES
 from wireinspect.cli import cli
 from wireinspect.ops.options import Options
 from wireinspect.spark import schema as S
@@ -22,12 +22,7 @@ pa = pytest.importorskip("pyarrow")
 
 from tests.spark.test_spark import _b64, _clean, _commitlog, _jafka_log, _segment  # noqa: E402
 
-from wireinspect.spark import columns  # noqa: E402
-
-COMPILED = columns._compiled
-
-
-impl = twin_fixture(columns)  # every test with the compiled twin and with the Python alone
+from tests.formats.kafka.test_recordtable import impl  # noqa: E402,F401 (every test with the compiled twins and without)
 
 
 def _task_rows(path: str) -> tuple[list, dict]:
@@ -112,13 +107,13 @@ def test_every_sample_equals_dump_json():
 
 @pytest.mark.parametrize("plain", ["bytes", "spans"])
 def test_generated_formats_equal_dump_json(tmp_path, monkeypatch, plain):
-    """Both ways a Kafka batch's records fill the columns: straight from the bytes (fill_plain) and,
-    when it gives up, from the decoder's record spans."""
-    from wireinspect.spark import columns
+    """Both ways a Kafka batch's records fill the columns: the columns of a plain batch's table
+    (``Batch.columns``) and, for any other, the record objects made from it."""
+    from wireinspect.formats.kafka.records import Batch
 
     used = []
-    real = columns.fill_plain
-    monkeypatch.setattr(columns, "fill_plain", lambda *a: used.append(1) or (real(*a) if plain == "bytes" else None))
+    real = Batch.columns
+    monkeypatch.setattr(Batch, "columns", lambda *a, **k: used.append(1) or (real(*a, **k) if plain == "bytes" else None))
     rows = {p: _check(p) for p in _inputs(tmp_path)}
     assert used
     jafka = next(v for k, v in rows.items() if k.endswith(".jafka"))
@@ -172,8 +167,6 @@ def test_fill_plain_reads_long_varints_and_repeated_header_keys():
 
     from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.formats.kafka.records import parse_batch
-    from wireinspect.spark.columns import fill_plain
-
     b = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
                                   producer_epoch=-1, base_sequence=-1, batch_size=1 << 22)
     t0 = 1_600_000_000_000
@@ -182,7 +175,7 @@ def test_fill_plain_reads_long_varints_and_repeated_header_keys():
                  value=bytes(range(256)) * (i * 40) if i % 2 else None,
                  headers=[("h\u00e9", b"v"), ("h\u00e9", None), ("x" * (70 * i), b"w" * 200)])
     batch = parse_batch(bytes(b.build()), 0, 0, records="lazy")
-    got = fill_plain(batch.header, *batch.plain_records())
+    got = batch.columns()
     assert got is not None
     enc = bytes_encoder("hex")
     recs = batch.to_json(enc)["records"]

@@ -35,3 +35,23 @@ def quote(s) -> str:
     if not isinstance(s, str):
         return safe_text(str(s))
     return '"' + safe_text(s.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def line_text(b) -> str:
+    """Bytes as ``dump --records`` shows them: UTF-8 text with ``\\`` and ``"`` escaped by a
+    backslash, undecodable bytes and the characters never printed raw (:data:`BIDI`, C0, DEL, C1) as
+    ``\\xNN`` (below 256) or ``\\uNNNN``. (The compiled twin: ``put_line_text`` in
+    formats/kafka/_recordtable.c.)"""
+    return safe_text(bytes(b).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace").replace('"', '\\"'))
+
+
+def record_line(offset, position, timestamp: str, key, value, header_keys, tail: str = "") -> str:
+    """One ``dump --records`` line (ending in a newline): ``offset=42 position=4242
+    timestamp=2023-11-14T22:13:20.080Z keyLength=5 valueLength=120 headerKeys=[a,b] key="..." value="..."``
+    then ``tail``. ``key``/``value``: bytes or None (``null``); ``header_keys``: bytes; ``timestamp``:
+    as shown (ISO-8601 UTC, or the number when it is no time); ``position``/``offset``: int or None."""
+    return (f"offset={'null' if offset is None else offset} position={'null' if position is None else position} "
+            f"timestamp={timestamp} keyLength={-1 if key is None else len(key)} "
+            f"valueLength={-1 if value is None else len(value)} headerKeys=[{','.join(map(line_text, header_keys))}] "
+            f"key={'null' if key is None else chr(34) + line_text(key) + chr(34)} "
+            f"value={'null' if value is None else chr(34) + line_text(value) + chr(34)}{tail}\n")

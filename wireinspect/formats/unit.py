@@ -85,6 +85,13 @@ class UnitBase:
       (``dump --key``..., :mod:`wireinspect.ops.content`); a format without keys or headers gives
       ``None``/``()`` for them (Kafka 0.7's payload is the value; RocketMQ's key is the ``KEYS``
       property, its headers the properties, its value the body, decompressed).
+    * ``record_lines`` (None, or a method ``(tail: str) -> str | None``): the unit's ``dump --records``
+      lines (``codec/text.record_line``, each ending with ``tail``) when it writes them straight from its
+      bytes (a plain valid Kafka batch), else ``None``: then the op builds them from
+      ``record_contents`` and ``to_json``.
+    * ``tree_head`` (None, or a method ``() -> Node``): the root node of ``to_tree()`` without its
+      children (its line, and every problem of the unit's tree on it), for the one-line outputs
+      (``dump --summary``) of units whose tree is big; ``None``: they take ``to_tree()``.
     * ``show_records`` (None, or a method ``(indexes: frozenset) -> None``): from now on the unit's
       projections (``to_json``, ``to_tree``, ``json_line``) show only the records at those indexes of
       ``record_contents()`` (present whenever ``record_contents`` is).
@@ -121,6 +128,8 @@ class UnitBase:
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None = None
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
+    record_lines: Callable[[str], str | None] | None = None
+    tree_head: Callable[[], object] | None = None
     show_records: Callable[[frozenset], None] | None = None
     protocol: str | None = None
     conversation: object | None = None
@@ -155,6 +164,8 @@ class Unit(Protocol):
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None
+    record_lines: Callable[[str], str | None] | None
+    tree_head: Callable[[], object] | None
     show_records: Callable[[frozenset], None] | None
     protocol: str | None
     conversation: object | None

@@ -67,6 +67,7 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
     """Print the units of one input; returns (its number of problems, units printed, the sentence
     saying that the selection kept nothing of it or None)."""
     from wireinspect.ops.select import Seen, describe_miss
+    from wireinspect.render.records import unit_record_lines
     from wireinspect.render.tree import print_lines, print_tree, summary_parts
 
     found = 0
@@ -116,10 +117,14 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
             write("\n")
         elif mode == "hexdump":
             hexdump_unit(app, item, unit)
+        elif mode == "records":
+            write(unit_record_lines(unit))
         elif mode == "summary":
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
-            print_lines(app.out, [summary_parts(_noted(unit.to_tree(), content), enc if enc_mode else None)])
+            head = unit.tree_head if content is None else None  # the root line alone, when the unit has it
+            print_lines(app.out, [summary_parts(_noted(head() if head is not None else unit.to_tree(), content),
+                                                enc if enc_mode else None, head=head is not None)])
         else:
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")

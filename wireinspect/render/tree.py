@@ -25,14 +25,17 @@ def _value_text(node: Node, enc) -> str:
     return safe_text(node.display) if node.display else show_node_value(node.name, v)
 
 
-def label_parts(node: Node, decompressed: bool, enc=None, problems: bool = True) -> list[tuple[str, str]]:
+def label_parts(node: Node, decompressed: bool, enc=None, problems: bool = True,
+                parent: bool | None = None) -> list[tuple[str, str]]:
     """One node's line as ``(text, style)`` pieces: position (``~`` for positions in decompressed
     bytes), length, name, value or display text, problems. ``enc`` (``--bytes``) renders bytes
-    values; default: escaped text."""
+    values; default: escaped text. ``parent``: the node is drawn as one with children whether it
+    has them here or not (a unit's ``tree_head``)."""
     where = f"~{node.position:08x}" if decompressed else f"0x{node.position:08x}"
+    parent = bool(node.children) if parent is None else parent
     parts = [(f"{where} +{node.length:<5} ", "dim"),
-             (safe_text(node.name), "italic cyan" if node.derived else "bold" if node.children else "")]
-    if node.value is not None or (node.is_leaf and node.kind == "struct"):
+             (safe_text(node.name), "italic cyan" if node.derived else "bold" if parent else "")]
+    if node.value is not None or (not parent and node.kind == "struct"):
         parts.append((" = ", ""))
         parts.append((_value_text(node, enc), "green"))
     elif node.display:
@@ -44,10 +47,11 @@ def label_parts(node: Node, decompressed: bool, enc=None, problems: bool = True)
     return parts
 
 
-def summary_parts(node: Node, enc=None) -> list[tuple[str, str]]:
+def summary_parts(node: Node, enc=None, head: bool = False) -> list[tuple[str, str]]:
     """One line for a unit (``dump --summary``, like tshark's default output): its root line, then the
-    codes of every problem in its tree, each once, with how many times it occurs."""
-    parts = label_parts(node, False, enc, problems=False)
+    codes of every problem in its tree, each once, with how many times it occurs. ``head``: ``node``
+    is the unit's ``tree_head`` (its root without children)."""
+    parts = label_parts(node, False, enc, problems=False, parent=True if head else None)
     counts: dict = {}
     for p in node.all_problems():
         counts[p.code] = counts.get(p.code, 0) + 1

@@ -10,10 +10,9 @@ take it): memory per task stays bounded whatever the file size.
 
 Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
-* a plain valid Kafka magic-2 batch (``Batch.plain_records``: CRC checked, no problems, not control,
-  not an internal topic's) has its records read straight from the bytes into the columns, with no
-  per-record objects (:func:`fill_plain`, the columns' twin of ``fastjson.fast_records_json``); at
-  the first irregularity it gives up and the next way takes the batch;
+* a plain valid Kafka magic-2 batch (``Batch.columns``: CRC checked, no problems, not control,
+  not an internal topic's) has its records' columns projected from the one record reader's table
+  (``formats/kafka/recordtable.split``, compiled or its Python twin), with no per-record objects;
 * any other Kafka magic-2 :class:`~wireinspect.formats.kafka.records.Batch` (header complete, not a
   control batch, records not decoded as an internal topic's) is read from the decoder's record spans
   (:class:`~wireinspect.formats.kafka.records.Record`) without building its ``to_json`` object;
@@ -25,8 +24,6 @@ Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 from __future__ import annotations
 
 
-from wireinspect.codec.native import compiled_twin
-from wireinspect.formats.kafka.fastjson import split_plain  # the Python of fill_plain (formats use it too)
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
 
@@ -108,8 +105,9 @@ class RecordColumns:
                 self._add_header_row(self._unit(d, unit))
             return
         if type(unit) is Batch:
-            got = unit.plain_records()
-            if got is not None and self._add_plain(unit, got):
+            cols = unit.columns()
+            if cols is not None:
+                self._add_plain(unit, cols)
                 return
             unit.parse_records()
             h = unit.header
@@ -125,12 +123,8 @@ class RecordColumns:
         self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra,))
         return len(self.units) - 1
 
-    def _add_plain(self, b: Batch, got) -> bool:
-        """A plain valid batch straight from its bytes; False (nothing added) at any irregularity."""
-        h = b.header
-        cols = fill_plain(h, *got)
-        if cols is None:
-            return False
+    def _add_plain(self, b: Batch, cols) -> bool:
+        """A plain valid batch from its columns (``Batch.columns``: the one record reader's)."""
         position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
         n = len(position)
         if not n:
@@ -318,26 +312,3 @@ def _array(values: list, arrow_t):
         if not pa.types.is_int64(arrow_t):
             raise
         return pa.array([v if type(v) is not int or -(1 << 63) <= v < 1 << 63 else None for v in values], arrow_t)
-
-
-def fill_plain(h, data, p: int, stop: int, dbase):
-    """The record columns of a plain valid batch read straight from ``data[p:stop]`` (``dbase``: the
-    absolute position of ``data[0]``, None when decompressed; ``h``: the batch header tuple):
-    ``(position, length, offset, timestamp, key, value, header counts, header keys, header values,
-    bytes of keys and values)``, lists; ``None`` at the first irregularity (the full decoder then
-    takes the batch). Tested equal to ``Batch.to_json`` (tests/spark/test_columns.py).
-
-    Its compiled twin (``formats/kafka/_split.c``, see :data:`_compiled` below) does the work when it is built
-    and ``WIREINSPECT_PURE`` is not set; it returns exactly what :func:`split_plain` returns, or
-    ``NotImplemented`` for what it leaves to it (tested equal with hypothesis on generated and damaged
-    batches, tests/spark/test_columns_compiled.py)."""
-    if _compiled is not None:
-        got = _compiled(h, data, p, stop, dbase)
-        if got is not NotImplemented:
-            return got
-    return split_plain(h, data, p, stop, dbase)
-
-
-# The compiled twin of fill_plain (formats/kafka/_split.c), built by ``pip install .`` where a C compiler is;
-# ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to split_plain (formats/kafka/fastjson.py).
-_compiled = compiled_twin("wireinspect.formats.kafka._split", "split_plain")

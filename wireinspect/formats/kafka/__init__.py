@@ -1,1 +1,47 @@
-"""Apache Kafka: record batches (magic 0/1/2), log segments and their sidecar files."""
+"""Apache Kafka: record batches (magic 0/1/2), log segments and their sidecar files.
+
+The record batch (``records.py``) imports nothing built on it: the layers above register what it calls
+(``hooks.py``) here, each imported when first called.
+"""
+
+from wireinspect.formats.kafka.hooks import HOOKS
+
+
+def _schema_json(data, r, enc):
+    from wireinspect.formats.kafka.registry.fields import record_schemas
+
+    return record_schemas(data, r, enc)
+
+
+def _schema_nodes(node, data, r, base):
+    from wireinspect.formats.kafka.registry.fields import add_schema_nodes
+
+    add_schema_nodes(node, data, r, base)
+
+
+def _registry_active() -> bool:
+    from wireinspect.formats.kafka.registry.store import active
+
+    return active() is not None
+
+
+def _decode_records(records, data, base, kind, control, problems, place):
+    from wireinspect.formats.kafka.internal.decode import decode_batch_records
+
+    decode_batch_records(records, data, base, kind, control, problems, place)
+
+
+def _internal_json(batch, enc, extra, shared_keys=True):
+    from wireinspect.formats.kafka.internal.fastjson import batch_json
+
+    return batch_json(batch, enc, extra, shared_keys=shared_keys)
+
+
+def _raw_json(batch, read, enc):
+    from wireinspect.formats.kafka.log_encode import batch_raw_json
+
+    return batch_raw_json(batch, read, enc)
+
+
+HOOKS.schema_json, HOOKS.schema_nodes, HOOKS.registry_active = _schema_json, _schema_nodes, _registry_active
+HOOKS.decode_records, HOOKS.internal_json, HOOKS.raw_json = _decode_records, _internal_json, _raw_json

@@ -553,7 +553,7 @@ def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_rec
         text = _compiled(data, magic, offset, log_append_time, max_records, mode == "hex", _CRC)
         if text is not NotImplemented:
             return text
-    from wireinspect.formats.kafka.fastjson import bytes_json
+    from wireinspect.formats.kafka.recordtable import bytes_json
 
     inner = _clean_inner(data, magic, max_records)
     if inner is None:

@@ -18,6 +18,9 @@ from wireinspect.codec.crc import crc32c
 from wireinspect.codec.varint import read_varint
 from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fields import partial_fields
+from wireinspect.formats.kafka.hooks import HOOKS
+from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
+                                                   read_records, record_at, record_lines, record_problem, records_json, split)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text,
                                  compile_fixed, fixed_fields)
@@ -117,129 +120,24 @@ def batch_display(base_offset: int, last_offset_delta: int, attributes: int, cou
             + ("  transactional" if attributes & 0x10 else ""))
 
 
-class Header:
-    """One record header: spans of ``headerKey`` and ``headerValue`` (``vlen`` -1 = null)."""
-
-    __slots__ = ("p_klen", "klen", "p_key", "p_vlen", "vlen", "p_val", "end")
-
-    def __init__(self, p_klen, klen, p_key, p_vlen, vlen, p_val, end):
-        self.p_klen, self.klen, self.p_key = p_klen, klen, p_key
-        self.p_vlen, self.vlen, self.p_val, self.end = p_vlen, vlen, p_val, end
-
-
-class Record:
-    """Spans (indexes into the batch's record data) and values of one ``DefaultRecord``.
-
-    Fields after a decoding failure stay ``None``; ``ok`` is False then.
-    """
-
-    __slots__ = ("start", "p_attr", "length", "attributes", "p_tsd", "timestampDelta", "p_od", "offsetDelta",
-                 "p_klen", "keyLength", "p_key", "p_vlen", "valueLength", "p_val", "p_hc", "headersCount",
-                 "headers", "end", "ok", "decoded")
-
-    def __init__(self, start):
-        self.start = start
-        self.p_attr = self.length = self.attributes = self.p_tsd = self.timestampDelta = None
-        self.p_od = self.offsetDelta = self.p_klen = self.keyLength = self.p_key = None
-        self.p_vlen = self.valueLength = self.p_val = self.p_hc = self.headersCount = None
-        self.headers = []
-        self.end = start
-        self.ok = False
-        self.decoded = None  # (keyDecoded, valueDecoded) of an internal-topic or KRaft control record
-
-
-def _vfail(err, what):
-    return f"record {what} varint is {err}"
-
-
 def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
-    """Parse one record starting at ``data[p]``; the record may not extend past ``limit``.
+    """The one record at ``data[p]`` (``p < limit``; it may not extend past ``limit``) as a
+    :class:`Record`, read by :func:`~.recordtable.read_records`; its problem (if any) appended to
+    ``problems`` at ``where(index)`` (an index into ``data`` -> a reported position)."""
+    t = read_records(data, p, limit, 1, 1)
+    if not t.n:
+        return Record(p)
+    _table_problems(t, limit, problems, where, 0, 1)
+    return record_at(t, 0)
 
-    ``where(i)`` maps an index into ``data`` to a reported position. Problems are appended.
-    """
-    r = Record(p)
-    length, q = read_varint(data, p)
-    if length is None or q > limit:  # (``data`` may go on past ``limit``: a varint must end by it)
-        problems.append(Problem("bad_record", where(p), _vfail(q, "length") if length is None
-                                else "record length varint runs past the records data"))
-        r.end = limit
-        return r
-    r.p_attr = q
-    r.length = length
-    end = q + length
-    if length < 0 or end > limit:
-        problems.append(Problem("bad_record_length", where(p),
-                                f"record length {length} runs past the records data ({limit - q} bytes left)",
-                                actual=length))
-        r.end = limit
-        return r
-    r.end = end
-    if q >= end:
-        problems.append(Problem("bad_record", where(q), "record body is empty"))
-        return r
-    r.attributes = data[q]
-    q += 1
-    r.p_tsd = q
-    v, q = read_varint(data, q, 10)
-    if v is None or q > end:
-        problems.append(Problem("bad_record", where(r.p_tsd), _vfail(q, "timestampDelta") if v is None
-                                else "timestampDelta runs past the record's length"))
-        return r
-    r.timestampDelta = v
-    r.p_od = q
-    v, q = read_varint(data, q)
-    if v is None or q > end:
-        problems.append(Problem("bad_record", where(r.p_od), _vfail(q, "offsetDelta") if v is None
-                                else "offsetDelta runs past the record's length"))
-        return r
-    r.offsetDelta = v
-    r.p_klen = q
-    v, q = read_varint(data, q)
-    if v is None or v < -1 or q + max(v, 0) > end:  # (also catches the varint itself running past)
-        problems.append(Problem("bad_record", where(r.p_klen), f"bad keyLength {v}" if v is not None
-                                else _vfail(q, "keyLength")))
-        return r
-    r.keyLength, r.p_key = v, q
-    q += max(v, 0)
-    r.p_vlen = q
-    v, q = read_varint(data, q)
-    if v is None or v < -1 or q + max(v, 0) > end:
-        problems.append(Problem("bad_record", where(r.p_vlen), f"bad valueLength {v}" if v is not None
-                                else _vfail(q, "valueLength")))
-        return r
-    r.valueLength, r.p_val = v, q
-    q += max(v, 0)
-    r.p_hc = q
-    v, q = read_varint(data, q)
-    if v is None or v < 0 or v > end - q:
-        problems.append(Problem("bad_record", where(r.p_hc), f"bad headersCount {v}" if v is not None
-                                else _vfail(q, "headersCount")))
-        return r
-    r.headersCount = v
-    for _ in range(v):
-        p_kl = q
-        kl, q = read_varint(data, q)
-        if kl is None or kl < 0 or q + kl > end:
-            problems.append(Problem("bad_record", where(p_kl), f"bad headerKeyLength {kl}" if kl is not None
-                                    else _vfail(q, "headerKeyLength")))
-            return r
-        p_k = q
-        q += kl
-        p_vl = q
-        vl, q = read_varint(data, q)
-        if vl is None or vl < -1 or q + max(vl, 0) > end:
-            problems.append(Problem("bad_record", where(p_vl), f"bad headerValueLength {vl}" if vl is not None
-                                    else _vfail(q, "headerValueLength")))
-            return r
-        p_v = q
-        q += max(vl, 0)
-        r.headers.append(Header(p_kl, kl, p_k, p_vl, vl, p_v, q))
-    if q != end:
-        problems.append(Problem("record_trailing_bytes", where(q),
-                                f"record declares {length} bytes but its fields end {end - q} bytes earlier",
-                                expected=q - r.p_attr, actual=length))
-    r.ok = True
-    return r
+
+def _table_problems(t, stop: int, problems: list, where, first: int, last: int) -> None:
+    """The problems of records ``first..last-1`` of table ``t`` (the records' data ends at ``stop``)."""
+    recs = t.recs
+    for i in range(first, last):
+        if recs[i * R + STATUS]:
+            code, at, message, expected, actual = record_problem(t, i, stop)
+            problems.append(Problem(code, where(at), message, expected=expected, actual=actual))
 
 
 class Batch(UnitBase):
@@ -256,7 +154,7 @@ class Batch(UnitBase):
     """
 
     type = "batch"
-    __slots__ = ("position", "length", "header", "problems", "records", "data", "data_base", "crc_ok",
+    __slots__ = ("position", "length", "header", "problems", "table", "_records", "data", "data_base", "crc_ok",
                  "crc_computed", "compressed_length", "partial", "capped", "in_order", "internal", "_lazy", "_fast",
                  "shown")
 
@@ -265,7 +163,8 @@ class Batch(UnitBase):
         self.length = 0
         self.header = None
         self.problems = []
-        self.records = None
+        self.table = None  # the records as read by recordtable.read_records (None: not read)
+        self._records = None  # the records as objects (Record), made from the table when first asked for
         self.data = None
         self.data_base = None
         self.crc_ok = None
@@ -280,6 +179,25 @@ class Batch(UnitBase):
         self.shown = None  # frozenset of the indexes of the records the projections show (show_records); None: all
 
     # -- facts -----------------------------------------------------------------------------
+    @property
+    def records(self) -> list | None:
+        """The records as :class:`Record` objects (made from :attr:`table` when first asked for;
+        ``None`` when the records were not read)."""
+        if self._records is None and self.table is not None:
+            t = self.table
+            self._records = [record_at(t, i) for i in range(t.n)]
+        return self._records
+
+    @records.setter
+    def records(self, value) -> None:
+        self._records = value
+
+    def record(self, i: int) -> Record:
+        """Record ``i`` as a :class:`Record` (without making the others)."""
+        if self._records is not None:
+            return self._records[i]
+        return record_at(self.table, i)
+
     @property
     def base_offset(self):
         return self.header[0] if self.header else None
@@ -299,8 +217,8 @@ class Batch(UnitBase):
         bytes each fit in the batch); an impossible count from a damaged header counts 0. When
         decoding stopped at ``max_records``, the stored recordsCount if the CRC matched."""
         h = self.header
-        if self.records is not None:
-            return h[12] if self.capped and self.crc_ok else len(self.records)
+        if self.table is not None:
+            return h[12] if self.capped and self.crc_ok else self.table.n
         if not h or h[12] < 0:
             return 0
         if self.crc_ok or (h[12] <= h[6] + 1 and h[12] * MIN_RECORD_SIZE <= self.length - RECORD_BATCH_OVERHEAD):
@@ -339,59 +257,94 @@ class Batch(UnitBase):
 
     # -- projections -----------------------------------------------------------------------
     def parse_records(self) -> None:
-        """Parse the records now if the batch was parsed with ``records="lazy"``."""
+        """Parse the records now if the batch was parsed with ``records="lazy"``: read them into
+        :attr:`table` (with their problems), and decode an internal topic's or a control batch's
+        keys and values."""
         if self._lazy is not None:
-            buf, pos, base, limit, max_records = self._lazy
+            self._read_table()
             self._lazy = None
-            _parse_records(self, buf, pos, base, limit, max_records)
+            _decode_records(self)
+
+    def _read_table(self) -> bool:
+        """Read the records into :attr:`table` (and their problems into :attr:`problems`) if they are
+        not yet (``records="lazy"``); whether a table is there."""
+        if self.table is None and self._lazy is not None:
+            buf, pos, base, limit, max_records = self._lazy
+            _read_record_table(self, buf, pos, base, limit, max_records)
+        return self.table is not None
+
+    def plain_table(self, capped: bool = False, internal: bool = False):
+        """``(table, data, data_base)`` of a plain valid batch, its records read (CRC checked, no
+        problem, not control, all records shown; within ``max_records`` unless ``capped``: then the
+        first ``max_records`` and the ``records_limit`` problem; of an internal topic only with
+        ``internal``), for the projections that write the records straight from the table
+        (:func:`~.recordtable.records_json`, :func:`~.recordtable.split`); ``None`` otherwise."""
+        h = self.header
+        if (h is None or not self.crc_ok or h[5] & 0x20 or self.shown is not None
+                or (self.internal is not None and not internal) or not self._read_table()):
+            return None
+        if self.capped and not capped:
+            return None
+        if any(p.code != "records_limit" for p in self.problems):
+            return None
+        return self.table, self.data, self.data_base
+
+    def columns(self, internal: bool = False):
+        """The records of a plain valid batch (:meth:`plain_table`) as columns
+        (:func:`~.recordtable.split`: ``(position, length, offset, timestamp, key, value, header
+        counts, header keys, header values, bytes of keys and values)``); ``None`` when it is not."""
+        got = self.plain_table(internal=internal)
+        return None if got is None else split(got[0], got[1], got[2], self.header)
+
+    def record_lines(self, tail: str = "") -> str | None:
+        """The ``dump --records`` lines of a plain valid batch (:func:`~.recordtable.record_lines`,
+        straight from its table), each ending with ``tail``; ``None`` for any other batch."""
+        got = self.plain_table()
+        return None if got is None else record_lines(*got, self.header, tail)
 
     def record_contents(self) -> list:
         """Each record's ``(key, value, headers)`` (bytes or None; headers ``(name, value)`` pairs),
-        in the order of ``records`` (the unit protocol's member, for ``dump --key``...); parses the
-        records now."""
-        fast = self._split_contents()
-        if fast is not None:
-            return fast
-        self.parse_records()
+        in the order of ``records`` (the unit protocol's member, for ``dump --key``...); reads the
+        records now (keys and values of a plain batch straight from its table, without decoding an
+        internal topic's)."""
+        self._read_table()
+        t = self.table
+        if t is None:
+            return []
         data = self.data
+        recs, hdrs = t.recs, t.hdrs
         out = []
-        for r in self.records or ():
-            key = None if r.p_key is None or r.keyLength is None or r.keyLength < 0 else bytes(
-                data[r.p_key:r.p_key + r.keyLength])
-            value = None if r.p_val is None or r.valueLength is None or r.valueLength < 0 else bytes(
-                data[r.p_val:r.p_val + r.valueLength])
-            out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
-                                      None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen])) for h in r.headers]))
-        return out
+        from wireinspect.formats.kafka import recordtable as rt
 
-    def _split_contents(self):
-        """:meth:`record_contents` of a plain valid batch straight from the bytes by the record
-        splitter (:func:`~wireinspect.formats.kafka.fastjson.split_records`, compiled when built),
-        leaving the records unparsed (a batch no filter keeps is never decoded); ``None`` when the
-        batch may not take that path or the splitter declines (then the full decoder reads it)."""
-        got = self.plain_records()
-        if got is None:
-            return None
-        from wireinspect.formats.kafka.fastjson import split_records
-
-        split = split_records(self.header, *got)
-        if split is None:
-            return None
-        keys, values, counts, hkeys, hvals = split[4], split[5], split[6], split[7], split[8]
-        if not hkeys:
-            return [(k, v, ()) for k, v in zip(keys, values)]
-        if any("\\" in k for k in hkeys):  # a header name the splitter may have escaped: the full decoder's bytes
-            return None
-        out = []
-        j = 0
-        for k, v, n in zip(keys, values, counts):
-            out.append((k, v, [(hkeys[i].encode(), hvals[i]) for i in range(j, j + n)] if n else ()))
-            j += n
+        for i in range(t.n):
+            b = i * R
+            if recs[b + STATUS] >= FAIL:
+                r = record_at(t, i)
+                key = None if r.keyLength is None or r.keyLength < 0 else bytes(data[r.p_key:r.p_key + r.keyLength])
+                value = None if r.valueLength is None or r.valueLength < 0 else bytes(
+                    data[r.p_val:r.p_val + r.valueLength])
+                out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
+                                          None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
+                                         for h in r.headers]))
+                continue
+            kl, vl = recs[b + rt.KLEN], recs[b + rt.VLEN]
+            key = None if kl < 0 else bytes(data[recs[b + rt.P_KEY]:recs[b + rt.P_KEY] + kl])
+            value = None if vl < 0 else bytes(data[recs[b + rt.P_VAL]:recs[b + rt.P_VAL] + vl])
+            headers = ()
+            if recs[b + rt.HC]:
+                h0 = recs[b + rt.H_FIRST] * rt.H
+                headers = []
+                for j in range(recs[b + rt.HC]):
+                    x = h0 + j * rt.H
+                    hv = hdrs[x + rt.HVLEN]
+                    headers.append((bytes(data[hdrs[x + rt.P_HKEY]:hdrs[x + rt.P_HKEY] + hdrs[x + rt.HKLEN]]),
+                                    None if hv < 0 else bytes(data[hdrs[x + rt.P_HVAL]:hdrs[x + rt.P_HVAL] + hv])))
+            out.append((key, value, headers))
         return out
 
     def show_records(self, indexes: frozenset) -> None:
         """From now on, the JSON and the tree show only the records at ``indexes`` (of ``records``)."""
-        self.parse_records()  # (the fast JSON paths read every record: they take lazily parsed batches only)
+        self.parse_records()
         self.shown = indexes
 
     def _shown(self) -> list:
@@ -400,19 +353,6 @@ class Batch(UnitBase):
         if self.shown is None:
             return list(enumerate(recs))
         return [(i, recs[i]) for i in sorted(self.shown) if i < len(recs)]
-
-    def plain_records(self, capped: bool = False):
-        """``(data, first, stop, data_base)`` of the records of a plain valid batch whose records are
-        not parsed yet (CRC checked, no problems, not control, not of an internal topic, within
-        ``max_records`` unless ``capped``: the caller reads only the first ``max_records``), decompressed
-        if needed; ``None`` otherwise. For fast projections that read the records straight from the
-        bytes and give up to the full decoder at any irregularity (``spark/columns.py``, and
-        :func:`fast_records_json` through :meth:`_fast_text`)."""
-        lazy = self._lazy
-        if lazy is None or not self.crc_ok or self.problems or self.header[5] & 0x20 or self.internal is not None:
-            return None
-        buf, pos, base, limit, max_records = lazy
-        return None if self.header[12] > max_records and not capped else _records_data(self, buf, pos, base, limit)
 
     def header_json(self) -> dict:
         d = {"type": "batch", "position": self.position, "length": self.length}
@@ -426,27 +366,27 @@ class Batch(UnitBase):
             d.update((n.name, n.value) for n in self._partial_nodes())
         return d
 
-    def _fast_text(self, mode: str, first: int | None = None):
-        """The records (only the ``first`` of a capped batch) as JSON text by :func:`fast_records_json`
-        if this batch may take that path (:meth:`plain_records`) and it does; else ``None``."""
-        got = self.plain_records(first is not None)
+    def _fast_text(self, mode: str, capped: bool = False):
+        """The records as JSON text by :func:`~.recordtable.records_json` if this batch may take that
+        path (:meth:`plain_table`; ``capped``: also a batch past ``max_records``, its first records)
+        and it does; else ``None``."""
+        got = self.plain_table(capped)
         if got is None:
             return None
-        from wireinspect.formats.kafka.fastjson import fast_records_json
-
-        return fast_records_json(self.header, *got, mode, first)
+        return records_json(*got, self.header, mode, _registry_active())
 
     def settle(self, mode: str = "base64") -> None:
-        """Parse the records now (``records="lazy"``), unless the fast JSON path takes them: then they
-        stay unparsed and their JSON text is kept for :meth:`json_fragment`. Either way
-        :attr:`problems` is complete afterwards (the fast path takes only records the full decoder
-        finds no problem in). For units whose problems are summed up when decoded (a frame's)."""
+        """Parse the records now (``records="lazy"``), unless the fast JSON path takes them: then their
+        JSON text is kept for :meth:`json_fragment`. Either way :attr:`problems` is complete
+        afterwards (the fast path takes only records the full decoder finds no problem in). For
+        units whose problems are summed up when decoded (a frame's)."""
         if self._lazy is None:
             return
-        text = self._fast_text(mode)  # (not a capped batch's: its records_limit problem comes from parsing)
-        if text is not None:
-            self._fast = (mode, text)
-            return
+        if self.internal is None:
+            text = self._fast_text(mode)
+            if text is not None:
+                self._fast = (mode, text)
+                return
         self.parse_records()
 
     def json_fragment(self, enc, mode: str) -> dict:
@@ -468,28 +408,19 @@ class Batch(UnitBase):
 
     def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
         """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
-        control, no problems) has its records written straight to JSON text by
-        :func:`fast_records_json`, or, of an internal topic, built straight from the bytes by
-        :func:`~wireinspect.formats.kafka.internal.fastjson.batch_json`; anything else (or a record
-        either declines) takes the full path."""
+        control, no problems) has its records written straight from its table to JSON text by
+        :func:`~.recordtable.records_json`, or, of an internal topic, built from its columns by the
+        internal-topic hook (:data:`HOOKS`); anything else (or a record either declines) takes the
+        full path."""
         if self.internal is not None:  # Kafka's internal topics: keyDecoded/valueDecoded straight from the bytes
             if self._lazy is not None and self.header is not None:
-                from wireinspect.formats.kafka.internal.fastjson import batch_json
-
-                d = batch_json(self, enc, extra)
+                d = HOOKS.internal_json(self, enc, extra)
                 if d is not None:
-                    self._lazy = None
                     return dumps(d)
                 self.parse_records()  # declined: the full path, without to_json trying the bytes again
         elif self._lazy is not None and self.header is not None:
-            max_records = self._lazy[4]
-            capped = self.header[12] > max_records
-            text = self._fast_text(mode, max_records if capped else None)
+            text = self._fast_text(mode, capped=True)
             if text is not None:
-                self._lazy = None
-                if capped:
-                    self.capped = True
-                    self.problems.append(_records_limit(self.position, self.header[12], max_records))
                 d = self.header_json()
                 d["problems"] = [p.to_dict() for p in self.problems]
                 line = dumps(d)[:-1] + ',"records":[' + text + "]"  # the keys in to_json's order, then extra's
@@ -504,9 +435,7 @@ class Batch(UnitBase):
         (:func:`~wireinspect.formats.kafka.internal.fastjson.batch_json`, the same object) and its
         records stay unparsed until something else asks for them (the reports read these objects)."""
         if self.internal is not None and self._lazy is not None and self.header is not None:
-            from wireinspect.formats.kafka.internal.fastjson import batch_json
-
-            d = batch_json(self, enc, {}, shared_keys=False)
+            d = HOOKS.internal_json(self, enc, {}, shared_keys=False)
             if d is not None:
                 return d
         self.parse_records()
@@ -516,8 +445,7 @@ class Batch(UnitBase):
         return d
 
     def _records_json(self, enc) -> list:
-        from wireinspect.formats.kafka.registry.fields import record_schemas
-
+        record_schemas = HOOKS.schema_json
         data = self.data
         base = self.data_base
         control = bool(self.header[5] & 0x20)
@@ -550,22 +478,30 @@ class Batch(UnitBase):
 
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: what encode cannot recompute (see :mod:`.log_encode`)."""
-        from wireinspect.formats.kafka.log_encode import batch_raw_json
-
-        return batch_raw_json(self, read, enc)
+        return HOOKS.raw_json(self, read, enc)
 
     def _partial_nodes(self):
         tmp = Node("batch", self.position, self.length)
         partial_fields(tmp, BATCH_FIELDS, self.partial, 0, self.position)
         return tmp.children
 
-    def to_tree(self) -> Node:
-        """The field tree, every node at its absolute byte position."""
+    def tree_head(self) -> Node:
+        """The root node of :meth:`to_tree` without its children: the batch's line and problems
+        (``dump --summary``); the records are read (for their problems) but no node is made for them."""
         self.parse_records()
         node = Node("batch", self.position, self.length, type="batch", problems=list(self.problems))
         if not self.header:
-            node.children = self._partial_nodes()
             node.display = "truncated record batch"
+        else:
+            h = self.header
+            node.display = batch_display(h[0], h[6], h[5], h[12], self.control_text())
+        return node
+
+    def to_tree(self) -> Node:
+        """The field tree, every node at its absolute byte position."""
+        node = self.tree_head()
+        if not self.header:
+            node.children = self._partial_nodes()
             return node
         h = self.header
         base = self.position
@@ -577,7 +513,6 @@ class Batch(UnitBase):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "lastOffsetDelta":
                 node.add("lastOffset", base + off, size, h[0] + value, derived=True)
-        node.display = batch_display(h[0], h[6], h[5], h[12], self.control_text())
         if self.records is not None:
             node.children.append(self._records_tree())
         return node
@@ -607,8 +542,7 @@ class Batch(UnitBase):
         return text
 
     def _records_tree(self) -> Node:
-        from wireinspect.formats.kafka.registry.fields import add_schema_nodes
-
+        add_schema_nodes = HOOKS.schema_nodes
         codec = self.header[5] & 7
         start = self.position + RECORD_BATCH_OVERHEAD
         recs = Node("records", start, self.position + self.length - start, kind="list")
@@ -618,7 +552,9 @@ class Batch(UnitBase):
         data = self.data
         control = bool(self.header[5] & 0x20)
         shown = self._shown() if self.shown is not None else None
-        for i, r in (shown[:tree_max_records()] if shown is not None else enumerate(self.records[:tree_max_records()])):
+        n = self.table.n if self.table is not None else len(self.records)
+        for i, r in (shown[:tree_max_records()] if shown is not None
+                     else ((i, self.record(i)) for i in range(min(n, tree_max_records())))):
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             if not control and self.internal is None:
@@ -634,7 +570,7 @@ class Batch(UnitBase):
             if control:
                 for k, at, size, v in control_fields(data, r):
                     rn.add(k, base + at, size, v, derived=True)
-        elided(recs, len(self.records) if shown is None else len(shown), "records")
+        elided(recs, n if shown is None else len(shown), "records")
         return recs
 
 
@@ -765,23 +701,30 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
 
 
 def _parse_records(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
-    _parse_record_list(b, buf, pos, base, limit, max_records)
-    if b.records and (b.internal is not None or b.header[5] & 0x20):
-        from wireinspect.formats.kafka.internal.decode import decode_batch_records
+    _read_record_table(b, buf, pos, base, limit, max_records)
+    _decode_records(b)
 
+
+def _decode_records(b: Batch) -> None:
+    """Decode the keys and values of an internal topic's or a control batch's records (the hook of
+    ``internal/``), their problems appended to the batch's."""
+    if b.table is not None and b.table.n and (b.internal is not None or b.header[5] & 0x20):
         if b.data_base is None:  # decompressed: problems are reported at the compressed payload's start
-            dpos = base + pos + RECORD_BATCH_OVERHEAD
+            dpos = b.position + RECORD_BATCH_OVERHEAD
 
             def place(_):
                 return dpos
         else:
             def place(p):
                 return p
-        decode_batch_records(b.records, b.data, b.data_base or 0, b.internal, bool(b.header[5] & 0x20),
+        HOOKS.decode_records(b.records, b.data, b.data_base or 0, b.internal, bool(b.header[5] & 0x20),
                              b.problems, place)
 
 
-def _parse_record_list(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
+def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
+    """Read the batch's records (decompressed if need be) into ``b.table`` by the one record reader
+    (:func:`~.recordtable.read_records`), and their problems and the batch's checks against them
+    (recordsCount, trailing bytes, lastOffsetDelta) into ``b.problems``."""
     h = b.header
     start = pos + RECORD_BATCH_OVERHEAD
     end = pos + b.length
@@ -808,45 +751,40 @@ def _parse_record_list(b: Batch, buf, pos: int, base: int, limit: int, max_recor
 
         def where(i):
             return base + i
-    data = b.data
-    recs = []
-    p = first
     count = max(h[12], 0)
+    t = read_records(b.data, first, stop, count, max_records)
+    b.table = t
+    n = t.n
     # Cut short (already reported as truncated, or by the decompression limit / a corrupt stream):
     # the last record's failure, a missing count or trailing bytes would be made up from the cut.
     torn = b.crc_ok is None or cut
-    before = len(problems)
-    while p < stop and len(recs) < count:
-        if len(recs) >= max_records:
-            b.capped = True
-            problems.append(_records_limit(base + pos, count, max_records))
-            break
-        before = len(problems)
-        r = parse_record(data, p, stop, problems, where)
-        recs.append(r)
-        if r.end <= p:
-            break
-        p = r.end
-    b.records = recs
+    last_ok = n and t.recs[(n - 1) * R + STATUS] < FAIL
+    _table_problems(t, stop, problems, where, 0, n - 1 if torn and n and not last_ok and not t.capped else n)
+    if t.capped:
+        b.capped = True
+        problems.append(_records_limit(base + pos, count, max_records))
     if torn:
-        if recs and not recs[-1].ok and not b.capped:
-            del problems[before:]  # the last record is cut by the end of the data, nothing more
         return
     if b.capped:
         pass
-    elif len(recs) < count:
+    elif n < count:
         problems.append(Problem("records_count_mismatch", base + pos + 57,
-                                f"recordsCount says {count}, the data holds {len(recs)}",
-                                expected=count, actual=len(recs)))
-    elif p < stop:
-        problems.append(Problem("batch_trailing_bytes", where(p),
-                                f"{stop - p} bytes follow the last of {count} records",
-                                actual=stop - p))
+                                f"recordsCount says {count}, the data holds {n}",
+                                expected=count, actual=n))
+    elif t.end < stop:
+        problems.append(Problem("batch_trailing_bytes", where(t.end),
+                                f"{stop - t.end} bytes follow the last of {count} records",
+                                actual=stop - t.end))
     # Compaction may remove the last records and keep lastOffsetDelta, so only "greater" is wrong.
-    if recs and recs[-1].ok and recs[-1].offsetDelta > h[6]:
+    if last_ok and t.recs[(n - 1) * R + OD] > h[6]:
+        od = t.recs[(n - 1) * R + OD]
         problems.append(Problem("last_offset_delta_mismatch", base + pos + 23,
-                                f"lastOffsetDelta {h[6]} but a record has offsetDelta {recs[-1].offsetDelta}",
-                                expected=h[6], actual=recs[-1].offsetDelta))
+                                f"lastOffsetDelta {h[6]} but a record has offsetDelta {od}",
+                                expected=h[6], actual=od))
+
+
+def _registry_active() -> bool:
+    return HOOKS.registry_active()
 
 
 def _records_limit(position: int, count: int, max_records: int) -> Problem:

@@ -69,14 +69,21 @@ class RedpandaBatch(Batch):
 
         return batch_raw_json(self, read, enc)
 
-    def to_tree(self) -> Node:
-        """The field tree, every node at its absolute byte position."""
+    def tree_head(self) -> Node:
+        """The root node of :meth:`to_tree` without its children (``dump --summary``)."""
         self.parse_records()
         node = Node("batch", self.position, self.length, type=self.type, problems=list(self.problems))
+        h = self.rp
+        node.display = ("truncated Redpanda batch" if not h else
+                        f"{batch_type_name(h[3])}  " + batch_display(h[2], h[6], h[5], h[12], self.control_text()))
+        return node
+
+    def to_tree(self) -> Node:
+        """The field tree, every node at its absolute byte position."""
+        node = self.tree_head()
         if not self.rp:
             d = HEADER.decode(self.partial, 0, len(self.partial), self.position)
             HEADER.add_nodes(node, d)
-            node.display = "truncated Redpanda batch"
             return node
         h = self.rp
         base = self.position
@@ -92,7 +99,6 @@ class RedpandaBatch(Batch):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "last_offset_delta":
                 node.add("lastOffset", base + off, size, h[2] + value, derived=True)
-        node.display = f"{batch_type_name(h[3])}  " + batch_display(h[2], h[6], h[5], h[12], self.control_text())
         if self.records is not None:
             node.children.append(self._records_tree())
         return node

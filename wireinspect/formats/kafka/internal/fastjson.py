@@ -12,8 +12,8 @@ a problem) or would expand consumer-protocol bytes (a ``GroupMetadataValue`` of 
 ``consumer`` with members), and then the whole batch takes the full path.
 
 :func:`batch_json` is the batch level: the records of a plain valid internal batch (CRC checked,
-no problems, not control, not capped) split straight from the bytes (``kafka/fastjson.split_records``:
-``_split.c`` or its Python twin) and written as the record objects of :meth:`Batch._records_json`. Tested equal to the full path
+no problems, not control, not capped) as columns of the one record reader (``Batch.columns``:
+``recordtable.split``, compiled or its Python twin) and written as the record objects of :meth:`Batch._records_json`. Tested equal to the full path
 (tests/formats/kafka/internal/test_fastjson_internal.py).
 """
 
@@ -167,20 +167,10 @@ def batch_json(b, enc, extra: dict, shared_keys: bool = True):
     records with the same key bytes share one ``keyDecoded`` object (kept across batches), for an
     object that is only serialized; ``False`` gives every record its own, for callers that may
     change what they get (``Batch.to_json``)."""
-    lazy = b._lazy
     h = b.header
-    if lazy is None or h is None or not b.crc_ok or b.problems or h[5] & 0x20 or b.internal is None:
+    if b._lazy is None or h is None or b.internal is None:
         return None
-    buf, pos, base, limit, max_records = lazy
-    if h[12] > max_records:
-        return None
-    from wireinspect.formats.kafka.fastjson import split_records
-    from wireinspect.formats.kafka.records import _records_data
-
-    got = _records_data(b, buf, pos, base, limit)
-    if got is None:
-        return None
-    cols = split_records(h, *got)
+    cols = b.columns(internal=True)
     if cols is None:
         return None
     position, length, offset, timestamp, keys, values, hcount, hkey, hval, _ = cols
