@@ -67,6 +67,15 @@ PENDING_LEAD = {
     ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.registry.fields"),
     ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.fields"),
     ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.store"),
+    # The same pattern outside those two files, left to the same hook design (issue 21 item 1 reads the
+    # legacy message sets with the one reader too): the legacy core's internal-topic decoding and raw
+    # projection (legacy.decode_internal -> internal.decode_record, Message.raw_json -> log_encode), and
+    # the wire encoder's record sets (protocol/encode._records -> logformat.KAFKA_LOG.encode), which
+    # close the loop log_encode -> internal/encode (re-encoding edited keyDecoded/valueDecoded) ->
+    # protocol/encode.encode_struct. Without these three the package has no circle.
+    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.internal.decode"),
+    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.log_encode"),
+    ("wireinspect.formats.kafka.protocol.encode", "wireinspect.formats.kafka.logformat"),
 }
 
 
