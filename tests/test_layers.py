@@ -1,17 +1,30 @@
-"""The house's layering, read from every module's imports (``ast``, nothing imported):
+"""The house's layering, read from every module's imports (``ast``, nothing imported), counting every
+``import`` wherever it stands (at module level, in a function, a class, an ``if``/``try``); an import
+under ``if TYPE_CHECKING:`` never runs and is left out. Relative imports are resolved.
+
+The layers, from the ground up (docs/architecture.md "Layers"):
 
 * ``codec/`` imports nothing of wireinspect but ``codec``;
 * ``model``, ``layout``, ``errors`` import only ``codec`` and one another;
 * ``streams`` (the stream model shared by inputs and stream protocols) only ``codec``, ``model``, ``errors``;
+* ``outputs`` and ``cliparams`` import nothing of wireinspect;
+* ``render/`` (front ends over the one tree) only ``codec``, ``model``, ``layout``, ``errors``, ``outputs``
+  and ``render``: no format, input, op, catalog, command line or Spark;
 * ``formats/`` only ``codec``, ``model``, ``layout``, ``errors``, ``streams``, ``inputs/source.py`` and
   ``formats/``: a format knows nothing of inputs, ops, rendering or the catalog that lists it;
 * ``inputs/`` and ``ops/`` import no module under ``formats/`` but the generic ones (``base``: what a
   Format is; ``unit``: what a unit is; ``common``: the unparsed and note units every format and
-  capture shares): they reach formats through ``wireinspect.catalog`` only;
-* no import circle between modules through their top-level imports (those run at import time).
+  capture shares; ``options``: what a command asks of the formats): they reach formats through
+  ``wireinspect.catalog`` only; neither imports ``spark/`` or ``cli.py``, and ``inputs/`` no ``ops/``;
+* ``catalog`` and ``captures`` (the capture formats, which the catalog binds to its stream protocols)
+  import no ``ops/``, ``render/``, ``spark/`` or ``cli.py``;
+* ``spark/`` sits above ``ops/``: only ``cli.py`` imports it; nothing imports ``cli.py`` but ``__main__``;
+* no import circle between modules, through any import, at module level or inside a function.
 
-Imports inside functions count for the layering rules (they are dependencies all the same), not for
-circles. ``KNOWN`` lists the exceptions still in the code, each with its reason.
+Within ``inputs/`` the capture machinery (``pcap``, ``tcp``, ``capture/``) sits below the catalog (the
+catalog's capture formats are built on it) and ``open``/``listing`` above it: the circle check keeps
+them apart. ``KNOWN`` lists the layering exceptions still in the code, each with its reason;
+``PENDING_LEAD`` the imports of the record-batch core that issue 21's one record reader removes.
 """
 
 from __future__ import annotations
@@ -25,7 +38,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wireinspect"
 
 CORE = {"wireinspect.model", "wireinspect.layout", "wireinspect.errors"}
 GENERIC_FORMATS = {"wireinspect.formats", "wireinspect.formats.base", "wireinspect.formats.unit",
-                   "wireinspect.formats.common"}
+                   "wireinspect.formats.common", "wireinspect.formats.options"}
+LEAVES = {"wireinspect.outputs", "wireinspect.cliparams"}  # import nothing of wireinspect
+CATALOG = {"wireinspect.catalog", "wireinspect.captures"}
 
 # (importer, imported): why it is still there.
 KNOWN = {
@@ -33,6 +48,34 @@ KNOWN = {
         "Format.rebuild writes the rebuilt .index/.timeindex/.txnindex files beside the recovered log "
         "itself (its contract returns the paths written); outputs.py is a leaf (it imports nothing of "
         "wireinspect) that gives them the same atomic write as recover's copies",
+    ("wireinspect.inputs.capture.connections", "wireinspect.ops.options"):
+        "the capture machinery fills in the default Options (with_records); Options is the format contract's "
+        "and moves to formats/options.py (issue 21 item 4, its own branch), which inputs/ may import: this "
+        "entry then leaves (test_known_exceptions_are_still_there says so)",
+}
+
+# Imports of the record-batch core (``formats/kafka/records.py``) and of the JSON projection it serves
+# (``formats/kafka/fastjson.py``) that point at what is built on them: the lead removes them with issue
+# 21's one record reader (``recordtable.py``: the internal-topic decoding, Schema Registry labels, encode
+# and JSON projections plug in from above). Tolerated by the layering and circle checks until then; an
+# entry that is gone must leave this set (test_pending_lead_edges_are_still_there): empty it, don't grow it.
+PENDING_LEAD = {
+    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.fastjson"),
+    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.internal.decode"),
+    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.internal.fastjson"),
+    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.log_encode"),
+    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.registry.fields"),
+    ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.fields"),
+    ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.store"),
+    # The same pattern outside those two files, left to the same hook design (issue 21 item 1 reads the
+    # legacy message sets with the one reader too): the legacy core's internal-topic decoding and raw
+    # projection (legacy.decode_internal -> internal.decode_record, Message.raw_json -> log_encode), and
+    # the wire encoder's record sets (protocol/encode._records -> logformat.KAFKA_LOG.encode), which
+    # close the loop log_encode -> internal/encode (re-encoding edited keyDecoded/valueDecoded) ->
+    # protocol/encode.encode_struct. Without these three the package has no circle.
+    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.internal.decode"),
+    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.log_encode"),
+    ("wireinspect.formats.kafka.protocol.encode", "wireinspect.formats.kafka.logformat"),
 }
 
 
@@ -110,6 +153,10 @@ def _allowed(importer: str, imported: str) -> str | None:
     """None when ``importer`` may import ``imported``, else the rule it breaks."""
     if importer == imported:
         return None
+    if imported == "wireinspect.cli" and importer != "wireinspect.__main__":
+        return "nothing imports cli.py (the top of the house) but __main__"
+    if _under(imported, "wireinspect.spark") and not _under(importer, "wireinspect.spark", "wireinspect.cli"):
+        return "only cli.py imports spark/ (it sits above ops/)"
     if _under(importer, "wireinspect.codec"):
         return None if _under(imported, "wireinspect.codec") else "codec imports only codec"
     if importer in CORE:
@@ -118,13 +165,25 @@ def _allowed(importer: str, imported: str) -> str | None:
     if importer == "wireinspect.streams":
         return None if _under(imported, "wireinspect.codec", "wireinspect.model", "wireinspect.errors") else \
             "streams imports only codec, model and errors"
+    if importer in LEAVES:
+        return "outputs.py and cliparams.py import nothing of wireinspect"
+    if _under(importer, "wireinspect.render"):
+        ok = _under(imported, "wireinspect.codec", "wireinspect.render") or imported in CORE or imported in LEAVES
+        return None if ok else "render imports only codec, model, layout, errors, outputs and render"
     if _under(importer, "wireinspect.formats"):
         ok = _under(imported, "wireinspect.codec", "wireinspect.formats", "wireinspect.streams") or \
             imported in CORE or imported == "wireinspect.inputs.source"
         return None if ok else "formats import only codec, model, layout, errors, streams, inputs/source.py, formats"
     if _under(importer, "wireinspect.inputs", "wireinspect.ops"):
         if _under(imported, "wireinspect.formats") and imported not in GENERIC_FORMATS:
-            return "inputs/ and ops/ reach formats through the catalog only (formats/base, unit, common allowed)"
+            return "inputs/ and ops/ reach formats through the catalog only (formats/base, unit, common, options allowed)"
+        if _under(importer, "wireinspect.inputs") and _under(imported, "wireinspect.ops"):
+            return "inputs/ sit below ops/"
+        if _under(importer, "wireinspect.inputs") and _under(imported, "wireinspect.render"):
+            return "inputs/ know nothing of rendering"
+    if importer in CATALOG:
+        if _under(imported, "wireinspect.ops", "wireinspect.render"):
+            return "the catalog sits below ops/ and render"
     return None
 
 
@@ -146,8 +205,14 @@ def test_every_module_parsed():
 
 
 def test_layering():
-    found = [(a, b, why) for a, b, why in _violations() if (a, b) not in KNOWN]
+    found = [(a, b, why) for a, b, why in _violations() if (a, b) not in KNOWN and (a, b) not in PENDING_LEAD]
     assert found == [], "\n".join(f"{a} -> {b}: {why}" for a, b, why in found)
+
+
+def test_pending_lead_edges_are_still_there():
+    # the lead empties PENDING_LEAD as the record-batch core stops importing what is built on it
+    present = {(a, b) for a, imps in IMPORTS.items() for b, _ in imps}
+    assert PENDING_LEAD <= present, PENDING_LEAD - present
 
 
 def test_known_exceptions_are_still_there():
@@ -194,6 +259,29 @@ def test_no_import_circle_at_import_time():
     assert _cycles(graph) == []
 
 
+def _circles_text(cycles: list, graph: dict) -> str:
+    lines = []
+    for comp in cycles:
+        members = set(comp)
+        lines.append(f"{len(comp)} modules:")
+        lines += [f"  {a} -> {b}" for a in comp for b in graph[a] if b in members]
+    return "\n".join(lines)
+
+
+def test_no_import_circle():
+    """No circle through any import, inside functions too (a lazy import buys start-up time, not a
+    way around the layering); only ``PENDING_LEAD`` is tolerated."""
+    graph = {m: sorted({t for t, _ in imps if t != m and (m, t) not in PENDING_LEAD}) for m, imps in IMPORTS.items()}
+    cycles = _cycles(graph)
+    assert cycles == [], _circles_text(cycles, graph)
+
+
+def test_imports_inside_functions_are_counted():
+    # a lazy import is an edge like any other (the descriptor modules import their readers in their hooks)
+    assert ("wireinspect.formats.kafka.logcheck", False) in IMPORTS["wireinspect.formats.kafka.logformat"]
+    assert ("wireinspect.formats.redpanda.segment", False) in IMPORTS["wireinspect.formats.redpanda.format"]
+
+
 def test_cycle_finder_finds_a_circle():
     assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
     assert _cycles({"a": ["b"], "b": []}) == []
@@ -211,6 +299,19 @@ def test_cycle_finder_finds_a_circle():
     ("wireinspect.layout", "wireinspect.codec.bytesfmt", True),
     ("wireinspect.layout", "wireinspect.render.safe", False),
     ("wireinspect.streams", "wireinspect.inputs.tcp", False),
+    ("wireinspect.ops.dump", "wireinspect.cli", False),
+    ("wireinspect.__main__", "wireinspect.cli", True),
+    ("wireinspect.ops.dump", "wireinspect.spark.job", False),
+    ("wireinspect.cli", "wireinspect.spark.scan", True),
+    ("wireinspect.spark.job", "wireinspect.ops.dump", True),
+    ("wireinspect.inputs.capture.connections", "wireinspect.ops.options", False),
+    ("wireinspect.inputs.capture.connections", "wireinspect.formats.options", True),
+    ("wireinspect.inputs.open", "wireinspect.catalog", True),
+    ("wireinspect.catalog", "wireinspect.inputs.capture.connections", True),
+    ("wireinspect.catalog", "wireinspect.ops.options", False),
+    ("wireinspect.render.tree", "wireinspect.ops.dump", False),
+    ("wireinspect.render.tree", "wireinspect.model", True),
+    ("wireinspect.outputs", "wireinspect.errors", False),
 ])
 def test_rules(importer, imported, ok):
     assert (_allowed(importer, imported) is None) == ok

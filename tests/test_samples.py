@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
@@ -38,7 +39,7 @@ def run(*args):
 def frames_of(path, **opts):
     """The frames of a capture (file-level units such as summaries left out)."""
     with FileSource(str(path)) as src:
-        return [u for u in capture_units(src, Options(**opts)) if u.type == "frame"]
+        return [u for u in capture_units(src, Options(**opts), protocols=STREAM_PROTOCOLS) if u.type == "frame"]
 
 
 def _script(name):

@@ -2,11 +2,12 @@
 an input's format is chosen.
 
 The formats under :mod:`wireinspect.formats` declare their :class:`~wireinspect.formats.base.Format`
-descriptors and stream protocols; the input containers under :mod:`wireinspect.inputs.capture`
-(pcap/pcapng captures, stream dumps) declare theirs generically. This module imports both directly
-(a format that fails to import fails loudly) and binds them: the stream dump format of each
-protocol that has one, the protocols the captures choose from. It sits above both, so that no
-format imports an input and no input names a format.
+descriptors and stream protocols; the capture formats (pcap/pcapng captures, stream dumps) are
+declared generically by :mod:`wireinspect.captures`, over the capture machinery of
+:mod:`wireinspect.inputs.capture`. This module imports both directly (a format that fails to import
+fails loudly) and binds them: the protocols the captures choose from, the stream dump format of each
+protocol that has one. It sits above both, so that no format imports an input and no input names a
+format; the inputs that choose a format (``inputs/open.py``, ``inputs/listing.py``) sit above it.
 
 Every command imports this module, so what it imports is kept light: the descriptor modules and
 the stream protocol objects import their decoders inside the hooks that use them, and the reports
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from wireinspect.captures import pcap_format, stream_dump_format
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
@@ -27,13 +29,12 @@ from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
 from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
 from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
-from wireinspect.inputs.capture.pcapformat import PCAP
-from wireinspect.inputs.capture.streamdump import stream_dump_format
 
 STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 """The stream protocols a capture's conversations are decoded with (interface:
 :mod:`wireinspect.streams`); a tie between them goes to the first."""
 
+PCAP = pcap_format(STREAM_PROTOCOLS)
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)

@@ -19,6 +19,7 @@ import pytest
 from tests.capture_helpers import conversation_packets, frame, write_pcap
 from tests.kafka_bytes import v2_batch
 from tests.roundtrip import dump_json, encode_in_process, encode_text, lines, objects, roundtrip
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.formats.common import (MAX_ZEROS, NOTE_TYPES, STREAM_KEEP_MAX, Note, Unparsed, encode_unparsed,
                                         unparsed_bytes)
 from wireinspect.codec.bytesfmt import bytes_encoder
@@ -251,7 +252,7 @@ def test_capture_mid_connection_keeps_the_stream_bytes(tmp_path):
     out = tmp_path / "streams"
     code, err = encode_text(text, str(out) + "/")
     assert code == 0, err
-    want = reassembled(FileSource(str(p)))
+    want = reassembled(FileSource(str(p)), STREAM_PROTOCOLS)
     got = {f.name: f.read_bytes() for f in out.iterdir()}
     assert got == {f"mid.pcap.{i}-{d}": b for (i, d), b in want.items()}
 
@@ -282,7 +283,7 @@ def test_real_files_round_trip(tmp_path, path):
         pytest.skip(f"{path.name}: no encoder")
     out = encode_in_process(fmt.id, data, str(path))
     if fmt.id == "pcap":
-        want = {f"{i}-{d}": b for (i, d), b in reassembled(FileSource(str(path))).items()}
+        want = {f"{i}-{d}": b for (i, d), b in reassembled(FileSource(str(path)), STREAM_PROTOCOLS).items()}
         assert {k: v for k, v in out.items() if v} == {k: v for k, v in want.items() if v}
     else:
         assert out.get(None, b"") == data

@@ -14,6 +14,7 @@ import pytest
 
 from tests.capture_helpers import conversation_packets, frame, pcap_bytes, write_pcap
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.inputs.capture import reassembled
 from wireinspect.inputs.source import BytesSource
 from wireinspect.ops.options import Options
@@ -39,7 +40,8 @@ def streams_back(path, tmp_path, *args, dump_args=()) -> dict:
 
 def reassembled_of(path, ports=()) -> dict:
     data = pathlib.Path(path).read_bytes()
-    return {k: v for k, v in reassembled(BytesSource(data, str(path)), Options(ports=tuple(ports))).items() if v}
+    streams = reassembled(BytesSource(data, str(path)), STREAM_PROTOCOLS, Options(ports=tuple(ports)))
+    return {k: v for k, v in streams.items() if v}
 
 
 def test_librdkafka_sample_every_stream_of_every_connection(tmp_path):
@@ -59,8 +61,6 @@ def _external_captures():
 @pytest.mark.skipif(not EXTERNAL.is_dir(), reason="../shared/external is not beside the checkout")
 @pytest.mark.parametrize("path", _external_captures(), ids=lambda p: p.name)
 def test_external_captures(path, tmp_path):
-    from wireinspect.catalog import STREAM_PROTOCOLS
-
     code, text = dump_json(path)
     protos = {o.get("protocol") for o in objects(text) if o.get("protocol")}
     missing = [p.id for p in STREAM_PROTOCOLS if p.id in protos and getattr(p, "encode", None) is None]

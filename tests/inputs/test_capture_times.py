@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from tests.capture_helpers import conversation_packets
 from tests.inputs.test_pcap_readers import _pcapng
 from tests.inputs.test_tcp_reassembly import _conversation, _pcap, _req, _resp
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
@@ -28,7 +29,7 @@ CAPTURE_KEYS = ("time", "timeEpoch", "filePosition", "latencyMs")
 
 
 def _units(data, ports=(9092,)):
-    return list(capture_units(BytesSource(data, "x.pcap"), Options(ports=ports)))
+    return list(capture_units(BytesSource(data, "x.pcap"), Options(ports=ports), protocols=STREAM_PROTOCOLS))
 
 
 def _json(units):
@@ -234,7 +235,7 @@ def test_summary_left_out_with_frame_filters(tmp_path):
 def test_rocketmq_real_capture(external):
     path = external / "rocketmq" / "producer.pcap"
     data = path.read_bytes()
-    units = list(capture_units(BytesSource(data, path.name), Options()))
+    units = list(capture_units(BytesSource(data, path.name), Options(), protocols=STREAM_PROTOCOLS))
     frames = [u for u in units if u.type == "frame"]
     assert frames and not [p for u in units for p in u.problems]
     for f in frames:
@@ -257,7 +258,7 @@ def test_rocketmq_written_capture(tmp_path):
     path = tmp_path / "rmq.pcap"
     rmq_pcap(path, convo, 10911)
     data = path.read_bytes()
-    units = list(capture_units(BytesSource(data, "rmq.pcap"), Options()))
+    units = list(capture_units(BytesSource(data, "rmq.pcap"), Options(), protocols=STREAM_PROTOCOLS))
     req, resp = [u.to_json(TEXT) for u in units if u.type == "frame"]
     assert data[req["filePosition"]:req["filePosition"] + 4] == convo[0][1][:4]
     assert resp["latencyMs"] == pytest.approx((resp["timeEpoch"] - req["timeEpoch"]) * 1000, abs=1e-3)
@@ -274,7 +275,7 @@ def test_jafka_capture(tmp_path):
     path = tmp_path / "jafka.pcap"
     rmq_pcap(path, convo, 6667)
     data = path.read_bytes()
-    units = list(capture_units(BytesSource(data, "j.pcap"), Options()))
+    units = list(capture_units(BytesSource(data, "j.pcap"), Options(), protocols=STREAM_PROTOCOLS))
     d = [u.to_json(TEXT) for u in units]
     assert [x["type"] for x in d] == ["request", "response", "request", "capture_summary"]
     for x, (_, raw) in zip(d, convo):

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from tests.capture_helpers import conversation_packets, link_header, write_pcap
 from tests.inputs.test_tcp_reassembly import _conversation
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.cli import cli
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.pcap import parse_tcp, read_packets
@@ -37,7 +38,8 @@ def _pcap(packets, **kw):
 
 
 def _frames(data, ports=(9092,)):
-    return [u for u in capture_units(BytesSource(data, "x"), Options(ports=ports)) if u.type != "capture_summary"]
+    return [u for u in capture_units(BytesSource(data, "x"), Options(ports=ports), protocols=STREAM_PROTOCOLS)
+            if u.type != "capture_summary"]
 
 
 def _clean(units, n=6):

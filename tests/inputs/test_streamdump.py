@@ -4,9 +4,9 @@ follow,tcp,raw`` text decode through the protocol's decoder and encode back thro
 
 from __future__ import annotations
 
+from wireinspect.captures import stream_dump_format
 from wireinspect.catalog import FORMATS, KAFKA_STREAM, STREAM_PROTOCOLS
 from wireinspect.formats.common import Unparsed
-from wireinspect.inputs.capture.streamdump import stream_dump_format
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
 from wireinspect.ops.options import Options

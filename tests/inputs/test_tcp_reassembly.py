@@ -8,6 +8,7 @@ import random
 import struct
 
 from tests.capture_helpers import conversation_packets, frame, write_pcap
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
@@ -102,7 +103,7 @@ def _pcap(packets, **kw):
 
 
 def _decode(data, ports=(9092,)):
-    return list(capture_units(BytesSource(data, "x.pcap"), Options(ports=ports)))
+    return list(capture_units(BytesSource(data, "x.pcap"), Options(ports=ports), protocols=STREAM_PROTOCOLS))
 
 
 def _summary(units):

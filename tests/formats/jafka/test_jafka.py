@@ -10,6 +10,7 @@ import pytest
 from tests.formats.jafka.test_jafka_encode import (create_part, delete_part, fetch_part, offsets_part, produce_part,
                                                    request)
 from tests.capture_helpers import pcap_bytes
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.formats.jafka import stream as js
 from wireinspect.formats.jafka.format import first_message_ok, log_name
 from wireinspect.formats.jafka.messages import iter_log, parse_message, parse_message_set
@@ -234,7 +235,7 @@ def test_capture_end_to_end(tmp_path):
     capture = pytest.importorskip("wireinspect.inputs.capture")
     from wireinspect.ops.options import Options
 
-    if js.PROTOCOL not in capture.stream_protocols():
+    if js.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the Jafka protocol")
     fetch = request(1, **fetch_part("topic", 0, 0, 1000))
     create = request(5, **create_part("topic", 4, 1))
@@ -244,7 +245,8 @@ def test_capture_end_to_end(tmp_path):
     path = tmp_path / "jafka.pcap"
     path.write_bytes(pcap_bytes([("10.0.0.1:40000", "10.0.0.2:6667", convo)]))
     with FileSource(str(path)) as src:
-        units = [u for u in capture.capture_units(src, Options()) if u.type != "capture_summary"]
+        units = [u for u in capture.capture_units(src, Options(), protocols=STREAM_PROTOCOLS)
+                 if u.type != "capture_summary"]
     d = [u.to_json(TEXT) for u in units]
     assert [(x["type"], x.get("requestTypeName") or x.get("errorName")) for x in d] == [
         ("request", "FETCH"), ("response", "NoError"), ("request", "CREATE"), ("response", "NoError")]

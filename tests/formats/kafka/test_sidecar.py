@@ -16,6 +16,7 @@ from tests.conftest import ROOT, SAMPLES
 from wireinspect.catalog import choose_format
 from wireinspect.cli import cli
 from wireinspect.formats.kafka import checkpoints as ck
+from wireinspect.formats.kafka.textformats import OFFSET_CHECKPOINTS
 from wireinspect.formats.kafka import sidetables as tables
 
 _spec = importlib.util.spec_from_file_location("make_partition_sample", ROOT / "samples" / "make_partition_sample.py")
@@ -426,9 +427,14 @@ def test_crlf_checkpoint(tmp_path):
                                              "startOffset": 0}]
 
 
+def test_the_reader_knows_every_offset_checkpoint_the_descriptor_claims():
+    # checkpoints.py names a checkpoint by Kafka's suffix (it does not import its descriptor, textformats)
+    assert all(n.endswith(ck.OFFSET_CHECKPOINT_SUFFIX) for n in OFFSET_CHECKPOINTS)
+
+
 def test_offset_checkpoints(tmp_path):
     good = mps.checkpoint([("orders", 0, 106), ("my.topic_x-1", 12, 0)])
-    for name in ck.OFFSET_CHECKPOINTS:
+    for name in OFFSET_CHECKPOINTS:
         p = tmp_path / name
         p.write_bytes(good)
         code, obj = dump_one(p)

@@ -19,6 +19,7 @@ from wireinspect.formats.kafka import sidecar as sc
 from wireinspect.formats.kafka import sidetables as tables
 from wireinspect.formats.kafka import sidefile as sf
 from wireinspect.formats.kafka import sidetables
+from wireinspect.formats.kafka.textformats import TEXT_FORMATS
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.render.jsonl import dumps
 
@@ -264,8 +265,8 @@ def test_text_past_the_limits_is_a_problem(monkeypatch):
     t = ck.parse_leader_epoch_checkpoint(mps.checkpoint([(i, i * 10) for i in range(10)]))
     assert [p.code for p in t.problems] == ["too_many_entries"] and t.count == 3
     monkeypatch.setattr(ck, "MAX_TEXT", 12)
-    (t,) = ck.FORMATS[0].units(BytesSource(mps.checkpoint([(0, 0), (1, 60), (2, 99)]), "leader-epoch-checkpoint"),
-                               None)
+    (t,) = TEXT_FORMATS[0].units(BytesSource(mps.checkpoint([(0, 0), (1, 60), (2, 99)]), "leader-epoch-checkpoint"),
+                                 None)
     assert "file_too_large" in [p.code for p in t.problems] and t.length == 18
 
 

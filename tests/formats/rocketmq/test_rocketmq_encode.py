@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.formats.rocketmq.commitlog import (MAGIC_BLANK, MAGIC_V1, MAGIC_V2, RECORD, masked_crc,
                                                     parse_record)
 from wireinspect.formats.rocketmq.format import COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING
@@ -210,7 +211,7 @@ def _capture_roundtrip(path, tmp_path) -> int:
     out = tmp_path / "streams"
     code, err = encode_text(text, str(out) + "/")
     assert code == 0, err
-    streams = reassembled(FileSource(str(path)))
+    streams = reassembled(FileSource(str(path)), STREAM_PROTOCOLS)
     assert streams
     for (index, direction), data in streams.items():
         assert (out / f"{path.name}.{index}-{direction}").read_bytes() == data, (index, direction)

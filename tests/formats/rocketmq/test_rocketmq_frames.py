@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.formats.rocketmq import stream as rstream
 from tests.formats.rocketmq.test_rocketmq_encode import record
 from wireinspect.formats.rocketmq.fastjson import loads
@@ -371,10 +372,10 @@ def test_capture_format_decodes_consumer_pcap():
     from wireinspect.inputs.source import FileSource
     from wireinspect.ops.options import Options
 
-    if rstream.PROTOCOL not in capture.stream_protocols():
+    if rstream.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the RocketMQ protocol")
     with FileSource(str(RMQ / "consumer.pcap")) as src:
-        units = list(capture.capture_units(src, Options()))
+        units = list(capture.capture_units(src, Options(), protocols=STREAM_PROTOCOLS))
     frames = [u for u in units if u.type == "frame"]
     assert len(frames) == 307 and all(not f.problems for f in frames)
     records = [r for f in frames if f.body_kind == "records" for r in f.messages]
@@ -423,7 +424,7 @@ def test_capture_binary_headers_end_to_end(tmp_path):
     capture = pytest.importorskip("wireinspect.inputs.capture")
     from wireinspect.ops.options import Options
 
-    if rstream.PROTOCOL not in capture.stream_protocols():
+    if rstream.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the RocketMQ protocol")
     recs = b"".join(record(body=b"b%d" % i * 60, topic="T", queue_offset=i) for i in range(3))
     convo = [(True, binary_frame(11, 1, ext={"topic": "T", "queueId": "0"})),
@@ -434,7 +435,8 @@ def test_capture_binary_headers_end_to_end(tmp_path):
     path = tmp_path / "rmq.pcap"
     write_pcap(path, convo, 10911)
     with FileSource(str(path)) as src:
-        units = [u for u in capture.capture_units(src, Options()) if u.type != "capture_summary"]
+        units = [u for u in capture.capture_units(src, Options(), protocols=STREAM_PROTOCOLS)
+                 if u.type != "capture_summary"]
     d = [u.to_json(TEXT) for u in units]
     assert [x["codeName"] for x in d] == ["PULL_MESSAGE", "HEART_BEAT", "SUCCESS", "FOUND",
                                           "NOTIFY_CONSUMER_IDS_CHANGED"]

@@ -41,8 +41,6 @@ from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.kafka.sidetables import tail_chunks, tail_json
-from wireinspect.formats.kafka.textformats import OFFSET_CHECKPOINTS
-from wireinspect.formats.kafka.textformats import TEXT_FORMATS as FORMATS  # noqa: F401 (re-exported)
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import Int
 from wireinspect.model import Node
@@ -57,6 +55,7 @@ _INT = re.compile(rb"[+-]?[0-9]+")
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n|$)")
 _TOKEN = re.compile(rb"\S+")
 _TOPIC = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+OFFSET_CHECKPOINT_SUFFIX = "-offset-checkpoint"  # how Kafka names its OffsetCheckpointFiles
 EPOCH_COLUMNS = (("epoch", "int32"), ("startOffset", "int64"))  # LeaderEpochCheckpointFile
 OFFSET_COLUMNS = (("topic", "topic"), ("partition", "int32"), ("offset", "int64"))  # OffsetCheckpointFile
 
@@ -578,7 +577,10 @@ def _units(parse, json_file: bool = False):
 def _offset_units(source, opts):
     name = os.path.basename(source.path or source.name).removesuffix(".tmp")
     buf, cut = read_text(source)
-    t = parse_offset_checkpoint(buf, name if name in OFFSET_CHECKPOINTS else "")
+    # the checkpoint's name when it is one of Kafka's (textformats.OFFSET_CHECKPOINTS, which the descriptor
+    # recognises: recovery-point-, log-start-, replication-, cleaner-offset-checkpoint; imports go from the
+    # descriptor to this reader, never back)
+    t = parse_offset_checkpoint(buf, name if name.endswith(OFFSET_CHECKPOINT_SUFFIX) else "")
     t.text_end = len(buf)
     if cut:
         _too_large(t, source.size, len(buf), MAX_TEXT)
@@ -739,4 +741,5 @@ TEXT_HOOKS = {
     "kafka-quorum-state": (_QUORUM_STATE_UNITS, _text_encoder(_QUORUM_STATE_UNITS, _write_json)),
 }
 """``(units, encode)`` of each text sidecar format, by format id: the hooks of the descriptors in
-:data:`~.textformats.TEXT_FORMATS` (which recognise the files by name; re-exported here as ``FORMATS``)."""
+:data:`~.textformats.TEXT_FORMATS` (which recognise the files by name and import this module when they
+run a hook)."""

@@ -6,5 +6,5 @@
 records through the Kafka record loop), ``segment.py`` (the walk: zero tail, resynchronisation),
 ``encode.py`` (back to bytes), ``partition.py`` (a partition directory), ``baseindex.py`` and
 ``compactionindex.py`` (``.base_index``, ``.compaction_index``), ``indexcheck.py`` (both against their
-segment), ``format.py`` (the descriptors). The raw keys of ``dump --json --raw`` are Kafka's
+segment), ``names.py`` (file and directory names), ``format.py`` (the descriptors). The raw keys of ``dump --json --raw`` are Kafka's
 (:func:`~wireinspect.formats.kafka.log_encode.raw_keys`, ``raw_whole``)."""

@@ -39,7 +39,7 @@ def load(d: str, name: str):
     when it cannot be read."""
     from wireinspect.formats.redpanda.baseindex import MAX_FILE, parse_base_index
     from wireinspect.formats.redpanda.compactionindex import parse_compaction_index
-    from wireinspect.formats.redpanda.format import index_kind
+    from wireinspect.formats.redpanda.names import index_kind
 
     try:
         src = FileSource(os.path.join(d, name))

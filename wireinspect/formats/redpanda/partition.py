@@ -26,7 +26,7 @@ import os
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit, directory_units
-from wireinspect.formats.redpanda.format import INDEX_NAME, ntp_of, segment_name
+from wireinspect.formats.redpanda.names import INDEX_NAME, ntp_of, segment_name
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
 

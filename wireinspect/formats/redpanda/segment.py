@@ -25,7 +25,7 @@ import struct
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.formats.redpanda.batch import parse_batch, parse_big
-from wireinspect.formats.redpanda.format import ntp_of
+from wireinspect.formats.redpanda.names import ntp_of
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.framing import RangeCRC
 from wireinspect.formats.redpanda.header import AT, HEADER_SIZE, NAMES, STRUCT, header_ok, kafka_crc_start

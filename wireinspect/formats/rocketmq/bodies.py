@@ -6,14 +6,14 @@
 * a FOUND PULL_MESSAGE response: commit-log records, byte for byte (:mod:`.commitlog`);
 * a ``compressed`` body (``extFields.compressed``): gzip; most others: fastjson JSON.
 
-:func:`decode_frame_body` decodes one into its frame; :func:`body_bytes` writes one back.
+:func:`decode_frame_body` decodes one into its frame, :func:`message_bytes` writes its messages back
+(the frame's encoder, :func:`wireinspect.formats.rocketmq.remoting.body_bytes`, writes a whole body).
 """
 
 from __future__ import annotations
 
 import struct
 
-from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.compression import DEFAULT_LIMIT, gunzip
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
@@ -21,7 +21,7 @@ from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, COMPRESS
                                                     decompress_body, masked_crc, parse_record, record_bytes,
                                                     split_properties)
 from wireinspect.formats.rocketmq.fastjson import loads
-from wireinspect.formats.rocketmq.jsonheader import json_header_bytes, json_notes
+from wireinspect.formats.rocketmq.jsonheader import json_notes
 from wireinspect.layout import Bytes, Int, Layout, Length
 from wireinspect.model import Node, Problem
 
@@ -231,45 +231,3 @@ def message_bytes(m, ctx, at: str) -> bytes:
     if t in ("record", "blank"):
         return record_bytes(m, ctx, at)
     raise EncodeError(f"{at}.type: expected a record or a batch_message, got {t!r}")
-
-
-def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
-    """The body of a frame object: ``body`` (bytes) when given, else its ``records`` encoded (commit-log
-    records of a pull response, batch entries), or ``bodyBytes`` as stored when the messages are the
-    ones they decode to; nothing when neither is there."""
-    if obj.get("body") is not None:
-        return ctx.blob(obj["body"], f"{where}.body")
-    key = "records" if obj.get("records") is not None else "messages"  # (JSON of wireinspect 0.1)
-    msgs = obj.get(key)
-    if msgs is None:
-        if obj.get("bodyBytes") is not None:
-            return ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
-        return b""
-    if not isinstance(msgs, list):
-        raise EncodeError(f"{where}.{key}: expected a list, got {type(msgs).__name__}")
-    if obj.get("bodyBytes") is not None:
-        from wireinspect.formats.rocketmq.commitlog import same_data
-
-        data = ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
-        probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}
-        req = obj.get("request", {}).get("code") if isinstance(obj.get("request"), dict) else None
-        f = _body_frame(probe, data, req)
-        if f is not None and f.messages is not None and \
-                same_data(msgs, [m.to_json(bytes_encoder(ctx.bytes_mode)) for m in f.messages]):
-            return data
-    return b"".join(message_bytes(m, ctx, f"{where}.{key}[{i}]") for i, m in enumerate(msgs))
-
-
-def _body_frame(probe: dict, body: bytes, request_code):
-    """A frame with a JSON header made of ``probe`` and ``body``, its body decoded as the original's."""
-    from wireinspect.formats.rocketmq.remoting import parse_frame
-
-    try:
-        raw_header = json_header_bytes(probe)
-    except EncodeError:
-        return None
-    raw = I32.pack(4 + len(raw_header) + len(body)) + b"\x00" + len(raw_header).to_bytes(3, "big") + raw_header + body
-    f = parse_frame(raw, decode_body=False)
-    if f.header:
-        decode_frame_body(f, request_code)
-    return f

@@ -24,9 +24,9 @@ from wireinspect.codec.text import quote
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq import codes
 from wireinspect.formats.rocketmq.binaryheader import binary_header_bytes, decode_binary_header
-from wireinspect.formats.rocketmq.bodies import body_bytes, decode_frame_body, message_bytes
+from wireinspect.formats.rocketmq.bodies import decode_frame_body, message_bytes
 from wireinspect.formats.rocketmq.codes import FRAME_MAX
-from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, split_properties
+from wireinspect.formats.rocketmq.commitlog import RAW_KEY, b64, encode_unit, same_data, split_properties
 from wireinspect.formats.rocketmq.jsonheader import decode_json_header, json_header_bytes
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length
@@ -410,6 +410,44 @@ def header_bytes(obj: dict, ctx, where: str = "") -> bytes:
     if st == 1:
         return binary_header_bytes(obj, ctx, where)
     raise EncodeError(f"{where}.serializeType: {st} is neither 0 (JSON) nor 1 (ROCKETMQ)")
+
+
+def body_bytes(obj: dict, ctx, where: str = "") -> bytes:
+    """The body of a frame object: ``body`` (bytes) when given, else its ``records`` encoded (commit-log
+    records of a pull response, batch entries), or ``bodyBytes`` as stored when the messages are the
+    ones they decode to; nothing when neither is there."""
+    if obj.get("body") is not None:
+        return ctx.blob(obj["body"], f"{where}.body")
+    key = "records" if obj.get("records") is not None else "messages"  # (JSON of wireinspect 0.1)
+    msgs = obj.get(key)
+    if msgs is None:
+        if obj.get("bodyBytes") is not None:
+            return ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
+        return b""
+    if not isinstance(msgs, list):
+        raise EncodeError(f"{where}.{key}: expected a list, got {type(msgs).__name__}")
+    if obj.get("bodyBytes") is not None:
+        data = ctx.raw(obj["bodyBytes"], f"{where}.bodyBytes")
+        probe = {k: obj.get(k) for k in ("code", "flag", "opaque", "extFields")}
+        req = obj.get("request", {}).get("code") if isinstance(obj.get("request"), dict) else None
+        f = _body_frame(probe, data, req)
+        if f is not None and f.messages is not None and \
+                same_data(msgs, [m.to_json(bytes_encoder(ctx.bytes_mode)) for m in f.messages]):
+            return data
+    return b"".join(message_bytes(m, ctx, f"{where}.{key}[{i}]") for i, m in enumerate(msgs))
+
+
+def _body_frame(probe: dict, body: bytes, request_code):
+    """A frame with a JSON header made of ``probe`` and ``body``, its body decoded as the original's."""
+    try:
+        raw_header = json_header_bytes(probe)
+    except EncodeError:
+        return None
+    raw = I32.pack(4 + len(raw_header) + len(body)) + b"\x00" + len(raw_header).to_bytes(3, "big") + raw_header + body
+    f = parse_frame(raw, decode_body=False)
+    if f.header:
+        decode_frame_body(f, request_code)
+    return f
 
 
 def _frame_fields(obj: dict, ctx, where: str = "") -> bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from wireinspect.formats.common import Note
 from wireinspect.inputs.capture.filters import Filters
-from wireinspect.inputs.capture.protocols import stream_protocols
+from wireinspect.inputs.capture.protocols import Protocols
 from wireinspect.inputs.capture.summary import CaptureSummary
 from wireinspect.inputs.pcap import parse_tcp, read_packets
 from wireinspect.inputs.source import Source
@@ -257,12 +257,13 @@ def _ep(ep) -> str:
 
 
 class _Ctx:
-    def __init__(self, opts, protocols=None):
+    def __init__(self, opts, protocols):
         self.opts = opts
-        self.protocols = stream_protocols() if protocols is None else protocols
+        self.known = Protocols(protocols)
+        self.protocols = self.known.all
         self.user_ports = set(getattr(opts, "ports", ()) or ())
         self.server_ports = self.user_ports or {p for proto in self.protocols for p in proto.ports}
-        self.filters = Filters(opts)
+        self.filters = Filters(opts, self.known)
 
     def choose(self, head, server_port: int):
         protos = self.protocols
@@ -285,17 +286,20 @@ class _Ctx:
         return None
 
 
-def capture_units(source: Source, opts, records: bool | None = None, protocols=None):
+def capture_units(source: Source, opts, records: bool | None = None, *, protocols):
     """Units of a pcap/pcapng capture: protocol units (frames, stream notes) and
     :class:`CaptureNote` objects for file-level problems, in the order they complete. ``records``:
-    decode frames' contents (``None``: unless ``opts.headers_only``). ``protocols``: the stream protocols to choose from (default ``catalog.STREAM_PROTOCOLS``)."""
+    decode frames' contents (``None``: unless ``opts.headers_only``). ``protocols``: the stream
+    protocols each conversation is decoded with, the first of a tie chosen (the catalog's
+    ``STREAM_PROTOCOLS``, bound by :mod:`wireinspect.captures`). ``opts``: the command's Options (None:
+    the defaults)."""
     opts = with_records(opts, records)
     ctx = _Ctx(opts, protocols)
     filters = ctx.filters
     file_problems: list = []
     convs: dict = {}
     done: list = []  # every conversation, in order (convs keeps only the latest of a port pair)
-    summary = CaptureSummary()
+    summary = CaptureSummary(ctx.known)
     order = 0
     said: set = set()
     for pkt in read_packets(source, file_problems):
@@ -412,11 +416,13 @@ class _Recorder:
         return _Recording(conversation, self.out)
 
 
-def reassembled(source: Source, opts=None) -> dict:
-    """``{(connection index, direction): bytes}``: each direction of every conversation a protocol
-    claims, as TCP reassembly gives it (the bytes of its data events in stream order; bytes missing
-    from the capture, gaps, are not in them). What ``encode`` gives back for a capture's streams."""
+def reassembled(source: Source, protocols, opts=None) -> dict:
+    """``{(connection index, direction): bytes}``: each direction of every conversation one of
+    ``protocols`` (the stream protocols, as :func:`capture_units` takes them) claims, as TCP reassembly
+    gives it (the bytes of its data events in stream order; bytes missing from the capture, gaps, are not
+    in them). What ``encode`` gives back for a capture's streams. ``opts``: ``--port`` and
+    ``--connection`` (None: the defaults, every claimed conversation)."""
     out: dict = {}
-    for _ in capture_units(source, opts, False, tuple(_Recorder(p, out) for p in stream_protocols())):
+    for _ in capture_units(source, opts, False, protocols=tuple(_Recorder(p, out) for p in protocols)):
         pass
     return {k: bytes(v) for k, v in out.items()}

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from wireinspect.inputs.capture.protocols import protocol_of_unit
 
 
 class Filters:
     """``--connection`` (any protocol), ``--api`` and ``--correlation-id`` (asked of the unit's
     protocol: ``select(unit, api, correlation_ids) -> bool``; units of a protocol without it are
-    left out while those filters are active) from the Options."""
+    left out while those filters are active) from the Options; ``protocols``: the capture's
+    :class:`~.protocols.Protocols`."""
 
-    def __init__(self, opts):
+    def __init__(self, opts, protocols):
+        self.protocols = protocols
         self.api = {str(a).lower() for a in opts.apis} if opts else set()
         self.connection = [str(c) for c in opts.connections] if opts else []
         self.corr = {int(c) for c in opts.correlation_ids} if opts else set()
@@ -37,7 +38,7 @@ class Filters:
         if self.api or self.corr:
             if u.type != "frame":
                 return False
-            proto = protocol_of_unit(u)
+            proto = self.protocols.of_unit(u)
             select = getattr(proto, "select", None)
             return bool(select is not None and select(u, self.api, self.corr))
         return True

@@ -1,44 +1,21 @@
-"""The stream protocols a capture's conversations are decoded with. This package knows no particular
-protocol: the explicit tuple is ``STREAM_PROTOCOLS`` in :mod:`wireinspect.catalog` (the interface is
-in :mod:`wireinspect.streams`), looked up on first use (the catalog lists this package's formats, so
-it cannot be imported while this package is)."""
+"""The stream protocols a capture's conversations are decoded with, looked up by id. This package knows
+no particular protocol: its callers give them (:mod:`wireinspect.captures` declares the capture formats
+over the catalog's ``STREAM_PROTOCOLS``; the interface a protocol implements is in
+:mod:`wireinspect.streams`)."""
 
 from __future__ import annotations
 
-from wireinspect.errors import EncodeError
 
-_BY_ID: dict = {}
+class Protocols:
+    """The stream protocols one capture is decoded with: ``all`` (in the order a tie between them is
+    broken) and ``by_id``."""
 
+    def __init__(self, protocols):
+        self.all = tuple(protocols)
+        self.by_id = {p.id: p for p in self.all}
 
-def stream_protocols() -> tuple:
-    """``wireinspect.catalog.STREAM_PROTOCOLS``: every stream protocol, in the order ties are broken."""
-    from wireinspect.catalog import STREAM_PROTOCOLS
-
-    return STREAM_PROTOCOLS
-
-
-def _by_id() -> dict:
-    if not _BY_ID:
-        _BY_ID.update((p.id, p) for p in stream_protocols())
-    return _BY_ID
-
-
-def protocol_named(pid) -> object | None:
-    """The protocol whose ``id`` is ``pid`` (None when there is none)."""
-    return _by_id().get(pid)
-
-
-def protocol_of_unit(u):
-    """The protocol a captured unit was decoded with (its conversation's, else its own ``protocol``)."""
-    conv = u.conversation
-    return _by_id().get((conv.protocol if conv is not None else None) or u.protocol)
-
-
-def protocol_of(obj: dict):
-    """The protocol that encodes a ``dump --json`` object of a capture (its ``"protocol"``; without
-    one, the first of ``STREAM_PROTOCOLS``, Kafka); EncodeError when it has no encoder."""
-    pid = obj.get("protocol") or stream_protocols()[0].id
-    p = _by_id().get(pid)
-    if p is None or getattr(p, "encode", None) is None:
-        raise EncodeError(f".protocol: no stream protocol {pid!r} with an encoder")
-    return p
+    def of_unit(self, u):
+        """The protocol a captured unit was decoded with (its conversation's, else its own
+        ``protocol``); None when it is none of these."""
+        conv = u.conversation
+        return self.by_id.get((conv.protocol if conv is not None else None) or u.protocol)

@@ -2,16 +2,14 @@
 Stream" saved as raw, a hex dump of one, a single frame on stdin), or both directions as
 ``tshark -z follow,tcp,raw`` text (:mod:`.follow`), decoded by one stream protocol.
 
-This module knows no particular protocol: :func:`stream_dump_format` declares the Format of a
-protocol that has a ``dump`` (:class:`wireinspect.streams.StreamDump`: its id, descriptions, how its
-raw dumps are sniffed and which direction one holds); :mod:`wireinspect.catalog` lists the result
-(``kafka-stream``).
+This module knows no particular protocol: it is given one. The Format of a protocol's stream dumps
+(``kafka-stream``) is declared by :func:`wireinspect.captures.stream_dump_format` and listed by
+:mod:`wireinspect.catalog`.
 """
 
 from __future__ import annotations
 
 from wireinspect.errors import InputError
-from wireinspect.formats.base import Format
 from wireinspect.formats.common import encode_unparsed
 from wireinspect.inputs.capture.follow import FOLLOW, FOLLOW_TEXT_MAX, follow_raw_events
 from wireinspect.inputs.source import Source
@@ -28,9 +26,10 @@ def stream_units(source: Source, opts, protocol, records: bool | None = None):
     is read whole: larger than ``FOLLOW_TEXT_MAX`` bytes is an :class:`InputError`."""
     from wireinspect.inputs.capture.connections import with_records
     from wireinspect.inputs.capture.filters import Filters
+    from wireinspect.inputs.capture.protocols import Protocols
 
     opts = with_records(opts, records)
-    filters = Filters(opts)
+    filters = Filters(opts, Protocols((protocol,)))
     head = source.read(0, 512)
     conv = Conversation(0, source=source.name)
     dec = protocol.decoder(conv, opts)
@@ -79,27 +78,3 @@ def encode_stream(obj: dict, ctx, protocol) -> list:
     else:
         chunks = [protocol.encode(obj, ctx)]
     return [(stream, c) for c in chunks if c]
-
-
-def stream_dump_format(protocol) -> Format:
-    """The Format of ``protocol``'s stream dumps, from its ``dump`` (a
-    :class:`~wireinspect.streams.StreamDump`): follow text sniffs 90, raw bytes as ``dump.sniff``
-    says; ``units``/``check`` are :func:`stream_units` (``check`` decodes frames' contents only with
-    ``--deep``); ``encode`` is :func:`encode_stream`."""
-    dump = protocol.dump
-
-    def sniff(head: bytes, name: str) -> int:
-        if FOLLOW.match(head):
-            return 90
-        return dump.sniff(head, name)
-
-    return Format(
-        id=dump.id,
-        description=dump.description,
-        recognised_by=dump.recognised_by,
-        sniff=sniff,
-        units=lambda src, opts: stream_units(src, opts, protocol),
-        check=lambda src, opts: stream_units(src, opts, protocol, bool(getattr(opts, "deep", False))),
-        honours=dump.honours,
-        encode=lambda obj, ctx: encode_stream(obj, ctx, protocol),
-    )

@@ -4,18 +4,17 @@
 from __future__ import annotations
 
 from wireinspect.formats.unit import UnitBase
-from wireinspect.inputs.capture.protocols import protocol_of_unit
 from wireinspect.model import Node
 from wireinspect.streams import iso_time
 
 
-def frame_name(u) -> str | None:
+def frame_name(u, protocols) -> str | None:
     """The name a captured frame is counted under (an API, a request code...; a response: its
-    request's), as its protocol's ``frame_name(unit)`` gives it; None for units that are not frames
-    and for protocols without ``frame_name``."""
+    request's), as its protocol (found in ``protocols``, :class:`~.protocols.Protocols`) names it with
+    ``frame_name(unit)``; None for units that are not frames and for protocols without ``frame_name``."""
     if u.type not in _FRAME_TYPES:
         return None
-    proto = protocol_of_unit(u)
+    proto = protocols.of_unit(u)
     if proto is None:
         return None
     name = getattr(proto, "frame_name", None)
@@ -37,7 +36,8 @@ class CaptureSummary(UnitBase):
     valid = True
     entries = 0
 
-    def __init__(self):
+    def __init__(self, protocols):
+        self.protocols = protocols
         self.position = self.length = 0
         self.problems = []
         self.frames = 0
@@ -58,7 +58,7 @@ class CaptureSummary(UnitBase):
         if u.type not in _FRAME_TYPES:
             return
         c = u.conversation
-        name = frame_name(u) if c is not None else None
+        name = frame_name(u, self.protocols) if c is not None else None
         if name is None:
             return
         k = (c.index, c.protocol or u.protocol, name)

@@ -9,7 +9,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as KpS
 
 from tests.formats.kafka.internal.builders import coordinator_value
 from wireinspect.codec.bytesfmt import bytes_encoder
-from wireinspect.formats.kafka.internal.consumer import decode_consumer
+from wireinspect.formats.kafka.internal.decode import decode_consumer
 from wireinspect.formats.kafka.internal.decode import decode_coordinator_value
 from wireinspect.formats.kafka.internal.registry import table
 from wireinspect.model import Node

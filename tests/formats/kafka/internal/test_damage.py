@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.formats.kafka.internal.builders import coordinator_key, coordinator_value, metadata_value, sample
 from wireinspect.codec.bytesfmt import bytes_encoder
-from wireinspect.formats.kafka.internal.consumer import decode_consumer
+from wireinspect.formats.kafka.internal.decode import decode_consumer
 from wireinspect.formats.kafka.internal.decode import (decode_control_value, decode_coordinator_key,
                                                        decode_coordinator_value, decode_metadata_value)
 from wireinspect.formats.kafka.internal.kinds import FRAMING, KINDS

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SAMPLES
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.inputs.capture import capture_units
@@ -30,7 +31,7 @@ def lines(data: bytes, mode: str, eager: bool) -> list:
         if eager:
             m.setattr(Batch, "settle", lambda self, mode="base64": self.parse_records())
         out = []
-        for u in capture_units(BytesSource(data, "x.pcap"), Options()):
+        for u in capture_units(BytesSource(data, "x.pcap"), Options(), protocols=STREAM_PROTOCOLS):
             line = u.json_line(enc, mode, dumps, {}) if (u.json_line is not None and not eager) else dumps(u.to_json(enc))
             out.append((json.loads(line), sorted(p.code for p in u.problems)))
     return out

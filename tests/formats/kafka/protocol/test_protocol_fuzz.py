@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.capture_helpers import conversation_packets, write_pcap
 from tests.formats.kafka.protocol.test_protocol_frames import API_REQ, API_RESP
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.frames import decode_request, decode_response
 from wireinspect.formats.kafka.protocol.specs_loader import specs
@@ -65,5 +66,5 @@ CAPTURE = _capture()
 @given(st.integers(0, len(CAPTURE) - 1), st.binary(min_size=1, max_size=8), st.integers(0, len(CAPTURE)))
 def test_damaged_capture_never_raises(at, junk, cut):
     data = (CAPTURE[:at] + junk + CAPTURE[at + len(junk):])[:max(cut, 24)]
-    for u in capture_units(BytesSource(data, "x"), Options()):
+    for u in capture_units(BytesSource(data, "x"), Options(), protocols=STREAM_PROTOCOLS):
         u.to_json(ENC), u.to_tree()

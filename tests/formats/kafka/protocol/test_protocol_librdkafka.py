@@ -22,6 +22,7 @@ confluent_kafka = pytest.importorskip("confluent_kafka")
 from tests.capture_helpers import MockCluster, pcap_bytes  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
+from wireinspect.catalog import STREAM_PROTOCOLS  # noqa: E402
 from wireinspect.cli import cli  # noqa: E402
 from wireinspect.codec.bytesfmt import bytes_encoder  # noqa: E402
 from wireinspect.inputs.capture import capture_units  # noqa: E402
@@ -89,7 +90,8 @@ def recording():
 
 
 def _frames(data, ports):
-    return [u for u in capture_units(BytesSource(data, "rec.pcap"), Options(ports=ports)) if u.type != "capture_summary"]
+    return [u for u in capture_units(BytesSource(data, "rec.pcap"), Options(ports=ports), protocols=STREAM_PROTOCOLS)
+            if u.type != "capture_summary"]
 
 
 def _records_of(frames, api, direction):

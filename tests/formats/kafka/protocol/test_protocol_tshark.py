@@ -16,6 +16,7 @@ import pytest
 
 from tests.capture_helpers import pcap_bytes
 from tests.formats.kafka.protocol.test_protocol_frames import _message_set
+from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
 from wireinspect.ops.options import Options
@@ -60,7 +61,8 @@ def old_capture(tmp_path_factory):
                          check=True).stdout
     pdus = [p["_source"]["layers"]["kafka"] for p in json.loads(out, object_pairs_hook=_multi)
             if "kafka" in p["_source"]["layers"]]
-    frames = [u for u in capture_units(BytesSource(data, "old.pcap"), Options()) if u.type == "frame"]
+    frames = [u for u in capture_units(BytesSource(data, "old.pcap"), Options(), protocols=STREAM_PROTOCOLS)
+              if u.type == "frame"]
     return pdus, frames
 
 

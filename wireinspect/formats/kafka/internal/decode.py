@@ -14,6 +14,9 @@ Framings (shared/reference/internal-topics-redpanda-registry.md section 2, read 
 :class:`Decoded` holds one decoded key or value (walker entries with absolute positions, framing
 fields, problems); :meth:`Decoded.to_json` and :meth:`Decoded.add_nodes` project it. Damage is data:
 every function here returns what it decoded and ``internal_*`` problems, never raises on bytes.
+
+The consumer protocol inside a GroupMetadataValue's members (:func:`decode_consumer`,
+:func:`expand_members`) is decoded here too, with the same structs.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ import struct
 from wireinspect.formats.kafka.internal.kinds import FRAMING
 from wireinspect.formats.kafka.internal.registry import (CONTROL_SPECS, CONTROL_VERSION, TRANSACTION_STATES,
                                                          control_spec, table)
-from wireinspect.formats.kafka.protocol.specs_loader import plan_for
-from wireinspect.formats.kafka.protocol.walker import Ctx, Short, fields_json, fields_tree, read_uvarint, walk
+from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs
+from wireinspect.formats.kafka.protocol.walker import (K_ARRAY, K_STRUCT, Ctx, Short, fields_json, fields_tree,
+                                                        read_uvarint, walk)
 from wireinspect.model import Node, Problem
 
 _I16 = struct.Struct(">h").unpack_from
@@ -228,8 +232,6 @@ def decode_coordinator_value(kind: str, record_type: int | None, buf, p: int, n:
     if d.problems:
         d = read_alternate(kind, record_type, d, buf, p, n, base)
     if spec.name == "GroupMetadataValue":
-        from wireinspect.formats.kafka.internal.consumer import expand_members
-
         expand_members(d, buf, base)
     return d
 
@@ -346,3 +348,59 @@ def decode_batch_records(records, buf, base: int, kind: str | None, control: boo
                     at = place(pr.position)
                     problems.append(pr if at == pr.position else Problem(pr.code, at, pr.message, pr.expected,
                                                                           pr.actual))
+
+
+# -- the consumer protocol inside GroupMetadataValue members ---------------------------------------
+# ``subscription`` and ``assignment`` bytes
+# of a group whose ``protocolType`` is ``"consumer"``, decoded with the ConsumerProtocolSubscription /
+# ConsumerProtocolAssignment specs (top-level ``protocol/specs/``).
+#
+# Framing (``org.apache.kafka.clients.consumer.internals.ConsumerProtocol``): ``int16 version``, then
+# the struct at that version; a version above the highest known is read at the highest (Kafka's
+# ``checkSubscriptionVersion``/``checkAssignmentVersion``: newer versions only append fields), so
+# bytes after the struct are then expected, not damage. Empty bytes (a member with no assignment yet)
+# are not decoded.
+
+CONSUMER_SPECS = {"subscription": "ConsumerProtocolSubscription", "assignment": "ConsumerProtocolAssignment"}
+CONSUMER = "consumer"  # ConsumerProtocol.PROTOCOL_TYPE
+
+
+def decode_consumer(field: str, buf, p: int, n: int, base: int):
+    """The ``Decoded`` of one ``subscription``/``assignment`` value (``n`` bytes at ``buf[p]``,
+    absolute ``base + p``), ``None`` when empty or when the spec is missing."""
+    spec = specs().data.get(CONSUMER_SPECS[field])
+    if spec is None or n <= 0:
+        return None
+    d = Decoded()
+    d.type = spec.name
+    v = _int16(d, "version", buf, p, n, base, field)
+    if v is None:
+        return d
+    d.version = v
+    hi = spec.valid[1]
+    if not known_version(d, spec, min(v, hi), base + p):  # above the highest: read at the highest
+        d.version = v
+        return d
+    read_struct(d, spec, min(v, hi), buf, p + 2, p + n, base, trailing_ok=v > hi)
+    d.version = v
+    return d
+
+
+def expand_members(d, buf, base: int) -> None:
+    """Decode the ``subscription``/``assignment`` bytes of every member of the GroupMetadataValue
+    ``d`` when its ``protocolType`` is ``"consumer"``; appended to ``d.expansions``."""
+    entries = d.entries or ()
+    if not any(f.name == "protocolType" and f.value == CONSUMER for f in entries):
+        return
+    for f in entries:
+        if f.name != "members" or f.kind != K_ARRAY or not f.value:
+            continue
+        for i, ef in enumerate(f.value):
+            if ef.kind != K_STRUCT or not ef.value:
+                continue
+            for mf in ef.value:
+                if mf.name in CONSUMER_SPECS and isinstance(mf.value, bytes):
+                    start = mf.pos + mf.length - len(mf.value)
+                    dec = decode_consumer(mf.name, buf, start - base, len(mf.value), base)
+                    if dec is not None:
+                        d.expansions.append((i, mf.name, mf, dec))

@@ -18,8 +18,7 @@ import struct
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.codec.varint import encode_uvarint
 from wireinspect.errors import EncodeError
-from wireinspect.formats.kafka.internal.consumer import SPECS as CONSUMER_SPECS
-from wireinspect.formats.kafka.internal.consumer import decode_consumer
+from wireinspect.formats.kafka.internal.decode import CONSUMER_SPECS, decode_consumer
 from wireinspect.formats.kafka.internal.decode import (decode_control_value, decode_coordinator_key,
                                                        decode_coordinator_value, decode_metadata_value,
                                                        expansion_key)

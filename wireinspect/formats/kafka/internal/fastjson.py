@@ -30,7 +30,7 @@ from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 _I16 = struct.Struct(">h").unpack_from
 _DECLINE = (Decline, ValueError, IndexError, struct.error, TypeError, KeyError)
 KEY_CACHE = 4096  # keys decoded kept across batches (their JSON objects are only ever serialized)
-CONSUMER = "consumer"  # internal/consumer.py: the protocol type whose member bytes are expanded
+CONSUMER = "consumer"  # internal/decode.py (decode_consumer): the protocol type whose member bytes are expanded
 
 
 class _Kind:

@@ -47,7 +47,7 @@ from wireinspect.errors import EncodeError
 from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.kafka.protocol.specs_loader import (
     T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32,
-    T_UUID, Plan, plan_for, specs)
+    T_UUID, Plan, plan_for, request_header_version, response_header_version, specs)
 from wireinspect.layout import EncodeContext, Int
 
 API_VERSIONS = 18
@@ -302,8 +302,6 @@ def frame_parts(obj: dict, ctx: EncodeContext) -> tuple[bytes, bytes | None]:
     if is_sasl_token(obj):
         return b"", ctx.blob(obj["body"]["AuthBytes"], ".body.AuthBytes")
     if direction == "request":
-        from wireinspect.formats.kafka.protocol.frames import request_header_version
-
         key = _header_value(obj, hdr, "RequestApiKey", "apiKey", -(1 << 15), (1 << 15) - 1)
         ver = _header_value(obj, hdr, "RequestApiVersion", "apiVersion", -(1 << 15), (1 << 15) - 1)
         corr = _header_value(obj, hdr, "CorrelationId", "correlationId", -(1 << 31), (1 << 31) - 1)
@@ -317,8 +315,6 @@ def frame_parts(obj: dict, ctx: EncodeContext) -> tuple[bytes, bytes | None]:
         header = encode_struct(plan_for(s.header("RequestHeader", hv), hv), h, ctx, ".header")
         bspec, bver = spec, ver
     elif direction == "response":
-        from wireinspect.formats.kafka.protocol.frames import response_header_version
-
         corr = _header_value(obj, hdr, "CorrelationId", "correlationId", -(1 << 31), (1 << 31) - 1)
         key = _int_key(obj, "apiKey", ".apiKey", -(1 << 15), (1 << 15) - 1, required=False)
         bspec = None

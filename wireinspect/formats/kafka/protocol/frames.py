@@ -19,33 +19,20 @@ from __future__ import annotations
 import struct
 
 from wireinspect.formats.kafka.protocol.errors import error_name
-from wireinspect.formats.kafka.protocol.specs_loader import in_range, plan_for, specs
+from wireinspect.formats.kafka.protocol.specs_loader import (API_VERSIONS, CONTROLLED_SHUTDOWN, in_range, plan_for,
+                                                              request_header_version, response_header_version, specs)
 from wireinspect.formats.kafka.protocol.walker import (
     K_RAW, K_RECORDS, Ctx, F, Short, error_codes, fields_json, fields_tree, walk)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.model import Node, Problem
 from wireinspect.streams import capture_display, capture_items, connection_text
 
-API_VERSIONS = 18
 JOIN_GROUP, SYNC_GROUP = 11, 14
-CONTROLLED_SHUTDOWN = 7
 UNSUPPORTED_VERSION = 35
 EARLY_ACCESS = frozenset(range(76, 88))  # KIP-932 share-group APIs: 3.9.0's v0 was early access
 _I16 = struct.Struct(">h").unpack_from
 _I32 = struct.Struct(">i").unpack_from
 _HEAD = struct.Struct(">ihhi").unpack_from  # Size, RequestApiKey, RequestApiVersion, CorrelationId
-
-
-def request_header_version(api_key: int, version: int) -> int:
-    if api_key == CONTROLLED_SHUTDOWN and version == 0:
-        return 0
-    return 2 if specs().is_flexible(api_key, version) else 1
-
-
-def response_header_version(api_key: int, version: int) -> int:
-    if api_key == API_VERSIONS:
-        return 0
-    return 1 if specs().is_flexible(api_key, version) else 0
 
 
 class Frame(UnitBase):

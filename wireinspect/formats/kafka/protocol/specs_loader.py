@@ -253,3 +253,21 @@ def plan_for(spec: Spec, version: int) -> Plan:
         p = compile_fields(spec.name, spec.fields, version, in_range(version, spec.flexible), spec.common)
         _PLANS[key] = p
     return p
+
+
+API_VERSIONS = 18
+CONTROLLED_SHUTDOWN = 7
+
+
+def request_header_version(api_key: int, version: int) -> int:
+    """The RequestHeader version of a request (0 for ControlledShutdown v0, 2 when flexible, else 1)."""
+    if api_key == CONTROLLED_SHUTDOWN and version == 0:
+        return 0
+    return 2 if specs().is_flexible(api_key, version) else 1
+
+
+def response_header_version(api_key: int, version: int) -> int:
+    """The ResponseHeader version of a response (0 for ApiVersions, 1 when flexible, else 0)."""
+    if api_key == API_VERSIONS:
+        return 0
+    return 1 if specs().is_flexible(api_key, version) else 0
