@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wireinspect"
 
 CORE = {"wireinspect.model", "wireinspect.layout", "wireinspect.errors"}
 GENERIC_FORMATS = {"wireinspect.formats", "wireinspect.formats.base", "wireinspect.formats.unit",
-                   "wireinspect.formats.common"}
+                   "wireinspect.formats.common", "wireinspect.formats.options"}
 
 # (importer, imported): why it is still there.
 KNOWN = {

@@ -22,7 +22,7 @@ from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_P
 from wireinspect.cliparams import Position, Size
 from wireinspect.codec.bytesfmt import BYTES_MODES, bytes_encoder
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 
 class App:

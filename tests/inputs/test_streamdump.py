@@ -9,7 +9,7 @@ from wireinspect.formats.common import Unparsed
 from wireinspect.inputs.capture.streamdump import stream_dump_format
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import StreamDump
 
 SEEN = []

@@ -3,7 +3,8 @@
 A :class:`Format` says how it is recognised and how to decode a whole input into *units*: the
 top-level things ``dump`` prints one at a time (a record batch, a legacy message, an index entry
 table, a protocol frame, a RocketMQ commitlog record...). Units follow
-:class:`wireinspect.formats.unit.Unit`. The formats themselves are listed in
+:class:`wireinspect.formats.unit.Unit`; what a command asks of a format is an
+:class:`~wireinspect.formats.options.Options`. The formats themselves are listed in
 :mod:`wireinspect.catalog`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from wireinspect.formats.options import Options
 from wireinspect.inputs.source import Source
 
 
@@ -21,9 +23,9 @@ class Format:
     description: str
     recognised_by: str
     sniff: Callable[[bytes, str], int]  # (first bytes, file name) -> confidence 0..100
-    units: Callable[[Source, "object"], Iterable]  # (source, Options) -> units in position order
-    check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
-    entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
+    units: Callable[[Source, Options], Iterable]  # (source, Options) -> units in position order
+    check: Callable[[Source, Options], Iterable] | None = None  # fast path for verify; default: units
+    entries: Callable[[Source, Options], Iterable] | None = None  # one unit per entry, no records (recover)
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
     rebuild: Callable | None = None

@@ -260,7 +260,7 @@ class _Ctx:
     def __init__(self, opts, protocols=None):
         self.opts = opts
         self.protocols = stream_protocols() if protocols is None else protocols
-        self.user_ports = set(getattr(opts, "ports", ()) or ())
+        self.user_ports = set(opts.ports)
         self.server_ports = self.user_ports or {p for proto in self.protocols for p in proto.ports}
         self.filters = Filters(opts)
 
@@ -359,7 +359,7 @@ def with_records(opts, records: bool | None):
     unless ``opts.headers_only``)."""
     from dataclasses import replace
 
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     opts = opts if opts is not None else Options()
     return replace(opts, records=not opts.headers_only if records is None else records)

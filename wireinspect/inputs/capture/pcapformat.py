@@ -43,7 +43,7 @@ PCAP = Format(
     recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
     sniff=_pcap_sniff,
     units=_units,
-    check=lambda src, opts: _units(src, opts, bool(getattr(opts, "deep", False))),
+    check=lambda src, opts: _units(src, opts, opts.deep),
     honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only", "time"}),
     encode=_encode_capture,
 )

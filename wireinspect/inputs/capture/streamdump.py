@@ -99,7 +99,7 @@ def stream_dump_format(protocol) -> Format:
         recognised_by=dump.recognised_by,
         sniff=sniff,
         units=lambda src, opts: stream_units(src, opts, protocol),
-        check=lambda src, opts: stream_units(src, opts, protocol, bool(getattr(opts, "deep", False))),
+        check=lambda src, opts: stream_units(src, opts, protocol, opts.deep),
         honours=dump.honours,
         encode=lambda obj, ctx: encode_stream(obj, ctx, protocol),
     )

@@ -94,8 +94,8 @@ class KafkaDecoder:
     def __init__(self, conversation, opts=None, records: bool = True):
         self.conv = conversation
         self.records = records
-        self.limit = getattr(opts, "max_decompressed", None)
-        self.max_batch = getattr(opts, "max_batch", None)
+        self.limit = opts.max_decompressed if opts is not None else None
+        self.max_batch = opts.max_batch if opts is not None else None
         self.dirs = {}
         self.pending: dict[int, deque] = {}
         self.resolved: dict[str, str] = {}
