@@ -106,6 +106,25 @@ def choose_format(head: bytes, name: str) -> Format | None:
     return best
 
 
+def api_names() -> dict:
+    """``{protocol id: {API key: name}}`` of the stream protocols whose frames ``--api`` selects (those
+    with ``api_names``; Kafka's from its JSON specs): what the command line checks ``--api`` against."""
+    return {p.id: p.api_names() for p in STREAM_PROTOCOLS if p.api_names is not None}
+
+
+def use_schemas(paths, given: str | None, max_decompressed: int) -> list:
+    """``dump``/``view`` ``--schemas DIR`` (``given``), else the ``_schemas-N`` partitions among
+    ``paths``: the offline Schema Registry that Kafka record keys and values resolve against from now
+    on, in the current context (:mod:`wireinspect.formats.kafka.registry.store`; no registry when there
+    is none). Returns the notes of registry records that do not read (problems in the data);
+    :class:`~wireinspect.errors.InputError` when ``given`` holds no registry record."""
+    from wireinspect.formats.kafka.registry import store
+
+    reg = store.registry_for(paths, given, max_decompressed)
+    store.activate(reg)
+    return list(reg.notes) if reg is not None else []
+
+
 def coordinator_partition(kind: str, key: str, partitions: int) -> dict:
     """``coordinator-partition``: the partition of ``__consumer_offsets`` (``kind`` ``group``) or
     ``__transaction_state`` (``transactional-id``) that holds ``key`` (see

@@ -48,3 +48,7 @@ class Format:
     # stand for no bytes (notes, summaries). ``encode_types``: the object "type" values it takes.
     encode: Callable | None = None
     encode_types: frozenset = frozenset()
+    # The units' positions count in the byte stream of their TCP connection and direction, not in the
+    # input file (a capture): the file's bytes at a unit's position are not its bytes (no hexdump from
+    # the file; a unit gives its own through ``raw_bytes`` when it can).
+    stream_positions: bool = False

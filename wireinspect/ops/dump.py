@@ -200,7 +200,7 @@ def hexdump_unit(app, item, unit) -> None:
     raw = unit.raw_bytes  # units whose positions are not the file's (streams)
     if raw is not None:
         data = bytes(raw())[:HEXDUMP_MAX]
-    elif item.format.id == "pcap":  # stream positions: the file's bytes are not these
+    elif item.format.stream_positions:  # the file's bytes at these positions are not the unit's
         app.out.print(f"{name} {unit.type} at stream position {node.position}: no hex dump for this unit",
                       style="bold")
         print_tree(app.out, node)

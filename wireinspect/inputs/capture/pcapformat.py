@@ -46,4 +46,5 @@ PCAP = Format(
     check=lambda src, opts: _units(src, opts, opts.deep),
     honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only", "time"}),
     encode=_encode_capture,
+    stream_positions=True,
 )

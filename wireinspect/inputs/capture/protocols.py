@@ -39,6 +39,6 @@ def protocol_of(obj: dict):
     one, the first of ``STREAM_PROTOCOLS``, Kafka); EncodeError when it has no encoder."""
     pid = obj.get("protocol") or stream_protocols()[0].id
     p = _by_id().get(pid)
-    if p is None or getattr(p, "encode", None) is None:
+    if p is None or p.encode is None:
         raise EncodeError(f".protocol: no stream protocol {pid!r} with an encoder")
     return p

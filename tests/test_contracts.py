@@ -1,0 +1,67 @@
+"""The written contracts between the layers (issue 21, item 4): the options a format reads are the
+typed :class:`~wireinspect.formats.options.Options` (never probed with ``getattr``), and a stream
+protocol is a :class:`~wireinspect.streams.StreamProtocolInterface` whose optional members are
+``None`` when absent (read directly, never probed)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from wireinspect.catalog import STREAM_PROTOCOLS, api_names
+from wireinspect.formats.options import Options, options_or_default
+from wireinspect.streams import ConversationDecoder, Conversation, StreamProtocolInterface
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTIONS_NAMES = {"opts", "options", "o"}
+PROTOCOL_NAMES = {"proto", "protocol", "p", "decoder", "dec"}
+
+
+def _probes(names: set, folders) -> list:
+    found = []
+    for folder in folders:
+        for path in sorted((ROOT / "wireinspect" / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                        node.func.id in ("getattr", "hasattr") and node.args and \
+                        isinstance(node.args[0], ast.Name) and node.args[0].id in names:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_probes_the_options():
+    assert _probes(OPTIONS_NAMES, ["."]) == []
+
+
+def test_the_capture_inputs_read_protocol_members_directly():
+    assert _probes(PROTOCOL_NAMES, ["inputs", "ops"]) == []
+
+
+def test_options_are_typed_and_default_when_absent():
+    fields = {f.name: f.type for f in dataclasses.fields(Options)}
+    assert fields["max_batch"] == "int" and fields["deep"] == "bool" and fields["ports"] == "tuple"
+    assert options_or_default(None) == Options()
+    o = Options(deep=True)
+    assert options_or_default(o) is o
+    assert set(Options.FORMAT_OPTIONS.values()) <= set(fields)
+
+
+@pytest.mark.parametrize("proto", STREAM_PROTOCOLS, ids=lambda p: p.id)
+def test_every_stream_protocol_follows_the_interface(proto):
+    assert isinstance(proto, StreamProtocolInterface)
+    assert isinstance(proto.decoder(Conversation(0), Options()), ConversationDecoder)
+    assert proto.decoder(Conversation(0), Options()).unanswered == 0
+    for member in ("encode", "select", "api_names", "frame_name"):
+        value = getattr(proto, member)  # declared on every protocol: None or callable
+        assert value is None or callable(value), (proto.id, member)
+    assert (proto.select is None) == (proto.api_names is None)  # --api is checked against what select reads
+    assert proto.sniff(b"") in range(101) and proto.sniff(b"\xff" * 64) in range(101)
+
+
+def test_api_names_come_from_the_protocols():
+    names = api_names()
+    assert set(names) == {p.id for p in STREAM_PROTOCOLS if p.select is not None} == {"kafka"}
+    assert names["kafka"][0] == "Produce" and names["kafka"][1] == "Fetch"
