@@ -65,3 +65,52 @@ def test_api_names_come_from_the_protocols():
     names = api_names()
     assert set(names) == {p.id for p in STREAM_PROTOCOLS if p.select is not None} == {"kafka"}
     assert names["kafka"][0] == "Produce" and names["kafka"][1] == "Fetch"
+
+
+# -- timestamps in ms: declared by the fields, asked by the renderers ---------------------------------------
+# What render/safe.py listed by name before the fields declared it (issue 21, item 4): the declarations
+# give the same set, so the tree, the hexdump, view and --iso-times show the same ISO times.
+LISTED_BEFORE = frozenset({
+    "timestamp", "baseTimestamp", "maxTimestamp", "deleteHorizonMs", "lastTimestamp", "Timestamp",
+    "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
+    "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
+    "first_timestamp", "max_timestamp",
+    "commitTimestamp", "expireTimestamp", "currentStateTimestamp", "WriteTimestamp", "EventTimestampMs",
+    "TransactionStartTimestampMs", "TransactionLastUpdateTimestampMs", "ExpirationTimestamp",
+    "CreateTimestamp", "AssignmentTimestamp", "LastContainedLogTimestamp",
+})
+
+
+def test_the_renderers_ask_the_declarations_for_ms_timestamps():
+    import wireinspect.formats.kafka.internal.image  # noqa: F401 (declares its JSON's lastTimestamp)
+    import wireinspect.formats.kafka.sidetables  # noqa: F401
+    from wireinspect.render.safe import field_iso, time_ms_fields
+
+    # deleteHorizonMs and ExpireTimestamp named no field anything prints (no spec, no JSON key has them)
+    assert set(time_ms_fields()) == LISTED_BEFORE - {"deleteHorizonMs", "ExpireTimestamp"}
+    assert field_iso("first_timestamp", 1700000000080) == "2023-11-14T22:13:20.080Z"
+    assert field_iso("bornTimestamp", 1700000000080) is None  # RocketMQ's: not declared ms (yet)
+
+
+def test_an_int_declared_ms_joins_the_names():
+    from wireinspect.layout import Int, ms_fields
+    from wireinspect.render.safe import show_node_value
+
+    name = "testOnlyStampMs"
+    assert name not in ms_fields()
+    Int(name, "q", ms=True)
+    try:
+        assert show_node_value(name, 1700000000080) == "1700000000080 (2023-11-14T22:13:20.080Z)"
+        assert Int("testOnlyCount", "q").ms is False and "testOnlyCount" not in ms_fields()
+    finally:
+        ms_fields().discard(name)
+
+
+def test_the_protocol_ms_fields_are_int64_fields_of_the_specs():
+    import re
+
+    from wireinspect.formats.kafka.protocol.specs_loader import MS_FIELDS, SPEC_DIR
+
+    texts = "\n".join(p.read_text(encoding="utf-8") for p in Path(SPEC_DIR).rglob("*.json"))
+    for name in MS_FIELDS:
+        assert re.search(rf'"name":\s*"{name}",[^{{}}]*"type":\s*"int64"', texts), name

@@ -106,6 +106,29 @@ def choose_format(head: bytes, name: str) -> Format | None:
     return best
 
 
+# Fields holding milliseconds since the epoch are declared where they are (``Int(..., ms=True)`` in a
+# layout, ``layout.declare_ms``), so a unit's are declared once the module that builds it is imported.
+# :func:`ms_fields` also imports these declaring modules first, so that the answer does not depend on what
+# a command happened to import (the Kafka batch's and record's names, Redpanda's batch header, the Kafka
+# protocol's specs); sidetables.py and internal/image.py declare no other name than these or their own
+# units' (imported before their units exist), and are not loaded for it (their import costs ~20 ms).
+_MS_DECLARED = ("wireinspect.formats.kafka.segment", "wireinspect.formats.kafka.legacy",
+                "wireinspect.formats.redpanda.header", "wireinspect.formats.kafka.protocol.specs_loader")
+
+
+def ms_fields() -> set:
+    """The names of every field that a format declares to hold milliseconds since the epoch
+    (:func:`wireinspect.layout.ms_fields`, once the declaring modules are imported): the renderers
+    show their ISO-8601 time (``render.safe.field_iso``)."""
+    import importlib
+
+    from wireinspect.layout import ms_fields as declared
+
+    for module in _MS_DECLARED:
+        importlib.import_module(module)
+    return declared()
+
+
 def api_names() -> dict:
     """``{protocol id: {API key: name}}`` of the stream protocols whose frames ``--api`` selects (those
     with ``api_names``; Kafka's from its JSON specs): what the command line checks ``--api`` against."""

@@ -152,8 +152,9 @@ def _noted(node, content):
 
 
 def add_iso_times(obj) -> None:
-    """``--iso-times``: beside every timestamp field in ms since the epoch (by Kafka's names, see
-    ``render.safe.TIME_MS_FIELDS``), ``<key>Iso`` with its ISO-8601 UTC time; in place, iteratively."""
+    """``--iso-times``: beside every timestamp field in ms since the epoch (the fields the formats
+    declare so, ``render.safe.time_ms_fields``), ``<key>Iso`` with its ISO-8601 UTC time; in place,
+    iteratively."""
     from wireinspect.render.safe import field_iso
 
     stack = [obj]
