@@ -18,14 +18,14 @@ from __future__ import annotations
 import os
 
 from wireinspect.formats.base import Format
-from wireinspect.formats.jafka.format import FORMATS as JAFKA
+from wireinspect.formats.jafka.format import FORMATS as JAFKA, MESSAGE_COLUMNS as JAFKA_MESSAGES
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
 from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
 from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
-from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
+from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ, MESSAGE_COLUMNS as ROCKETMQ_MESSAGES
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
 from wireinspect.inputs.capture.pcapformat import PCAP
 from wireinspect.inputs.capture.streamdump import stream_dump_format
@@ -37,6 +37,10 @@ STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+MESSAGE_COLUMNS: tuple = (JAFKA_MESSAGES, ROCKETMQ_MESSAGES)
+"""How the messages that are not Kafka records fill ``spark scan``'s record columns
+(:class:`~wireinspect.formats.base.MessageColumns`, read by ``spark/schema.py``)."""
 
 # RECORD_KINDS: the record decoders of ``--records-as`` (kind -> the internal topic whose keys and values it
 # decodes; chosen by default from a partition directory's name: docs/json.md, docs/internal-topics.md)
@@ -65,6 +69,10 @@ REPORTS: dict = {"group-offsets": _group_offsets, "transactions": _transactions,
 as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
 (``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md): the
 factories import their report (``formats/kafka/internal/``) when called."""
+
+
+ENTRY_TYPES: frozenset = frozenset().union(*(f.entry_types for f in FORMATS))
+"""The JSON types of the units that are entries holding records, in any format (``Format.entry_types``)."""
 
 
 def all_formats() -> tuple[Format, ...]:

@@ -10,7 +10,7 @@ table, a protocol frame, a RocketMQ commitlog record...). Units follow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from wireinspect.formats.options import Options
@@ -52,3 +52,31 @@ class Format:
     # input file (a capture): the file's bytes at a unit's position are not its bytes (no hexdump from
     # the file; a unit gives its own through ``raw_bytes`` when it can).
     stream_positions: bool = False
+    # The JSON "type" of its units that are entries holding records (a batch, a message): with
+    # --headers-only, ``spark scan`` gives each one records row, its record columns null.
+    entry_types: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class MessageColumns:
+    """How a message of a format whose messages are not Kafka records (a Kafka 0.7/Jafka message, a
+    RocketMQ message) fills the record columns of ``spark scan``'s records dataset (docs/spark.md;
+    read by ``spark/schema.py``), wherever it appears (a log's unit, a frame's ``records``). Listed in
+    ``catalog.MESSAGE_COLUMNS``.
+
+    ``kind``: its name; ``types``: the JSON ``"type"`` values of such a message; ``marker``: a key
+    only its JSON has; ``value``: the keys whose bytes become the ``value`` column (the first present;
+    moved: they leave the message's JSON); ``copied``: record column -> the message's key copied into
+    it (it stays in the JSON); ``properties``: the key of its ``[[name, text], ...]`` properties,
+    which become the ``headers`` column (values as UTF-8 bytes), ``key_property`` the property whose
+    text is the ``key`` column; ``records_mean_wrapper``: a message whose JSON has ``records`` is a
+    wrapper of other messages (a compressed Jafka message set), with no row of its own."""
+
+    kind: str
+    types: frozenset
+    marker: str
+    value: tuple
+    copied: dict = field(default_factory=dict, hash=False)
+    properties: str | None = None
+    key_property: str | None = None
+    records_mean_wrapper: bool = False
