@@ -47,7 +47,7 @@ def encode_in_process(fid: str, data: bytes, name: str, *, keep_crc: bool = True
     from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.inputs.source import BytesSource
     from wireinspect.layout import EncodeContext
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
     from wireinspect.render.jsonl import dumps
 
     fmt = get_format(fid)

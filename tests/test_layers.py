@@ -48,10 +48,6 @@ KNOWN = {
         "Format.rebuild writes the rebuilt .index/.timeindex/.txnindex files beside the recovered log "
         "itself (its contract returns the paths written); outputs.py is a leaf (it imports nothing of "
         "wireinspect) that gives them the same atomic write as recover's copies",
-    ("wireinspect.inputs.capture.connections", "wireinspect.ops.options"):
-        "the capture machinery fills in the default Options (with_records); Options is the format contract's "
-        "and moves to formats/options.py (issue 21 item 4, its own branch), which inputs/ may import: this "
-        "entry then leaves (test_known_exceptions_are_still_there says so)",
 }
 
 # Imports of the record-batch core (``formats/kafka/records.py``) and of the JSON projection it serves
@@ -60,13 +56,6 @@ KNOWN = {
 # and JSON projections plug in from above). Tolerated by the layering and circle checks until then; an
 # entry that is gone must leave this set (test_pending_lead_edges_are_still_there): empty it, don't grow it.
 PENDING_LEAD = {
-    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.fastjson"),
-    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.internal.decode"),
-    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.internal.fastjson"),
-    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.log_encode"),
-    ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.registry.fields"),
-    ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.fields"),
-    ("wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.store"),
     # The same pattern outside those two files, left to the same hook design (issue 21 item 1 reads the
     # legacy message sets with the one reader too): the legacy core's internal-topic decoding and raw
     # projection (legacy.decode_internal -> internal.decode_record, Message.raw_json -> log_encode), and

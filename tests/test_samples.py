@@ -18,7 +18,7 @@ from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import FileSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 KAFKA_PCAP = SAMPLES / "capture" / "librdkafka.pcap"

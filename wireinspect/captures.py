@@ -31,7 +31,7 @@ def pcap_format(protocols: tuple) -> Format:
         one, the first of ``protocols``, Kafka); EncodeError when it has no encoder."""
         pid = obj.get("protocol") or protocols[0].id
         p = by_id.get(pid)
-        if p is None or getattr(p, "encode", None) is None:
+        if p is None or p.encode is None:
             raise EncodeError(f".protocol: no stream protocol {pid!r} with an encoder")
         return p
 
@@ -58,9 +58,10 @@ def pcap_format(protocols: tuple) -> Format:
         recognised_by="pcap magic a1b2c3d4/a1b23c4d (either byte order) or pcapng section header 0a0d0d0a",
         sniff=lambda head, name: 100 if sniff_capture(head) else 0,
         units=units,
-        check=lambda src, opts: units(src, opts, bool(getattr(opts, "deep", False))),
+        check=lambda src, opts: units(src, opts, opts.deep),
         honours=frozenset({"port", "api", "connection", "correlation_id", "headers_only", "time"}),
         encode=encode,
+        stream_positions=True,
     )
 
 
@@ -93,7 +94,7 @@ def stream_dump_format(protocol) -> Format:
         recognised_by=dump.recognised_by,
         sniff=sniff,
         units=units,
-        check=lambda src, opts: units(src, opts, bool(getattr(opts, "deep", False))),
+        check=lambda src, opts: units(src, opts, opts.deep),
         honours=dump.honours,
         encode=encode,
     )

@@ -20,14 +20,14 @@ import os
 
 from wireinspect.captures import pcap_format, stream_dump_format
 from wireinspect.formats.base import Format
-from wireinspect.formats.jafka.format import FORMATS as JAFKA
+from wireinspect.formats.jafka.format import FORMATS as JAFKA, MESSAGE_COLUMNS as JAFKA_MESSAGES
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
 from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
 from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
-from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ
+from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ, MESSAGE_COLUMNS as ROCKETMQ_MESSAGES
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
 
 STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
@@ -38,6 +38,10 @@ PCAP = pcap_format(STREAM_PROTOCOLS)
 KAFKA_STREAM = stream_dump_format(KAFKA)
 
 FORMATS: tuple[Format, ...] = (KAFKA_LOG, *KAFKA_SIDECARS, *REDPANDA, *JAFKA, *ROCKETMQ, PCAP, KAFKA_STREAM)
+
+MESSAGE_COLUMNS: tuple = (JAFKA_MESSAGES, ROCKETMQ_MESSAGES)
+"""How the messages that are not Kafka records fill ``spark scan``'s record columns
+(:class:`~wireinspect.formats.base.MessageColumns`, read by ``spark/schema.py``)."""
 
 # RECORD_KINDS: the record decoders of ``--records-as`` (kind -> the internal topic whose keys and values it
 # decodes; chosen by default from a partition directory's name: docs/json.md, docs/internal-topics.md)
@@ -66,6 +70,10 @@ REPORTS: dict = {"group-offsets": _group_offsets, "transactions": _transactions,
 as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
 (``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md): the
 factories import their report (``formats/kafka/internal/``) when called."""
+
+
+ENTRY_TYPES: frozenset = frozenset().union(*(f.entry_types for f in FORMATS))
+"""The JSON types of the units that are entries holding records, in any format (``Format.entry_types``)."""
 
 
 def all_formats() -> tuple[Format, ...]:
@@ -105,6 +113,49 @@ def choose_format(head: bytes, name: str) -> Format | None:
         if s > score:
             best, score = f, s
     return best
+
+
+# Fields holding milliseconds since the epoch are declared where they are (``Int(..., ms=True)`` in a
+# layout, ``layout.declare_ms``), so a unit's are declared once the module that builds it is imported.
+# :func:`ms_fields` also imports these declaring modules first, so that the answer does not depend on what
+# a command happened to import (the Kafka batch's and record's names, Redpanda's batch header, the Kafka
+# protocol's specs); sidetables.py and internal/image.py declare no other name than these or their own
+# units' (imported before their units exist), and are not loaded for it (their import costs ~20 ms).
+_MS_DECLARED = ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.legacy",
+                "wireinspect.formats.kafka.sidetables", "wireinspect.formats.redpanda.header",
+                "wireinspect.formats.kafka.protocol.specs_loader", "wireinspect.formats.kafka.internal.image")
+
+
+def ms_fields() -> set:
+    """The names of every field that a format declares to hold milliseconds since the epoch
+    (:func:`wireinspect.layout.ms_fields`, once the declaring modules are imported): the renderers
+    show their ISO-8601 time (``render.safe.field_iso``)."""
+    import importlib
+
+    from wireinspect.layout import ms_fields as declared
+
+    for module in _MS_DECLARED:
+        importlib.import_module(module)
+    return declared()
+
+
+def api_names() -> dict:
+    """``{protocol id: {API key: name}}`` of the stream protocols whose frames ``--api`` selects (those
+    with ``api_names``; Kafka's from its JSON specs): what the command line checks ``--api`` against."""
+    return {p.id: p.api_names() for p in STREAM_PROTOCOLS if p.api_names is not None}
+
+
+def use_schemas(paths, given: str | None, max_decompressed: int) -> list:
+    """``dump``/``view`` ``--schemas DIR`` (``given``), else the ``_schemas-N`` partitions among
+    ``paths``: the offline Schema Registry that Kafka record keys and values resolve against from now
+    on, in the current context (:mod:`wireinspect.formats.kafka.registry.store`; no registry when there
+    is none). Returns the notes of registry records that do not read (problems in the data);
+    :class:`~wireinspect.errors.InputError` when ``given`` holds no registry record."""
+    from wireinspect.formats.kafka.registry import store
+
+    reg = store.registry_for(paths, given, max_decompressed)
+    store.activate(reg)
+    return list(reg.notes) if reg is not None else []
 
 
 def coordinator_partition(kind: str, key: str, partitions: int) -> dict:

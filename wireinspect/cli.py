@@ -22,7 +22,7 @@ from wireinspect.errors import (EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_P
 from wireinspect.cliparams import Position, Size
 from wireinspect.codec.bytesfmt import BYTES_MODES, bytes_encoder
 from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 
 class App:
@@ -221,7 +221,7 @@ def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: 
     that shows no values is a usage error, and so is a DIR that holds no registry records. An output
     that shows no values reads no registry. A registry record that does not read is said on stderr
     (exit status 1)."""
-    from wireinspect.formats.kafka.registry import store
+    from wireinspect.catalog import use_schemas
 
     clash = "--hexdump" if hexdump else "--summary" if summary else "--headers-only" if headers_only else None
     if clash:
@@ -229,12 +229,11 @@ def _use_schemas(app: App, paths, given: str | None, *, hexdump: bool, summary: 
             raise click.UsageError(f"--schemas decodes keys and values; {clash} shows none")
         return
     try:
-        reg = store.registry_for(paths, given, app.opts.max_decompressed)
+        notes = use_schemas(paths, given, app.opts.max_decompressed)
     except InputError as e:
         raise click.BadParameter(str(e), param_hint="'--schemas'") from None
-    for note in reg.notes if reg is not None else ():  # records that do not read: problems in the data
+    for note in notes:  # records that do not read: problems in the data
         app.note(note)
-    store.activate(reg)
 
 
 class _BarHook:
@@ -400,21 +399,24 @@ CONNECTION = re.compile(r"^(\d+|(\[[0-9A-Fa-f:.]+\]|[0-9A-Za-z.\-]+):\d{1,5}"
 
 
 def _apis(ctx, param, values) -> list:
-    """``--api`` values: Kafka API names (any case) or keys, comma-separated; unknown names are a
-    usage error listing the accepted ones."""
+    """``--api`` values: API names (any case) or keys, comma-separated, of the stream protocols whose
+    frames ``--api`` selects (``catalog.api_names``: Kafka's); unknown names are a usage error listing
+    the accepted ones."""
     wanted = [a.strip() for v in values for a in v.split(",") if a.strip()]
     if not wanted:
         return []
-    from wireinspect.formats.kafka.protocol.specs_loader import specs
+    from wireinspect.catalog import api_names
 
-    names = specs().names
+    by_protocol = api_names()
+    which = "/".join(by_protocol)
+    names = {k: n for ns in by_protocol.values() for k, n in ns.items()}
     known = {n.lower() for n in names.values()}
     for a in wanted:
         if a.isascii() and a.isdigit():
             if int(a) not in names:
-                raise click.BadParameter(f"{a} is no Kafka API key (known keys: 0..{max(names)})")
+                raise click.BadParameter(f"{a} is no {which} API key (known keys: 0..{max(names, default=0)})")
         elif a.lower() not in known:
-            raise click.BadParameter(f"{a!r} is no Kafka API name; one of: {', '.join(sorted(names.values()))}")
+            raise click.BadParameter(f"{a!r} is no {which} API name; one of: {', '.join(sorted(names.values()))}")
     return wanted
 
 
@@ -432,10 +434,9 @@ def records_as_option(fn):
     from wireinspect.catalog import RECORD_KINDS
 
     @click.option("--records-as", "records_as", type=click.Choice((*RECORD_KINDS, "none")), default=None,
-                  help="Kafka logs: decode record keys and values as this internal topic's records "
-                       "(__consumer_offsets: offsets, __transaction_state: transactions, __share_group_state: "
-                       "share-state, __cluster_metadata: metadata, __remote_log_metadata: remote-log-metadata); "
-                       "none: never. Default: from the partition directory's name.")
+                  help="Kafka logs: decode record keys and values as this internal topic's records ("
+                       + ", ".join(f"{topic}: {kind}" for kind, topic in RECORD_KINDS.items())
+                       + "); none: never. Default: from the partition directory's name.")
     @functools.wraps(fn)
     def wrapper(app, *args, records_as, **kw):
         app.opts.records_as = records_as
@@ -867,7 +868,8 @@ def formats():
         click.echo(f"{'':{w}}recognised by: {f.recognised_by}")
     from wireinspect.catalog import RECORD_KINDS
 
-    click.echo("\nrecord decoders (keys and values of Kafka's internal topics, in kafka-log and redpanda-log records;")
+    logs = " and ".join(f.id for f in fmts if "records_as" in f.honours and f.dir_sniff is None)
+    click.echo(f"\nrecord decoders (keys and values of Kafka's internal topics, in {logs} records;")
     click.echo("chosen from the partition directory's name, or --records-as KIND):")
     for kind, topic in RECORD_KINDS.items():
         click.echo(f"{kind:{w}}{topic}")

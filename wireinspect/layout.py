@@ -29,6 +29,10 @@ Field kinds:
 * :class:`Struct` - a nested Layout.
 
 Every field may have ``when=(values) -> bool`` (present only then: magic-1 timestamps, IPv6 hosts).
+An :class:`Int` declared ``ms=True`` holds milliseconds since the epoch: its name joins
+:func:`ms_fields`, which the renderers ask (the tree, the hexdump and ``view`` show the ISO-8601 time
+beside the number; ``dump --json --iso-times`` adds ``<name>Iso``); :func:`declare_ms` declares such
+names for what is not a Layout field (the Kafka protocol's JSON specs, JSON keys a unit computes).
 Values are the JSON's: ints, ``bytes`` (or ``None``), ``str``, lists of dicts, dicts.
 
 :meth:`Layout.decode` never raises on bad bytes (a short or inconsistent unit becomes a Problem and the
@@ -68,6 +72,23 @@ def _strip(code: str) -> str:
     return code.lstrip("<>!")
 
 
+_MS_FIELDS: set = set()  # names of the fields declared milliseconds since the epoch (ms_fields)
+
+
+def declare_ms(*names: str) -> None:
+    """Declare fields whose values are milliseconds since the epoch, by the name they have in the tree
+    and the JSON, where the declaration is not an ``Int(..., ms=True)`` of a :class:`Layout` (fields of
+    the Kafka protocol's JSON specs, JSON keys a unit computes such as a record's ``timestamp``)."""
+    _MS_FIELDS.update(names)
+
+
+def ms_fields() -> set:
+    """The names of every field declared milliseconds since the epoch so far (``Int(..., ms=True)``,
+    :func:`declare_ms`), as declaring modules are imported: the set itself, read-only by contract
+    (``wireinspect.catalog.ms_fields`` imports every declaring module first)."""
+    return _MS_FIELDS
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -79,9 +100,15 @@ class Field:
 
 @dataclass(frozen=True)
 class Int(Field):
-    """A fixed-width or varint integer (``code``: a struct code, VARINT, VARLONG or UVARINT)."""
+    """A fixed-width or varint integer (``code``: a struct code, VARINT, VARLONG or UVARINT); ``ms``:
+    its value is milliseconds since the epoch (see :func:`ms_fields`)."""
 
     code: str = "i"
+    ms: bool = _field(default=False, kw_only=True)
+
+    def __post_init__(self):
+        if self.ms:
+            _MS_FIELDS.add(self.name)
 
     @property
     def width(self) -> int | None:

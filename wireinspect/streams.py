@@ -7,42 +7,13 @@ Kafka 0.7/Jafka, under :mod:`wireinspect.formats`) turn events into units. Both 
 and neither imports the other: the protocols are listed in :mod:`wireinspect.catalog`
 (``STREAM_PROTOCOLS``), which hands them to the inputs.
 
-Stream protocol interface (``catalog.STREAM_PROTOCOLS``)
---------------------------------------------------------
-A stream protocol is an object (a module, an instance or a class: only attributes are used) with:
-
-``id: str``
-    ``"kafka"``, ``"rocketmq"``, ``"jafka"``... (shown as the units' ``"protocol"``).
-``ports: tuple[int, ...]``
-    Default server ports (Kafka: ``(9092,)``). Used when ``--port`` is not given.
-``sniff(first_bytes: bytes) -> int``
-    Confidence 0..100 that a client whose first bytes to the server are ``first_bytes`` (up to
-    64 bytes, possibly fewer, possibly starting mid-frame) speaks this protocol. Must not raise.
-    50 or more claims the conversation whatever its ports.
-``decode(conversation: Conversation, opts: Options) -> Iterable[unit]``
-    Decode one whole conversation. ``conversation.events`` is then a list of :class:`Event`, both
-    directions interleaved in capture order. Called once the conversation has ended (FIN/RST in both
-    directions, or the end of the capture), so it holds that conversation's bytes in memory.
-``decoder(conversation, opts)`` (optional, preferred for big captures)
-    A streaming decoder: returns an object with ``feed(event: Event) -> Iterable[unit]`` and
-    ``close() -> Iterable[unit]``. When present it is used instead of ``decode`` and events are fed
-    as the capture is read (``conversation.events`` stays empty). ``opts.records`` says whether
-    frames' contents are decoded (False for ``verify``'s fast path).
-``encode(obj: dict, ctx: EncodeContext) -> bytes`` (for ``encode``)
-    The stream bytes one ``dump --json`` object of this protocol stands for (``b""`` for notes);
-    raises :class:`~wireinspect.errors.EncodeError`. The ``pcap`` format writes them per connection
-    and direction (``<index>-<direction>``).
-``select(unit, api: set[str], correlation_ids: set[int]) -> bool`` (optional)
-    Whether a frame passes ``--api``/``--correlation-id`` (lower-case names or keys as text); a
-    protocol without it has none of its units shown while those filters are active.
-``frame_name(unit) -> str | None`` (optional)
-    The API/request name a frame is counted under in the capture summary (None: not a frame).
-``dump: StreamDump | None`` (optional)
-    When set, the catalog declares a *stream dump* format for the protocol
-    (:func:`wireinspect.inputs.capture.streamdump.stream_dump_format`): one direction of a
-    connection saved raw, or ``tshark -z follow,tcp,raw`` text, decoded by this protocol.
-    :class:`StreamDump` gives what is particular to the protocol (its format id, descriptions, how
-    a raw dump is sniffed and which direction it holds).
+The stream protocol interface (``catalog.STREAM_PROTOCOLS``) is written down as
+:class:`StreamProtocolInterface` (a ``typing.Protocol``, runtime-checkable, like
+:class:`~wireinspect.formats.unit.Unit`): ``id``, ``ports``, ``sniff``, ``decoder`` (a
+:class:`ConversationDecoder`: ``feed``/``close``/``unanswered``), ``decode``, and the optional
+members ``encode``, ``select``, ``frame_name`` and ``dump``, which are ``None`` on a protocol
+that does not have them (callers test ``proto.select is not None``; nobody probes with
+``getattr``). :class:`wireinspect.formats.framing.StreamProtocol` builds one from a decoder class.
 
 How a conversation gets its protocol: every protocol's ``sniff`` sees the client's first bytes; the
 best score of 50 or more wins. Otherwise the protocol whose ports (``--port`` when given, which then
@@ -75,8 +46,8 @@ it yields (the frame the gap cuts, or a :class:`~wireinspect.formats.common.Note
 capture taken during an incident) go to a unit's ``notes`` instead (:func:`split_notes`), which
 ``verify`` lists without failing. Captured frames carry ``timestamp``, ``file_position`` and, for
 responses, ``latency_ms`` (their JSON ``time``/``timeEpoch``/``filePosition``/``latencyMs``:
-:func:`capture_fields`); a streaming decoder may expose ``unanswered`` (requests still waiting for a
-response) for the summary.
+:func:`capture_fields`); a decoder's ``unanswered`` (requests still waiting for a response) goes to
+the summary.
 
 :class:`Conversation`: ``index`` (int, 0-based, order of first packet), ``client``/``server``
 (``"address:port"`` strings, IPv6 as ``"[addr]:port"``; ``None`` for stream dumps), ``protocol``
@@ -97,7 +68,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # annotations only: the options are the formats' (formats/options.py)
+    from wireinspect.formats.options import Options
 
 NOTE_CODES = frozenset({"tcp_no_handshake"})  # TCP findings that are not damage: units' ``notes``
 MID_STREAM_START = "mid_stream_start"  # note code: bytes before the first frame of a mid-connection stream
@@ -183,6 +157,70 @@ class StreamDump:
     sniff: Callable[[bytes, str], int]
     direction: Callable[[bytes, int], str]
     honours: frozenset = frozenset({"api", "correlation_id"})
+
+
+@runtime_checkable
+class ConversationDecoder(Protocol):
+    """What a stream protocol's ``decoder(conversation, opts)`` returns: the streaming decoder of one
+    conversation, fed its events in capture order as the capture is read."""
+
+    unanswered: int  # requests still waiting for a response (the capture summary reads it after close())
+
+    def feed(self, event: Event) -> Iterable:
+        """The units that ``event`` completes (units follow :class:`~wireinspect.formats.unit.Unit`)."""
+
+    def close(self) -> Iterable:
+        """The units left when the conversation ends (cut frames, requests without a response)."""
+
+
+@runtime_checkable
+class StreamProtocolInterface(Protocol):
+    """A stream protocol: what :mod:`wireinspect.inputs.capture` and the catalog ask of every object
+    of ``catalog.STREAM_PROTOCOLS`` (a module, an instance or a class: only attributes are read).
+
+    * ``id``: ``"kafka"``, ``"rocketmq"``, ``"jafka"``... (the units' ``"protocol"``).
+    * ``ports``: default server ports (Kafka ``(9092,)``), used when ``--port`` is not given.
+    * ``sniff(first_bytes) -> int``: confidence 0..100 that a client whose first bytes to the server
+      are ``first_bytes`` (up to 64 bytes, possibly fewer, possibly starting mid-frame) speaks this
+      protocol; never raises. 50 or more claims the conversation whatever its ports.
+    * ``decoder(conversation, opts) -> ConversationDecoder``: the streaming decoder of one
+      conversation (``conversation.events`` stays empty); ``opts.records`` says whether frames'
+      contents are decoded (False for ``verify``'s fast path).
+    * ``decode(conversation, opts) -> Iterable[unit]``: one whole conversation, its events in
+      ``conversation.events`` (both directions interleaved in capture order).
+
+    Optional members, ``None`` on a protocol without them:
+
+    * ``encode(obj, ctx) -> bytes``: the stream bytes one ``dump --json`` object of this protocol
+      stands for (``b""`` for notes); raises :class:`~wireinspect.errors.EncodeError`. The ``pcap``
+      format writes them per connection and direction (``<index>-<direction>``).
+    * ``select(unit, api: set[str], correlation_ids: set[int]) -> bool``: whether a frame passes
+      ``--api``/``--correlation-id`` (lower-case names or keys as text); a protocol without it has
+      none of its units shown while those filters are active.
+    * ``api_names() -> dict[int, str]``: the API names and keys ``--api`` accepts (the command line
+      checks ``--api`` values against them), present when ``select`` is.
+    * ``frame_name(unit) -> str | None``: the API/request name a frame is counted under in the
+      capture summary (None: not a frame).
+    * ``dump``: a :class:`StreamDump`; the catalog then declares a *stream dump* format for the
+      protocol (:func:`wireinspect.inputs.capture.streamdump.stream_dump_format`).
+    """
+
+    id: str
+    ports: tuple
+    encode: Callable[[dict, object], bytes] | None
+    select: Callable[[object, set, set], bool] | None
+    api_names: Callable[[], dict] | None
+    frame_name: Callable[[object], str | None] | None
+    dump: StreamDump | None
+
+    def sniff(self, first_bytes: bytes) -> int:
+        """Confidence 0..100 that ``first_bytes`` are a client's of this protocol; never raises."""
+
+    def decoder(self, conversation: Conversation, opts: Options) -> ConversationDecoder:
+        """The streaming decoder of ``conversation``."""
+
+    def decode(self, conversation: Conversation, opts: Options) -> Iterable:
+        """The units of a whole conversation (``conversation.events``)."""
 
 
 def split_notes(problems) -> tuple[list, list]:

@@ -18,7 +18,7 @@ from tests.fuzz.seeds import FAMILIES
 from wireinspect.catalog import all_formats, choose_format, get_format
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 ENC = bytes_encoder("base64")
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -27,7 +27,7 @@ from wireinspect.formats.unit import LogUnit, RawUnit, Unit, UnitBase
 from wireinspect.inputs.open import iter_items
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.model import Node, Problem
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 ENC = bytes_encoder("base64")
 OPTIONAL_INT = ("base_offset", "last_offset", "base_timestamp", "max_timestamp", "producer_id", "file_position",

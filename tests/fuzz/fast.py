@@ -84,7 +84,7 @@ def execute(data: bytes, name: str, forced: str | None, entry: str, spans: bool,
     from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.inputs.open import maybe_hex, pick_format
     from wireinspect.inputs.source import BytesSource
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     src = maybe_hex(BytesSource(data, name, name))
     fmt = pick_format(src, forced)
@@ -114,7 +114,7 @@ def _roundtrip(src, fmt, data: bytes, name: str, max_decompressed: int = 64 << 2
 
     from wireinspect.codec.bytesfmt import bytes_encoder
     from wireinspect.layout import EncodeContext
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
     from wireinspect.render.jsonl import dumps
 
     if fmt.id == "pcap" or fmt.encode is None or src.name.endswith("(hex dump)") or \

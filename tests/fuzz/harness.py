@@ -320,7 +320,7 @@ def _app(run: Run, forced):
     from rich.console import Console
 
     from wireinspect.cli import App
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     app = App(Options(max_decompressed=run.max_decompressed, max_batch=run.max_batch), forced)
     # width and height given: rich would ask the terminal for its size at every print otherwise; on a

@@ -17,7 +17,7 @@ from tests.roundtrip import dump_json, encode_text, lines, objects, roundtrip
 from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.inputs.capture import reassembled
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"

@@ -20,7 +20,7 @@ from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import iso_time
 
 TEXT = bytes_encoder("text")

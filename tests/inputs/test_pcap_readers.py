@@ -21,7 +21,7 @@ from wireinspect.cli import cli
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.pcap import parse_tcp, read_packets
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 
 def _packets(ipv6=False):

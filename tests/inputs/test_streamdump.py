@@ -9,7 +9,7 @@ from wireinspect.catalog import FORMATS, KAFKA_STREAM, STREAM_PROTOCOLS
 from wireinspect.formats.common import Unparsed
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import StreamDump
 
 SEEN = []

@@ -13,7 +13,7 @@ from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
 from wireinspect.inputs.tcp import ACK, FIN, SYN, HalfStream
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 ENC = bytes_encoder("text")
 

@@ -16,7 +16,7 @@ from wireinspect.cli import cli
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
 from wireinspect.inputs.capture import follow_raw_events
 from wireinspect.inputs.hexdump import looks_like_hexdump, parse_hexdump
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import Conversation
 
 # 16 bytes 0x41, 48 zero bytes, then "end\n": made with printf, dumped by the tools (util-linux

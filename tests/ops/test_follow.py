@@ -66,7 +66,7 @@ def test_follow_waits_for_a_partial_batch():
     from wireinspect.catalog import get_format
     from wireinspect.inputs.source import BytesSource
     from wireinspect.ops.follow import follow_units
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     whole = v2_batch(0, n=2) + v2_batch(2, n=2)
     src = BytesSource(whole[:len(whole) - 10], "00000000000000000000.log")

@@ -17,7 +17,7 @@ from wireinspect.inputs.capture import CaptureNote
 from wireinspect.inputs.open import Item
 from wireinspect.inputs.source import BytesSource
 from wireinspect.model import Problem
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.ops.verify import verify_item
 
 

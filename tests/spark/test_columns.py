@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from tests.conftest import SAMPLES
 from wireinspect.cli import cli
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.spark import schema as S
 
 pa = pytest.importorskip("pyarrow")

@@ -290,7 +290,7 @@ def test_a_decoder_bug_is_one_files_error(monkeypatch, tmp_path):
     row; the task, and the scan, go on."""
     from wireinspect.formats import base as registry
     from wireinspect.formats.kafka.logformat import KAFKA_LOG
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
     from wireinspect.spark.task import FileDesc, scan_file
 
     def broken(source, opts):
@@ -351,7 +351,7 @@ def test_record_pairs_of_frames_holding_messages():
 def test_headers_only_gives_one_row_per_batch():
     """spark scan --headers-only: one records row per batch, the unit columns as dump --headers-only
     --json gives them and the record columns empty (scan_file runs without a JVM)."""
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
     from wireinspect.spark.task import FileDesc, scan_file
 
     path = SAMPLES / "partition" / "orders-0" / "00000000000000000000.log"

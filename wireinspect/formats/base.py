@@ -3,15 +3,17 @@
 A :class:`Format` says how it is recognised and how to decode a whole input into *units*: the
 top-level things ``dump`` prints one at a time (a record batch, a legacy message, an index entry
 table, a protocol frame, a RocketMQ commitlog record...). Units follow
-:class:`wireinspect.formats.unit.Unit`. The formats themselves are listed in
+:class:`wireinspect.formats.unit.Unit`; what a command asks of a format is an
+:class:`~wireinspect.formats.options.Options`. The formats themselves are listed in
 :mod:`wireinspect.catalog`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from wireinspect.formats.options import Options
 from wireinspect.inputs.source import Source
 
 
@@ -21,9 +23,9 @@ class Format:
     description: str
     recognised_by: str
     sniff: Callable[[bytes, str], int]  # (first bytes, file name) -> confidence 0..100
-    units: Callable[[Source, "object"], Iterable]  # (source, Options) -> units in position order
-    check: Callable[[Source, "object"], Iterable] | None = None  # fast path for verify; default: units
-    entries: Callable[[Source, "object"], Iterable] | None = None  # one unit per entry, no records (recover)
+    units: Callable[[Source, Options], Iterable]  # (source, Options) -> units in position order
+    check: Callable[[Source, Options], Iterable] | None = None  # fast path for verify; default: units
+    entries: Callable[[Source, Options], Iterable] | None = None  # one unit per entry, no records (recover)
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
     rebuild: Callable | None = None
@@ -46,3 +48,35 @@ class Format:
     # stand for no bytes (notes, summaries). ``encode_types``: the object "type" values it takes.
     encode: Callable | None = None
     encode_types: frozenset = frozenset()
+    # The units' positions count in the byte stream of their TCP connection and direction, not in the
+    # input file (a capture): the file's bytes at a unit's position are not its bytes (no hexdump from
+    # the file; a unit gives its own through ``raw_bytes`` when it can).
+    stream_positions: bool = False
+    # The JSON "type" of its units that are entries holding records (a batch, a message): with
+    # --headers-only, ``spark scan`` gives each one records row, its record columns null.
+    entry_types: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class MessageColumns:
+    """How a message of a format whose messages are not Kafka records (a Kafka 0.7/Jafka message, a
+    RocketMQ message) fills the record columns of ``spark scan``'s records dataset (docs/spark.md;
+    read by ``spark/schema.py``), wherever it appears (a log's unit, a frame's ``records``). Listed in
+    ``catalog.MESSAGE_COLUMNS``.
+
+    ``kind``: its name; ``types``: the JSON ``"type"`` values of such a message; ``marker``: a key
+    only its JSON has; ``value``: the keys whose bytes become the ``value`` column (the first present;
+    moved: they leave the message's JSON); ``copied``: record column -> the message's key copied into
+    it (it stays in the JSON); ``properties``: the key of its ``[[name, text], ...]`` properties,
+    which become the ``headers`` column (values as UTF-8 bytes), ``key_property`` the property whose
+    text is the ``key`` column; ``records_mean_wrapper``: a message whose JSON has ``records`` is a
+    wrapper of other messages (a compressed Jafka message set), with no row of its own."""
+
+    kind: str
+    types: frozenset
+    marker: str
+    value: tuple
+    copied: dict = field(default_factory=dict, hash=False)
+    properties: str | None = None
+    key_property: str | None = None
+    records_mean_wrapper: bool = False

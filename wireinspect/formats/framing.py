@@ -316,15 +316,17 @@ class StreamProtocol:
     ``decoder(conversation, opts)`` (streaming) and ``decode(conversation, opts)`` (a whole
     conversation), built from a decoder class whose instances have ``feed(event)`` and ``close()``;
     ``encode(obj, ctx) -> bytes`` when the protocol has an encoder (captures dispatch ``encode`` to
-    it), else None; ``frame_name(unit)`` (the capture summary's name of a frame) when given."""
+    it), else None; ``frame_name(unit)`` (the capture summary's name of a frame) when given, else None.
+    An instance is a :class:`~wireinspect.streams.StreamProtocolInterface`."""
 
     dump = None  # no stream dump format of its own (see streams.StreamDump)
+    select = None  # no --api/--correlation-id selection of its frames
+    api_names = None
 
     def __init__(self, id: str, ports: tuple, sniff, decoder_class, encode=None, frame_name=None):  # noqa: A002
         self.id, self.ports, self._sniff, self._cls = id, ports, sniff, decoder_class
         self.encode = encode
-        if frame_name is not None:
-            self.frame_name = frame_name
+        self.frame_name = frame_name
 
     def sniff(self, first_bytes: bytes) -> int:
         try:

@@ -157,8 +157,9 @@ def _noted(node, content):
 
 
 def add_iso_times(obj) -> None:
-    """``--iso-times``: beside every timestamp field in ms since the epoch (by Kafka's names, see
-    ``render.safe.TIME_MS_FIELDS``), ``<key>Iso`` with its ISO-8601 UTC time; in place, iteratively."""
+    """``--iso-times``: beside every timestamp field in ms since the epoch (the fields the formats
+    declare so, ``render.safe.time_ms_fields``), ``<key>Iso`` with its ISO-8601 UTC time; in place,
+    iteratively."""
     from wireinspect.render.safe import field_iso
 
     stack = [obj]
@@ -205,7 +206,7 @@ def hexdump_unit(app, item, unit) -> None:
     raw = unit.raw_bytes  # units whose positions are not the file's (streams)
     if raw is not None:
         data = bytes(raw())[:HEXDUMP_MAX]
-    elif item.format.id == "pcap":  # stream positions: the file's bytes are not these
+    elif item.format.stream_positions:  # the file's bytes at these positions are not the unit's
         app.out.print(f"{name} {unit.type} at stream position {node.position}: no hex dump for this unit",
                       style="bold")
         print_tree(app.out, node)

@@ -15,7 +15,7 @@ from wireinspect.errors import InputError
 from wireinspect.inputs.open import Item, split_forced
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Problem
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.outputs import OUTPUT_MODE, write_atomically
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wireinspect.inputs.open import Item
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.render.progress import file_end
 
 

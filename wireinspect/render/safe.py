@@ -7,6 +7,7 @@ from contextvars import ContextVar
 
 from wireinspect.codec.text import BIDI, quote, safe_text  # noqa: F401 (safe_text: re-exported)
 from wireinspect.codec.times import iso_ms
+from wireinspect.layout import ms_fields
 
 import re
 
@@ -88,24 +89,19 @@ def show_value(v) -> str:
     return safe_text(str(v))
 
 
-# Fields whose values are milliseconds since the epoch, by the names Kafka documents them with (record
-# batches, legacy messages, time indexes, producer snapshots, and the protocol's int64 timestamps).
-TIME_MS_FIELDS = frozenset({
-    "timestamp", "baseTimestamp", "maxTimestamp", "deleteHorizonMs", "lastTimestamp", "Timestamp",
-    "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "ExpireTimestamp", "IssueTimestamp",
-    "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
-    "first_timestamp", "max_timestamp",  # Redpanda batch headers (record.h)
-    # Kafka's internal-topic records (protocol/specs/internal/, the KRaft control records)
-    "commitTimestamp", "expireTimestamp", "currentStateTimestamp", "WriteTimestamp", "EventTimestampMs",
-    "TransactionStartTimestampMs", "TransactionLastUpdateTimestampMs", "ExpirationTimestamp",
-    "CreateTimestamp", "AssignmentTimestamp", "LastContainedLogTimestamp",
-})
+def time_ms_fields() -> set:
+    """The names of the fields the formats declare to hold milliseconds since the epoch (a layout's
+    ``Int(..., ms=True)``, ``layout.declare_ms``): the set itself, which later declarations join. A
+    unit's declarations are made when its format's module is imported, so before it is rendered
+    (``catalog.ms_fields`` imports every declaring module, for a complete list)."""
+    return ms_fields()
 
 
 def field_iso(name: str, value) -> str | None:
     """The ISO-8601 UTC time of a timestamp field's milliseconds (``None`` for other fields and for
-    values that are not a time)."""
-    return iso_ms(value) if name in TIME_MS_FIELDS else None
+    values that are not a time); which fields are timestamps, their declarations say
+    (:func:`time_ms_fields`)."""
+    return iso_ms(value) if name in time_ms_fields() else None
 
 
 def show_node_value(name: str, value) -> str:

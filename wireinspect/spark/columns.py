@@ -24,6 +24,7 @@ Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 from __future__ import annotations
 
 
+from wireinspect.catalog import ENTRY_TYPES
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
 
@@ -101,7 +102,7 @@ class RecordColumns:
         for a batch or message, its record columns null)."""
         if self.headers_only:
             d = unit.to_json(S.raw_bytes)
-            if d.get("type") in ("batch", "message", "redpanda_batch"):
+            if d.get("type") in ENTRY_TYPES:
                 self._add_header_row(self._unit(d, unit))
             return
         if type(unit) is Batch:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import click
 
 from wireinspect.errors import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, InputError
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.render.safe import safe_text
 from wireinspect.spark import schema as S
 

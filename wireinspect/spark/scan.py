@@ -77,7 +77,7 @@ def scan(inputs, output, master, conf, fmt, max_decompressed, max_batch, in_memo
       wireinspect spark scan 'archive/*/' --output scan/ --master 'local[2]' --headers-only
       spark-submit --master yarn wireinspect/spark/scan.py hdfs:///archive/kafka --output hdfs:///scans/1
     """
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
     from wireinspect.spark.job import ScanConfig, run_scan
 
     try:

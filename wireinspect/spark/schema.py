@@ -18,6 +18,8 @@ import json
 import os
 import re
 
+from wireinspect.catalog import MESSAGE_COLUMNS
+
 # (name, type) with type one of: string, long, boolean, binary, headers. "headers" is
 # array<struct<key: string, value: binary>>.
 UNIT_COLUMNS = (
@@ -144,22 +146,19 @@ def record_fields(r: dict) -> tuple[dict, str | None]:
 
 # -- messages that are not Kafka records -------------------------------------------------------
 # A Kafka 0.7 / Jafka message and a RocketMQ message (commit-log record, pull-response record, batch
-# entry) become records rows too: these keys of theirs fill the record columns. Moved keys leave the
-# message's JSON (their bytes are not stored twice); copied ones stay in unitExtra/recordExtra as well.
-MESSAGE_VALUE = {"jafka": ("payload",), "rocketmq": ("decompressedBody", "body")}  # moved to ``value``: the first there
-MESSAGE_COPIED = {"jafka": {"offset": "offset"},  # byte offset of the entry (what a FETCH names)
-                  "rocketmq": {"offset": "queueOffset", "timestamp": "bornTimestamp"}}  # logical offset; ms
-ROCKETMQ_KEYS = "KEYS"  # the property RocketMQ keeps a message's keys in (space separated): the ``key`` column
+# entry) become records rows too: the keys their formats declare (catalog.MESSAGE_COLUMNS, a
+# formats.base.MessageColumns each) fill the record columns. Moved keys leave the message's JSON (their
+# bytes are not stored twice); copied ones stay in unitExtra/recordExtra as well.
 
 
-def message_kind(d: dict) -> str | None:
-    """``"jafka"`` or ``"rocketmq"`` when ``d`` (a unit's JSON, or one of its ``records``) is a message
-    of those formats, else None (a Kafka record, or a unit that is not a message)."""
+def message_kind(d: dict):
+    """The :class:`~wireinspect.formats.base.MessageColumns` of ``d`` (a unit's JSON, or one of its
+    ``records``) when it is a message of a format that declares one (Jafka, RocketMQ), else None (a
+    Kafka record, or a unit that is not a message)."""
     t = d.get("type")
-    if t == "message" and "payload" in d:
-        return "jafka"
-    if t in ("record", "batch_message") and "body" in d:
-        return "rocketmq"
+    for m in MESSAGE_COLUMNS:
+        if t in m.types and m.marker in d:
+            return m
     return None
 
 
@@ -167,34 +166,36 @@ def _damaged(d: dict) -> bool:
     return d.get("crcValid") is False or d.get("valid") is False or bool(d.get("problems"))
 
 
-def message_record(m: dict, kind: str, enc=None, container: dict | None = None) -> tuple[dict, dict]:
+def message_record(m: dict, kind, enc=None, container: dict | None = None) -> tuple[dict, dict]:
     """``(record, rest)``: the record columns a message fills, by column name, and the message's
-    JSON without the keys moved into them. ``value`` is the Jafka ``payload`` / the RocketMQ body
-    (``decompressedBody`` when the stored one is compressed); ``offset`` the Jafka ``offset`` / the
-    RocketMQ ``queueOffset``; ``timestamp`` RocketMQ's ``bornTimestamp`` (ms); ``headers`` the RocketMQ
-    ``properties`` (values as UTF-8 bytes), ``key`` its ``KEYS`` property; ``unverified`` true when the
-    message or ``container`` (the unit holding it) failed its CRC or is damaged. ``enc`` turns new
-    bytes (header values, the key) into the JSON's form (default: bytes stay bytes)."""
+    JSON without the keys moved into them, as its format declares (``kind``: its
+    :class:`~wireinspect.formats.base.MessageColumns`, from :func:`message_kind`). ``value`` is the
+    Jafka ``payload`` / the RocketMQ body (``decompressedBody`` when the stored one is compressed);
+    ``offset`` the Jafka ``offset`` / the RocketMQ ``queueOffset``; ``timestamp`` RocketMQ's
+    ``bornTimestamp`` (ms); ``headers`` the RocketMQ ``properties`` (values as UTF-8 bytes), ``key``
+    its ``KEYS`` property; ``unverified`` true when the message or ``container`` (the unit holding it)
+    failed its CRC or is damaged. ``enc`` turns new bytes (header values, the key) into the JSON's form
+    (default: bytes stay bytes)."""
     enc = enc or raw_bytes
     rest = dict(m)
     rec = {}
-    for name in MESSAGE_VALUE[kind]:  # (a compressed RocketMQ body stays under "body" too)
+    for name in kind.value:  # (a compressed RocketMQ body stays under "body" too)
         if name in rest:
             rec["value"] = rest.pop(name)
             break
-    for col, name in MESSAGE_COPIED[kind].items():
+    for col, name in kind.copied.items():
         if m.get(name) is not None:
             rec[col] = m[name]
-    if kind == "rocketmq" and "properties" in rest:
-        props = rest.pop("properties")
+    if kind.properties is not None and kind.properties in rest:
+        props = rest.pop(kind.properties)
         if isinstance(props, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
                                            and isinstance(p[1], str) for p in props):
             rec["headers"] = [[k, enc(v.encode("utf-8", "surrogateescape"))] for k, v in props]
-            keys = [v for k, v in props if k == ROCKETMQ_KEYS]
+            keys = [v for k, v in props if k == kind.key_property]
             if keys:
                 rec["key"] = enc(keys[0].encode("utf-8", "surrogateescape"))
         else:
-            rest["properties"] = props
+            rest[kind.properties] = props
     if _damaged(m) or (container is not None and container.get("crcValid") is False):
         rec["unverified"] = True
     return rec, rest
@@ -219,7 +220,7 @@ def record_pairs(d: dict, enc=None) -> list[tuple[dict, dict]]:
                 out.append((unit, {**rest, **rec}))
         return out
     kind = message_kind(d)
-    if kind is None or recs is not None and kind == "jafka":  # (a wrapper holding no messages)
+    if kind is None or recs is not None and kind.records_mean_wrapper:  # (a wrapper holding no messages)
         return []
     rec, rest = message_record(d, kind, enc)
     rec = {"position": d.get("position"), "length": d.get("length"), **rec}

@@ -204,7 +204,7 @@ def test_stream_protocol_in_order_pairing():
 
 
 def test_requests_format_stream_dump():
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     data = request(5, **create_part("t", 1, 0)) + b"\xff\xff\xff\xff" + request(1, **fetch_part("t", 0, 0, 10))
     us = list(js.iter_requests(BytesSource(data, "x"), Options()))
@@ -233,7 +233,7 @@ def test_message_set_fuzz_never_raises():
 
 def test_capture_end_to_end(tmp_path):
     capture = pytest.importorskip("wireinspect.inputs.capture")
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     if js.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the Jafka protocol")

@@ -406,7 +406,7 @@ def test_request_edits(tmp_path):
     out = tmp_path / "edited.bin"
     assert encode_text(lines(objs), out)[0] == 0
     from wireinspect.formats.jafka.stream import iter_requests
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     us = list(iter_requests(BytesSource(out.read_bytes(), "x"), Options()))
     assert [u.problems for u in us] == [[], []]

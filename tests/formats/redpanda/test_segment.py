@@ -19,7 +19,7 @@ from wireinspect.formats.redpanda.header import HEADER, HEADER_SIZE, NAMES
 from wireinspect.formats.redpanda.segment import iter_segment
 from wireinspect.inputs.source import BytesSource
 from wireinspect.layout import EncodeContext
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.ops.recover import plan_recovery
 from wireinspect.inputs.open import Item
 from wireinspect.catalog import get_format

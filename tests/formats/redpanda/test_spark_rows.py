@@ -6,7 +6,7 @@ import pytest
 
 from tests.formats.redpanda.rp_bytes import rp_segment
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.spark import schema as S
 
 

@@ -370,7 +370,7 @@ def test_capture_format_decodes_consumer_pcap():
         pytest.skip("../shared/external is not present")
     capture = pytest.importorskip("wireinspect.inputs.capture")
     from wireinspect.inputs.source import FileSource
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     if rstream.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the RocketMQ protocol")
@@ -422,7 +422,7 @@ def write_pcap(path, conversation, port):
 
 def test_capture_binary_headers_end_to_end(tmp_path):
     capture = pytest.importorskip("wireinspect.inputs.capture")
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     if rstream.PROTOCOL not in STREAM_PROTOCOLS:
         pytest.skip("the capture reader does not load the RocketMQ protocol")

@@ -25,7 +25,7 @@ from wireinspect.formats.rocketmq.format import file_base
 from wireinspect.formats.rocketmq.remoting import parse_frame
 from wireinspect.formats.rocketmq.store import CommitLogStore, cq_identity, iter_consumequeue, iter_index
 from wireinspect.inputs.source import BytesSource, FileSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import Conversation, Event
 
 SUPERSCRIPT = "\u00b2"  # str.isdigit() says yes, int() says no

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-from wireinspect.formats.base import Format
+from wireinspect.formats.base import Format, MessageColumns
 from wireinspect.formats.common import encode_unparsed
 from wireinspect.inputs.source import Source
 
@@ -110,6 +110,7 @@ JAFKA_LOG = Format(
     check=_log_check,
     recoverable=True,
     honours=frozenset({"headers_only", "content", "offsets"}),
+    entry_types=frozenset({"message"}),
     encode=_log_encode,
     encode_types=frozenset({"message", "unparsed"}),
 )
@@ -126,3 +127,9 @@ JAFKA_REQUESTS = Format(
 )
 
 FORMATS = (JAFKA_LOG, JAFKA_REQUESTS)
+
+
+# A Kafka 0.7/Jafka message as a row of spark scan's records: its payload is the value, its offset (the
+# byte offset of the entry, what a FETCH names) the offset; a compressed wrapper has no row of its own.
+MESSAGE_COLUMNS = MessageColumns("jafka", frozenset({"message"}), "payload", ("payload",), {"offset": "offset"},
+                                 records_mean_wrapper=True)

@@ -25,6 +25,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.formats.jafka.codes import ERROR_CODES, MAX_REQUEST, REQUEST_TYPES
+from wireinspect.formats.options import options_or_default
 from wireinspect.model import Problem
 from wireinspect.streams import latency_ms
 
@@ -121,7 +122,7 @@ class _Decoder(CaptureFacts):
     protocol = "jafka"
 
     def __init__(self, conversation, opts):
-        self.limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+        self.limit = options_or_default(opts).max_decompressed or DEFAULT_LIMIT
         self.dialect = DIALECT
         self.waiting = deque()
         self.dropped = 0  # requests let go from the front of ``waiting``
@@ -192,7 +193,7 @@ def iter_requests(source, opts, chunk: int = 1 << 20):
     """Requests of a raw dump of the client-to-broker bytes."""
     from wireinspect.formats.jafka.requests import parse_request
 
-    limit = getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+    limit = options_or_default(opts).max_decompressed or DEFAULT_LIMIT
     dialect = DIALECT
     sp = _splitter("request")
     pos = 0

@@ -32,7 +32,7 @@ LEGACY = Layout("LegacyRecord", (
     Crc("crc", algo="crc32", start="magic"),  # CRC-32 over magic .. end
     Int("magic", "b"),
     Int("attributes", "b"),  # bits 0-2 codec, bit 3 timestampType (magic 1)
-    Int("timestamp", "q", when=lambda v: v.get("magic") == 1),
+    Int("timestamp", "q", when=lambda v: v.get("magic") == 1, ms=True),
     Length("keyLength", "i", of="key"),
     Bytes("key", size="keyLength", nullable=True),
     Length("valueLength", "i", of="value"),

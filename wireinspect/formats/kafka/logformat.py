@@ -110,6 +110,7 @@ KAFKA_LOG = Format(
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
     honours=frozenset({"headers_only", "records_as", "content", "offsets", "time", "producer_id"}),
+    entry_types=frozenset({"batch", "message"}),
     encode=_kafka_log_encode,
     encode_types=frozenset({"batch", "message", "unparsed"}),
 )

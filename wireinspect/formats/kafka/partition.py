@@ -35,6 +35,7 @@ from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint,
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
 from wireinspect.formats.kafka.sidetables import LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
+from wireinspect.formats.options import options_or_default
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
 
@@ -203,7 +204,7 @@ def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
             start = lookup.positions[-1]  # walk only the end of the log
         last = None
         try:
-            for u in iter_log(src, records=False, start=start, max_batch=getattr(opts, "max_batch", 64 << 20)):
+            for u in iter_log(src, records=False, start=start, max_batch=options_or_default(opts).max_batch):
                 if u.valid and u.last_offset is not None:
                     last = u
         except InputError as e:

@@ -22,7 +22,7 @@ from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
                                                    read_records, record_at, record_lines, record_problem, records_json, split)
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text,
+from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text, declare_ms,
                                  compile_fixed, fixed_fields)
 from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (re-exported)
 
@@ -37,8 +37,8 @@ BATCH = Layout("DefaultRecordBatch", (
     Crc("crc", algo="crc32c", start="attributes"),  # CRC-32C over attributes .. end of batch
     Int("attributes", "h"),
     Int("lastOffsetDelta", "i"),  # derived: the last record's offsetDelta (log_encode)
-    Int("baseTimestamp", "q"),
-    Int("maxTimestamp", "q"),
+    Int("baseTimestamp", "q", ms=True),
+    Int("maxTimestamp", "q", ms=True),
     Int("producerId", "q"),
     Int("producerEpoch", "h"),
     Int("baseSequence", "i"),
@@ -65,6 +65,8 @@ RECORD = Layout("DefaultRecord", (
     Count("headersCount", VARINT, of="headers"),
     Array("headers", item=HEADER, count="headersCount", pair=True),
 ), source="org.apache.kafka.common.record.DefaultRecord")
+
+declare_ms("timestamp")  # a record's JSON and tree: baseTimestamp + timestampDelta (or the batch's maxTimestamp)
 
 BATCH_FIELDS = fixed_fields(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
 BATCH_HEADER, BATCH_LAYOUT = compile_fixed(BATCH_FIELDS)  # their struct and ((name, offset, size), ...)

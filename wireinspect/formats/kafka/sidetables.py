@@ -45,14 +45,14 @@ from wireinspect.model import Node
 
 OFFSET_ENTRY = Layout("OffsetIndexEntry", (Int("relativeOffset", "i"), Int("position", "i")),
                       source="org.apache.kafka.storage.internals.log.OffsetIndex")
-TIME_ENTRY = Layout("TimeIndexEntry", (Int("timestamp", "q"), Int("relativeOffset", "i")),
+TIME_ENTRY = Layout("TimeIndexEntry", (Int("timestamp", "q", ms=True), Int("relativeOffset", "i")),
                     source="org.apache.kafka.storage.internals.log.TimeIndex")
 ABORTED_TXN = Layout("AbortedTxn", (Int("version", "h"), Int("producerId", "q"), Int("firstOffset", "q"),
                                     Int("lastOffset", "q"), Int("lastStableOffset", "q")),
                      source="org.apache.kafka.storage.internals.log.AbortedTxn")
 PRODUCER_ENTRY = Layout("ProducerEntry", (
     Int("producerId", "q"), Int("epoch", "h"), Int("lastSequence", "i"), Int("lastOffset", "q"),
-    Int("offsetDelta", "i"), Int("timestamp", "q"), Int("coordinatorEpoch", "i"), Int("currentTxnFirstOffset", "q"),
+    Int("offsetDelta", "i"), Int("timestamp", "q", ms=True), Int("coordinatorEpoch", "i"), Int("currentTxnFirstOffset", "q"),
 ), source="ProducerStateManager (ProducerSnapshot.json version 1)")
 
 OFFSET_INDEX = Layout("OffsetIndex", (Array("entries", item=OFFSET_ENTRY),), source=OFFSET_ENTRY.source)

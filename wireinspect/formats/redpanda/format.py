@@ -80,6 +80,7 @@ REDPANDA_LOG = Format(
     encode=_encode,
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
     honours=frozenset({"records_as", "headers_only", "content", "offsets", "time", "producer_id"}),
+    entry_types=frozenset({"redpanda_batch"}),
 )
 
 REDPANDA_PARTITION = Format(

@@ -43,8 +43,8 @@ HEADER = Layout("record_batch_header", (
     Int("crc", "<I"),  # recomputed by encode.py over the big-endian form (see kafka_crc)
     Int("attrs", "<h"),
     Int("last_offset_delta", "<i"),
-    Int("first_timestamp", "<q"),
-    Int("max_timestamp", "<q"),
+    Int("first_timestamp", "<q", ms=True),
+    Int("max_timestamp", "<q", ms=True),
     Int("producer_id", "<q"),
     Int("producer_epoch", "<h"),
     Int("base_sequence", "<i"),

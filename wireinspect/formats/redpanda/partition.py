@@ -26,6 +26,7 @@ import os
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit, directory_units
+from wireinspect.formats.options import options_or_default
 from wireinspect.formats.redpanda.names import INDEX_NAME, ntp_of, segment_name
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node
@@ -120,7 +121,7 @@ def _segment(d: str, name: str, opts, positions=frozenset(), offsets=frozenset()
         seg["size"] = src.size
         try:
             for u in iter_segment(src, records="lazy" if offsets else False,
-                                  max_batch=getattr(opts, "max_batch", 64 << 20)):
+                                  max_batch=options_or_default(opts).max_batch):
                 if u.valid and u.base_offset is not None:
                     if u.position in positions or u.base_offset in offsets:
                         h = u.rp

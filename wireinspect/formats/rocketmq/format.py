@@ -7,7 +7,7 @@ import os
 import re
 import struct
 
-from wireinspect.formats.base import Format
+from wireinspect.formats.base import Format, MessageColumns
 from wireinspect.formats.common import NOTE_TYPES, encode_unparsed
 from wireinspect.inputs.source import Source
 
@@ -202,3 +202,11 @@ REMOTING = Format(
 )
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING)
+
+
+# A RocketMQ message (commit-log record, pull-response record, batch entry) as a row of spark scan's records:
+# the body is the value (decompressedBody when the stored one is compressed), queueOffset the offset,
+# bornTimestamp (ms) the timestamp, the properties the headers and the KEYS property (space separated) the key.
+MESSAGE_COLUMNS = MessageColumns("rocketmq", frozenset({"record", "batch_message"}), "body",
+                                 ("decompressedBody", "body"), {"offset": "queueOffset", "timestamp": "bornTimestamp"},
+                                 properties="properties", key_property="KEYS")

@@ -16,6 +16,7 @@ from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.formats.common import stream_encoder
 from wireinspect.formats.framing import CaptureFacts, LengthSplitter, StreamDecoder, StreamProtocol
 from wireinspect.formats.rocketmq.codes import BINARY_FIXED, FRAME_MAX, code_name
+from wireinspect.formats.options import options_or_default
 from wireinspect.model import Problem
 from wireinspect.streams import latency_ms
 
@@ -82,7 +83,7 @@ def sniff(first_bytes: bytes) -> int:
 
 
 def _limit(opts) -> int:
-    return getattr(opts, "max_decompressed", DEFAULT_LIMIT) or DEFAULT_LIMIT
+    return options_or_default(opts).max_decompressed or DEFAULT_LIMIT
 
 
 class _Decoder(CaptureFacts):

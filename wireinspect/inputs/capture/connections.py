@@ -140,8 +140,7 @@ class _Conv:
             self.ignored = True
             return True
         self.conv.protocol = self.proto.id
-        if hasattr(self.proto, "decoder"):
-            self.decoder = self.proto.decoder(self.conv, ctx.opts)
+        self.decoder = self.proto.decoder(self.conv, ctx.opts)
         return True
 
     def _dispatch(self, ev) -> list:
@@ -150,10 +149,7 @@ class _Conv:
             if w is None:
                 w = self.packets[ev.direction] = _Packets()
             w.add(ev.position, ev.length, ev.file_position, ev.frame)
-        if self.decoder is not None:
-            return self._located(self.decoder.feed(ev), True)
-        self.conv.events.append(ev)
-        return []
+        return self._located(self.decoder.feed(ev), True)
 
     def _located(self, units: list, prune: bool) -> list:
         """Give the problems (and notes) of ``units`` the capture frame and file position of their
@@ -193,12 +189,8 @@ class _Conv:
         self.closed = True
         if self.ignored:
             return []
-        if self.decoder is not None:
-            out.extend(self._located(self.decoder.close(), False))
-            self.unanswered = getattr(self.decoder, "unanswered", 0) or 0
-        else:
-            out.extend(self._located(list(self.proto.decode(self.conv, self.ctx.opts)), False))
-            self.conv.events = []
+        out.extend(self._located(self.decoder.close(), False))
+        self.unanswered = self.decoder.unanswered
         self.packets = {}
         return out
 
@@ -261,7 +253,7 @@ class _Ctx:
         self.opts = opts
         self.known = Protocols(protocols)
         self.protocols = self.known.all
-        self.user_ports = set(getattr(opts, "ports", ()) or ())
+        self.user_ports = set(opts.ports)
         self.server_ports = self.user_ports or {p for proto in self.protocols for p in proto.ports}
         self.filters = Filters(opts, self.known)
 
@@ -363,7 +355,7 @@ def with_records(opts, records: bool | None):
     unless ``opts.headers_only``)."""
     from dataclasses import replace
 
-    from wireinspect.ops.options import Options
+    from wireinspect.formats.options import Options
 
     opts = opts if opts is not None else Options()
     return replace(opts, records=not opts.headers_only if records is None else records)
@@ -390,6 +382,8 @@ def located(units):
 class _Recording:
     """A decoder that keeps the bytes of every data event, per (connection index, direction)."""
 
+    unanswered = 0
+
     def __init__(self, conversation, out: dict):
         self.conv, self.out = conversation, out
 
@@ -406,6 +400,8 @@ class _Recorder:
     """Stands in for a protocol (same ``id``, ``ports`` and ``sniff``: the same conversations, clients
     and servers), with a decoder that records the reassembled bytes."""
 
+    encode = select = api_names = frame_name = dump = None
+
     def __init__(self, proto, out: dict):
         self.proto, self.out, self.id, self.ports = proto, out, proto.id, proto.ports
 
@@ -414,6 +410,12 @@ class _Recorder:
 
     def decoder(self, conversation, opts):
         return _Recording(conversation, self.out)
+
+    def decode(self, conversation, opts):
+        dec = _Recording(conversation, self.out)
+        for ev in conversation.events:
+            dec.feed(ev)
+        return []
 
 
 def reassembled(source: Source, protocols, opts=None) -> dict:

@@ -39,6 +39,5 @@ class Filters:
             if u.type != "frame":
                 return False
             proto = self.protocols.of_unit(u)
-            select = getattr(proto, "select", None)
-            return bool(select is not None and select(u, self.api, self.corr))
+            return bool(proto is not None and proto.select is not None and proto.select(u, self.api, self.corr))
         return True

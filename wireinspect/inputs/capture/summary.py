@@ -15,10 +15,9 @@ def frame_name(u, protocols) -> str | None:
     if u.type not in _FRAME_TYPES:
         return None
     proto = protocols.of_unit(u)
-    if proto is None:
+    if proto is None or proto.frame_name is None:
         return None
-    name = getattr(proto, "frame_name", None)
-    return name(u) if name is not None else None
+    return proto.frame_name(u)
 
 
 _FRAME_TYPES = frozenset({"frame", "request", "response"})

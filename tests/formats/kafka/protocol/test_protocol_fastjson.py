@@ -17,7 +17,7 @@ from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.records import Batch
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.render.jsonl import dumps
 
 PCAP = (SAMPLES / "capture" / "librdkafka.pcap").read_bytes()

@@ -18,7 +18,7 @@ from wireinspect.formats.kafka.protocol.specs_loader import specs
 from wireinspect.formats.kafka.protocol.stream import KafkaDecoder
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 from wireinspect.streams import Conversation, Event
 
 ENC = bytes_encoder("base64")

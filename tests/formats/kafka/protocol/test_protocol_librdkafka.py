@@ -27,7 +27,7 @@ from wireinspect.cli import cli  # noqa: E402
 from wireinspect.codec.bytesfmt import bytes_encoder  # noqa: E402
 from wireinspect.inputs.capture import capture_units  # noqa: E402
 from wireinspect.inputs.source import BytesSource  # noqa: E402
-from wireinspect.ops.options import Options  # noqa: E402
+from wireinspect.formats.options import Options  # noqa: E402
 
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 PER_TOPIC = 12

@@ -19,7 +19,7 @@ from tests.formats.kafka.protocol.test_protocol_frames import _message_set
 from wireinspect.catalog import STREAM_PROTOCOLS
 from wireinspect.inputs.capture import capture_units
 from wireinspect.inputs.source import BytesSource
-from wireinspect.ops.options import Options
+from wireinspect.formats.options import Options
 
 pytestmark = pytest.mark.skipif(not shutil.which("tshark"), reason="tshark is not installed")
 kafka = pytest.importorskip("kafka")

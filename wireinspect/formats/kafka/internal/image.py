@@ -53,6 +53,9 @@ from wireinspect.codec.text import quote
 from wireinspect.formats.kafka.internal import diff
 from wireinspect.formats.kafka.internal.base_report import (BOOTSTRAP, Outcome, decoded, log_dir_file, other_topic,
                                                             problem, records_of, topic_of, undecoded, where)
+from wireinspect.layout import declare_ms
+
+declare_ms("lastTimestamp")  # the image's JSON: the newest record timestamp replayed (ms since the epoch)
 
 TOPIC = "__cluster_metadata"
 SNAPSHOT = re.compile(r"^(?P<end>[0-9]{20})-(?P<epoch>[0-9]{10})\.checkpoint$")

@@ -28,10 +28,25 @@ import os
 import re
 from functools import lru_cache
 
+from wireinspect.layout import declare_ms
+
 SPEC_DIR = os.path.join(os.path.dirname(__file__), "specs")
 OLD_DIR = os.path.join(SPEC_DIR, "apache-kafka-3.9.0")
 INTERNAL_DIR = os.path.join(SPEC_DIR, "internal")
 NEWEST, OLD = "newest", "3.9.0"
+
+# The int64 fields of the specs whose values are milliseconds since the epoch (their "about" says so;
+# the specs give no unit): the renderers show their ISO-8601 time (layout.ms_fields).
+MS_FIELDS = frozenset({
+    # the wire protocol (ProduceResponse, ListOffsets, OffsetCommit v1, DescribeProducers, ...)
+    "Timestamp", "MaxTimestamp", "CommitTimestamp", "LogAppendTimeMs", "IssueTimestamp",
+    "ExpiryTimestamp", "MaxTimestampMs", "TransactionStartTimeMs", "LastTimestamp",
+    # the internal topics' records and KRaft's snapshot header (specs/internal/)
+    "commitTimestamp", "expireTimestamp", "currentStateTimestamp", "WriteTimestamp", "EventTimestampMs",
+    "TransactionStartTimestampMs", "TransactionLastUpdateTimestampMs", "ExpirationTimestamp",
+    "CreateTimestamp", "AssignmentTimestamp", "LastContainedLogTimestamp",
+})
+declare_ms(*MS_FIELDS)
 
 # Type codes of compiled fields.
 (T_BOOL, T_I8, T_I16, T_U16, T_I32, T_U32, T_I64, T_F64, T_UUID, T_STR, T_BYTES, T_RECORDS, T_STRUCT,

@@ -94,8 +94,8 @@ class KafkaDecoder:
     def __init__(self, conversation, opts=None, records: bool = True):
         self.conv = conversation
         self.records = records
-        self.limit = getattr(opts, "max_decompressed", None)
-        self.max_batch = getattr(opts, "max_batch", None)
+        self.limit = opts.max_decompressed if opts is not None else None
+        self.max_batch = opts.max_batch if opts is not None else None
         self.dirs = {}
         self.pending: dict[int, deque] = {}
         self.resolved: dict[str, str] = {}
@@ -508,8 +508,8 @@ def sniff(first_bytes: bytes) -> int:
 
 
 class _Kafka:
-    """The Kafka stream protocol (interface in :mod:`wireinspect.streams`); ``dump``: its stream dumps
-    (the ``kafka-stream`` format, :mod:`.streamdump`)."""
+    """The Kafka stream protocol (a :class:`~wireinspect.streams.StreamProtocolInterface`); ``dump``:
+    its stream dumps (the ``kafka-stream`` format, :mod:`.streamdump`)."""
 
     id = "kafka"
     ports = (9092,)
@@ -533,6 +533,14 @@ class _Kafka:
             if name not in api and str(u.api_key) not in api:
                 return False
         return not correlation_ids or u.correlation_id in correlation_ids
+
+    @staticmethod
+    def api_names() -> dict:
+        """``{API key: name}`` of every API in Kafka's JSON specs (``Produce``, ``Fetch``...): what
+        ``--api`` accepts (names in any case, or keys)."""
+        from wireinspect.formats.kafka.protocol.specs_loader import specs
+
+        return specs().names
 
     @staticmethod
     def frame_name(u) -> str | None:

@@ -1,4 +1,8 @@
-"""Options shared by every command."""
+"""The options formats read: :class:`Options`, part of the format contract beside
+:class:`~wireinspect.formats.base.Format` (``units(source, opts)``, ``check``, ``entries``, a stream
+protocol's ``decoder(conversation, opts)``). The commands (``cli.py``, ``ops/``, ``spark/``) build
+one per invocation; a format reads its typed attributes directly (no ``getattr`` probing), and a
+function that may be given no options takes :func:`options_or_default`."""
 
 from __future__ import annotations
 
@@ -26,9 +30,9 @@ class Options:
     * ``headers_only``: batches, messages and frames without the records inside them
       (``--headers-only``; Kafka segments, Kafka 0.7/Jafka logs, Kafka captures).
     * ``content``: ``dump``/``view``'s filters on record content (``--key``, ``--key-regex``,
-      ``--value-contains``, ``--header``: an :class:`~wireinspect.ops.content.ContentFilter`), applied
-      to the units by ``ops`` (the formats that list ``"content"`` in ``honours`` give their units
-      ``record_contents``/``show_records``)."""
+      ``--value-contains``, ``--header``: an :class:`~wireinspect.ops.content.ContentFilter`, or
+      None), applied to the units by ``ops``, never read by a format (the formats that list
+      ``"content"`` in ``honours`` give their units ``record_contents``/``show_records``)."""
 
     max_decompressed: int = DEFAULT_LIMIT
     max_batch: int = DEFAULT_MAX_ENTRY
@@ -54,3 +58,8 @@ class Options:
     def given(self) -> list[str]:
         """The format-specific options given, by their ``Format.honours`` names."""
         return [name for name, attr in self.FORMAT_OPTIONS.items() if getattr(self, attr)]
+
+
+def options_or_default(opts: Options | None) -> Options:
+    """``opts``, or the defaults when a caller gives none (a decoder called outside a command)."""
+    return opts if opts is not None else Options()
