@@ -64,7 +64,6 @@ PENDING_LEAD = {
     # protocol/encode.encode_struct. Without these three the package has no circle.
     ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.internal.decode"),
     ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.log_encode"),
-    ("wireinspect.formats.kafka.protocol.encode", "wireinspect.formats.kafka.logformat"),
 }
 
 

@@ -264,6 +264,10 @@ class EncodeContext:
     keep_lengths: bool = False
     bytes_mode: str = "base64"
     line: int = 0
+    # ``(obj, ctx) -> [(name, bytes)]``: the encoder of the units inside a record set (a Produce request's or
+    # a Fetch response's batches: the kafka-log Format's encode), given by the stream protocol whose frames
+    # hold record sets; None elsewhere.
+    record_sets: Callable | None = None
 
     def blob(self, value, where: str, mode: str | None = None) -> bytes:
         """A JSON bytes value -> bytes (EncodeError naming ``where`` when it is not valid)."""

@@ -65,57 +65,83 @@ static int put_bytes(Out *o, const unsigned char *s, Py_ssize_t n, int hex) {
     return 0;
 }
 
-/* The length of the well-formed UTF-8 sequence at s[0..n) (1-4), or 0 when s[0] starts none: the
- * strict decoder's rule (no overlongs, no surrogates, nothing past U+10FFFF). */
-static inline int utf8_len(const unsigned char *s, Py_ssize_t n) {
+/* What a byte starts, for put_text: 0 itself (printable ASCII but '"' and '\'), 1 a JSON escape, 2-4 a
+ * UTF-8 sequence of that many bytes (to check), 5 nothing (a continuation byte, C0, C1, F5-FF). */
+static unsigned char TEXT_CLASS[256];
+static char TEXT_ESC[256][8]; /* the escape of a byte of class 1 or 5, and its length in [7] */
+
+static void text_tables(void) {
+    if (TEXT_CLASS['A'] == 0 && TEXT_ESC[0][7]) return;
+    for (int c = 0; c < 256; c++) {
+        unsigned char k;
+        if (c < 0x20 || c == '"' || c == '\\') k = 1;
+        else if (c < 0x80) k = 0;
+        else if (c < 0xC2) k = 5;
+        else if (c < 0xE0) k = 2;
+        else if (c < 0xF0) k = 3;
+        else if (c < 0xF5) k = 4;
+        else k = 5;
+        TEXT_CLASS[c] = k;
+        char *e = TEXT_ESC[c];
+        int n = 0;
+        if (k >= 2) { e[n++] = '\\'; e[n++] = '\\'; e[n++] = 'x'; e[n++] = HEX[c >> 4]; e[n++] = HEX[c & 15]; }
+        else if (k == 1) {
+            e[n++] = '\\';
+            switch (c) {
+            case '"': e[n++] = '"'; break;
+            case '\\': e[n++] = '\\'; break;
+            case '\n': e[n++] = 'n'; break;
+            case '\r': e[n++] = 'r'; break;
+            case '\t': e[n++] = 't'; break;
+            case '\b': e[n++] = 'b'; break;
+            case '\f': e[n++] = 'f'; break;
+            default: e[n++] = 'u'; e[n++] = '0'; e[n++] = '0'; e[n++] = HEX[c >> 4]; e[n++] = HEX[c & 15];
+            }
+        }
+        e[7] = (char)n;
+    }
+}
+
+/* Whether s[0..k) (k = 2..4, s[0] of that class, k bytes there) is a well-formed UTF-8 sequence (no
+ * overlongs, no surrogates, nothing past U+10FFFF: the strict decoder's rule). */
+static inline int utf8_ok(const unsigned char *s, int k) {
     unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c < 0xF0) {
-        if (n < 3) return 0;
-        unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c < 0xF5) {
-        if (n < 4) return 0;
-        unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
-    }
-    return 0;
+    if ((s[1] & 0xC0) != 0x80) return 0;
+    if (k == 2) return 1;
+    if (c == 0xE0 && s[1] < 0xA0) return 0;
+    if (c == 0xED && s[1] > 0x9F) return 0;
+    if (c == 0xF0 && s[1] < 0x90) return 0;
+    if (c == 0xF4 && s[1] > 0x8F) return 0;
+    if ((s[2] & 0xC0) != 0x80) return 0;
+    return k == 3 || (s[3] & 0xC0) == 0x80;
+}
+
+/* The length of the well-formed UTF-8 sequence at s[0..n) (1-4), or 0 when s[0] starts none. */
+static inline int utf8_len(const unsigned char *s, Py_ssize_t n) {
+    unsigned char k = TEXT_CLASS[s[0]];
+    if (k < 2) return s[0] < 0x80;
+    if (k == 5 || n < k) return 0;
+    return utf8_ok(s, k) ? k : 0;
 }
 
 /* Bytes as a JSON string of their text: UTF-8, each byte of an undecodable sequence as the four
  * characters \xNN (backslashreplace, whose backslash JSON escapes), JSON's escapes for '"', '\' and
- * the control characters (as orjson and json.dumps(ensure_ascii=False) write them). 0 ok, -1 error. */
+ * the control characters (as orjson and json.dumps(ensure_ascii=False) write them). 0 ok, -1 error.
+ * (The maximal subpart of an ill-formed sequence is replaced byte by byte; the next byte is read
+ * afresh: a continuation byte never starts a sequence, so this is the decoder's replacement.) */
 static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
-    if (grow(o, 6 * n + 2) < 0) return -1; /* at most 6 characters a byte (\u00XX, \\xNN is 5) */
+    if (grow(o, 6 * n + 2) < 0) return -1; /* at most 6 characters a byte */
     char *d = o->buf + o->len;
     *d++ = '"';
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { *d++ = (char)c; i++; continue; }
-        if (c < 0x80) {
-            *d++ = '\\';
-            switch (c) {
-            case '"': *d++ = '"'; break;
-            case '\\': *d++ = '\\'; break;
-            case '\n': *d++ = 'n'; break;
-            case '\r': *d++ = 'r'; break;
-            case '\t': *d++ = 't'; break;
-            case '\b': *d++ = 'b'; break;
-            case '\f': *d++ = 'f'; break;
-            default: *d++ = 'u'; *d++ = '0'; *d++ = '0'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15];
-            }
-            i++;
-            continue;
-        }
-        int k = utf8_len(s + i, n - i);
-        if (k) { memcpy(d, s + i, k); d += k; i += k; continue; }
-        /* the maximal subpart of an ill-formed sequence: each of its bytes as \xNN; the next byte is
-         * read afresh (a continuation byte never starts a sequence, so one byte at a time is the same) */
-        *d++ = '\\'; *d++ = '\\'; *d++ = 'x'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15];
+        unsigned char k = TEXT_CLASS[c];
+        if (k == 0) { *d++ = (char)c; i++; continue; }
+        if (k >= 2 && k <= 4 && n - i >= k && utf8_ok(s + i, k)) { memcpy(d, s + i, k); d += k; i += k; continue; }
+        const char *e = TEXT_ESC[c];
+        memcpy(d, e, 6);
+        d += e[7];
         i++;
     }
     *d++ = '"';

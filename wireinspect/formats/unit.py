@@ -71,8 +71,8 @@ class UnitBase:
       tail (a capture's summary).
     * ``report_table`` (None, or a method ``() -> (title, header, rows, footer)``): the table
       ``verify`` prints for the unit (a partition directory).
-    * ``json_line`` (None, or a method ``(enc, mode, dumps, extra) -> str``): a hand-tuned
-      ``dump --json`` line (without the newline) equal to ``dumps(to_json(enc) | extra)``; ``mode``
+    * ``json_line`` (None, or a method ``(enc, mode, dumps, extra) -> str | bytes``): a hand-tuned
+      ``dump --json`` line (without the newline; bytes: UTF-8) equal to ``dumps(to_json(enc) | extra)``; ``mode``
       names ``enc`` (``"base64"``, ``"hex"``, ``"text"``); not used with ``--raw``/``--iso-times``.
     * ``raw_json`` (None, or a method ``(read, enc) -> dict``): the keys ``dump --json --raw`` adds,
       what ``encode`` cannot recompute (docs/json.md); ``read(position, n)`` reads the input at
@@ -124,7 +124,7 @@ class UnitBase:
     file_size: int | None = None
     summary_text: str | None = None
     report_table: Callable[[], tuple] | None = None
-    json_line: Callable[..., str] | None = None
+    json_line: Callable[..., str | bytes] | None = None
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None = None
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
@@ -160,7 +160,7 @@ class Unit(Protocol):
     file_size: int | None
     summary_text: str | None
     report_table: Callable[[], tuple] | None
-    json_line: Callable[..., str] | None
+    json_line: Callable[..., str | bytes] | None
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None

@@ -22,13 +22,8 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
 
     found = 0
     write = sys.stdout.write
-    if mode in ("json", "json-tree") and app.tty:  # no raw control character on a terminal (in a pipe: as is)
-        from wireinspect.render.safe import terminal_line
-
-        raw_write = write
-
-        def write(text: str) -> None:
-            raw_write(terminal_line(text))
+    if mode in ("json", "json-tree"):  # JSON Lines as UTF-8 bytes: the fast paths' lines are bytes already
+        write = _bytes_writer(app.tty)
     sel = app.selection
     misses = []  # (input name, describe_miss sentence) of the inputs the selection kept nothing of
     kept = 0
@@ -47,6 +42,28 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
     if sel is not None and sel.active and not kept and misses:
         _say_miss(app, misses, label, safe_text)
     return found
+
+
+def _bytes_writer(tty: bool):
+    """``write(text)`` for JSON Lines: ``text`` str or UTF-8 bytes (``Unit.json_line`` may give either),
+    written to stdout's binary buffer (the text layer flushed first). On a terminal, no raw control
+    character (``render.safe.terminal_line``); in a pipe, as is."""
+    out = sys.stdout
+    out.flush()
+    raw = out.buffer.write
+    errors = out.errors or "strict"
+    if tty:
+        from wireinspect.render.safe import terminal_line
+
+        def write(text) -> None:
+            if type(text) is bytes:
+                text = text.decode("utf-8", "surrogateescape")
+            raw(terminal_line(text).encode("utf-8", errors))
+        return write
+
+    def write(text) -> None:
+        raw(text if type(text) is bytes else text.encode("utf-8", errors))
+    return write
 
 
 def _say_miss(app, misses, label, safe_text) -> None:

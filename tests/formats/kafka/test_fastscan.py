@@ -98,7 +98,7 @@ def test_fast_json_equals_full_json():
             full = parse_batch(b).to_json(enc)
             full["path"] = "p"
             assert json.loads(line) == full
-            assert '"records":[]' not in line
+            assert b'"records":[]' not in line
 
 
 @settings(max_examples=200, deadline=None)

@@ -45,7 +45,8 @@ def lines(data: bytes, mode: str, fast: bool):
     out, problems = [], []
     for u in iter_log(BytesSource(data, "x.log"), records="lazy"):
         if fast and u.json_line is not None:
-            out.append(u.json_line(enc, mode, dumps, {"path": "x.log"}))
+            line = u.json_line(enc, mode, dumps, {"path": "x.log"})
+            out.append(line.decode() if isinstance(line, bytes) else line)  # (json_line may give UTF-8 bytes)
         else:
             d = u.to_json(enc)
             d["path"] = "x.log"

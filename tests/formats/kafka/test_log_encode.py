@@ -242,7 +242,7 @@ def test_batch_decoders_agree_with_layouts(n):
         b = parse_batch(data, u.position, 0, records="lazy")
         text = b._fast_text("base64")
         if text is not None and not u.header[5] & 0x20:  # (json_line takes it for plain batches only)
-            assert json.loads("[" + text + "]") == u.to_json(ENC)["records"]
+            assert json.loads(b"[" + text + b"]") == u.to_json(ENC)["records"]
 
 
 # -- round trips ---------------------------------------------------------------------------------------

@@ -292,4 +292,4 @@ def test_text_mode_escapes_as_python(b):
     bt = parse_batch(rec, records="lazy")
     text = bt._fast_text("text")
     if text is not None:
-        assert json.loads("[" + text + "]")[0]["value"] == b.decode("utf-8", "backslashreplace")
+        assert json.loads(b"[" + text + b"]")[0]["value"] == b.decode("utf-8", "backslashreplace")

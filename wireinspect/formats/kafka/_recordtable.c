@@ -3,7 +3,7 @@
  * two projections of that table (the records as JSON text, the records as columns).
  *
  *   read(data, p, stop, count, max_records) -> (recs bytes, hdrs bytes, n, end, capped)
- *   to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> str | None
+ *   to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> bytes | None
  *   split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple of 9 lists and a size
  *
  * Each returns exactly what its Python twin returns (recordtable._read_records_py, _records_json_py,
@@ -340,7 +340,7 @@ static PyObject *to_json(PyObject *self, PyObject *args) {
     }
     proj_close(&j);
     PyObject *res;
-    if (rc == 0) res = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", o.len, "strict");
+    if (rc == 0) res = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
     else if (rc == 1) res = Py_NewRef(Py_None);
     else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
     else res = NULL;
@@ -552,7 +552,7 @@ static PyMethodDef methods[] = {
     {"read", read_records, METH_VARARGS,
      "read(data, p, stop, count, max_records) -> (recs, hdrs, n, end, capped) | NotImplemented"},
     {"to_json", to_json, METH_VARARGS,
-     "to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> str | None | NotImplemented"},
+     "to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> bytes | None | NotImplemented"},
     {"split", split, METH_VARARGS,
      "split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple | NotImplemented"},
     {"lines", lines, METH_VARARGS,
@@ -562,4 +562,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_recordtable", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__recordtable(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__recordtable(void) {
+    text_tables();
+    return PyModule_Create(&module);
+}

@@ -369,7 +369,7 @@ class Batch(UnitBase):
         return d
 
     def _fast_text(self, mode: str, capped: bool = False):
-        """The records as JSON text by :func:`~.recordtable.records_json` if this batch may take that
+        """The records as JSON text (UTF-8 bytes) by :func:`~.recordtable.records_json` if this batch may take that
         path (:meth:`plain_table`; ``capped``: also a batch past ``max_records``, its first records)
         and it does; else ``None``."""
         got = self.plain_table(capped)
@@ -404,12 +404,12 @@ class Batch(UnitBase):
             if text is not None:
                 d = self.header_json()
                 d["problems"] = [p.to_dict() for p in self.problems]
-                d["records"] = Fragment("[" + text + "]")
+                d["records"] = Fragment(b"[" + text + b"]")
                 return d
         return self.to_json(enc)
 
-    def json_line(self, enc, mode: str, dumps, extra: dict) -> str:
-        """``dumps(self.to_json(enc) | extra)``, faster: a plain valid batch (CRC checked, not
+    def json_line(self, enc, mode: str, dumps, extra: dict) -> str | bytes:
+        """``dumps(self.to_json(enc) | extra)`` (str, or the same as UTF-8 bytes), faster: a plain valid batch (CRC checked, not
         control, no problems) has its records written straight from its table to JSON text by
         :func:`~.recordtable.records_json`, or, of an internal topic, built from its columns by the
         internal-topic hook (:data:`HOOKS`); anything else (or a record either declines) takes the
@@ -425,8 +425,9 @@ class Batch(UnitBase):
             if text is not None:
                 d = self.header_json()
                 d["problems"] = [p.to_dict() for p in self.problems]
-                line = dumps(d)[:-1] + ',"records":[' + text + "]"  # the keys in to_json's order, then extra's
-                return line + ("," + dumps(extra)[1:] if extra else "}")
+                # the keys in to_json's order, then extra's; UTF-8 bytes (the records' text is)
+                return b"".join(((dumps(d)[:-1] + ',"records":[').encode(), text,
+                                 ("]," + dumps(extra)[1:] if extra else "]}").encode()))
         d = self.to_json(enc)
         d.update(extra)
         return dumps(d)

@@ -398,11 +398,11 @@ def _records_json_py(t: Table, data, dbase, h, mode: str, strict: bool):
                    f'"offset":{base_offset + recs[b + OD]},"timestamp":{max_ts if log_append else base_ts + recs[b + TSD]},'
                    f'"key":{"null" if kl < 0 else enc(data[pk:pk + kl])},'
                    f'"value":{"null" if vl < 0 else enc(data[pv:pv + vl])},"headers":[{",".join(headers)}]}}')
-    return ",".join(out)
+    return ",".join(out).encode()
 
 
-def records_json(t: Table, data, dbase, h, mode: str, strict: bool = False) -> str | None:
-    """The records of a clean table (:meth:`Table.clean`) as JSON text: the objects of
+def records_json(t: Table, data, dbase, h, mode: str, strict: bool = False) -> bytes | None:
+    """The records of a clean table (:meth:`Table.clean`) as JSON text (UTF-8 bytes): the objects of
     ``Batch.to_json`` (docs/json.md), comma-separated, bytes in the ``--bytes`` ``mode``
     (``base64``, ``hex``, ``text``); ``None`` when a record may carry a Schema Registry label (the
     full path adds ``keySchema``/``valueSchema``; ``strict``: a registry is loaded, so any

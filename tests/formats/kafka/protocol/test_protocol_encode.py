@@ -30,6 +30,13 @@ from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.protocol.walker import Ctx, fields_json, uuid_text, walk
 from wireinspect.layout import EncodeContext
 
+
+def _ctx() -> EncodeContext:
+    """An encode run's context as the Kafka stream protocol gives it (its record sets by the kafka-log encoder)."""
+    from wireinspect.formats.kafka.logformat import KAFKA_LOG
+
+    return EncodeContext(record_sets=KAFKA_LOG.encode)
+
 ENC = bytes_encoder("base64")
 B64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
 
@@ -121,12 +128,12 @@ def test_table_decodes_and_encodes(name, direction, req, data, expected):
     for k, v in expected.items():
         assert j[k] == v, k
     assert frame_raw_json(f, ENC) == {}  # the fields give every byte back
-    assert encode_frame(j, EncodeContext()) == data
+    assert encode_frame(j, _ctx()) == data
     # the JSON as a tester would write it: no positions, no summary keys the header repeats
     slim = {k: j[k] for k in ("direction", "header", "body")}
     if direction == "response":
         slim.update(apiKey=req[0], apiVersion=req[1])
-    assert encode_frame(json.loads(json.dumps(slim)), EncodeContext()) == data
+    assert encode_frame(json.loads(json.dumps(slim)), _ctx()) == data
 
 
 def test_sasl_token_after_handshake_v0():
@@ -134,7 +141,7 @@ def test_sasl_token_after_handshake_v0():
     from wireinspect.formats.kafka.protocol.encode import encode
 
     obj = {"type": "frame", "direction": "request", "apiKey": None, "header": {}, "body": {"AuthBytes": B64(b"tok")}}
-    assert encode(obj, EncodeContext()) == b"\x00\x00\x00\x03tok"
+    assert encode(obj, _ctx()) == b"\x00\x00\x00\x03tok"
 
 
 # -- independent bytes: kafka-python's spec-driven messages ---------------------------------------------
@@ -190,7 +197,7 @@ def test_every_kafka_python_message_round_trips():
             continue  # a version our specs do not have (kafka-python's own additions)
         j = json.loads(json.dumps(f.to_json(ENC)))
         try:
-            again = encode_frame(j, EncodeContext())
+            again = encode_frame(j, _ctx())
         except EncodeError as e:
             failed.append((name, v, str(e)))
             continue
@@ -214,7 +221,7 @@ def test_edits_are_read_back_by_kafka_python():
     j["correlationId"] = j["header"]["CorrelationId"] = 77
     j["header"]["ClientId"] = "edited"
     j["body"]["Topics"][0]["_unknownTaggedFields"] = [{"tag": 42, "data": B64(b"hi")}]
-    out = encode_frame(j, EncodeContext())
+    out = encode_frame(j, _ctx())
     back = M.decode(out, version=12, header=True, framed=True)
     assert [t.name for t in back.topics] == ["b"] and back.allow_auto_topic_creation is True
     assert back.header.correlation_id == 77 and back.header.client_id == "edited"
@@ -262,9 +269,9 @@ def test_damaged_frames_come_back_with_raw(name, direction, req, data, keys):
 def test_truncated_frame_size_is_recomputed_only_without_the_raw_size():
     f = decode_request(API_REQ[:-3])
     j = {**f.to_json(ENC), **frame_raw_json(f, ENC)}
-    assert encode_frame(j, EncodeContext())[:4] == API_REQ[:4]  # the stored Size of a torn frame
+    assert encode_frame(j, _ctx())[:4] == API_REQ[:4]  # the stored Size of a torn frame
     j.pop("size")
-    out = encode_frame(j, EncodeContext())
+    out = encode_frame(j, _ctx())
     assert struct.unpack(">i", out[:4])[0] == len(out) - 4
 
 
@@ -346,7 +353,7 @@ def _strip_positions(v):
 def test_decode_of_encode_is_identity_for_every_api_and_version(data):
     name, plan = data.draw(st.sampled_from(PLANS), label="plan")
     x = _struct(data.draw, plan)
-    raw = encode_struct(plan, json.loads(json.dumps(x)), EncodeContext(), ".body")
+    raw = encode_struct(plan, json.loads(json.dumps(x)), _ctx(), ".body")
     entries, end, problems = walk(raw, 0, len(raw), 0, plan, Ctx(response=True))
     assert problems == [] and end == len(raw), name
     assert _strip_positions(fields_json(entries, ENC)) == x, name

@@ -103,17 +103,16 @@ def _records(value, ctx: EncodeContext, where: str) -> bytes:
         return ctx.blob(value, where)
     if not isinstance(value, list):
         raise EncodeError(f"{where}: expected a list of record batches/messages, got {_type(value)}")
-    from wireinspect.formats.kafka.logformat import KAFKA_LOG
-
-    if KAFKA_LOG.encode is None:
-        raise EncodeError(f"{where}: the kafka-log encoder is not available")
+    encode_units = ctx.record_sets  # the kafka-log encoder, given by the stream protocol (protocol/stream.py)
+    if encode_units is None and value:
+        raise EncodeError(f"{where}: no encoder of record sets was given (frames are encoded by their stream protocol)")
     out = []
     for i, u in enumerate(value):
         at = f"{where}[{i}]"
         if not isinstance(u, dict):
             raise EncodeError(f"{at}: expected a record batch or message object, got {_type(u)}")
         try:
-            chunks = KAFKA_LOG.encode(u, ctx)
+            chunks = encode_units(u, ctx)
         except EncodeError as e:
             msg = str(e)
             raise EncodeError(msg if msg.startswith(at) else f"{at}{msg if msg.startswith('.') else ': ' + msg}") \

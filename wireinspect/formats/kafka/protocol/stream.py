@@ -553,10 +553,14 @@ class _Kafka:
 
     @staticmethod
     def encode(obj, ctx) -> bytes:
-        """One ``dump --json`` object of a Kafka stream -> its stream bytes (:mod:`.encode`)."""
+        """One ``dump --json`` object of a Kafka stream -> its stream bytes (:mod:`.encode`); the
+        record sets inside frames by the kafka-log Format's encoder."""
+        from dataclasses import replace
+
+        from wireinspect.formats.kafka.logformat import KAFKA_LOG
         from wireinspect.formats.kafka.protocol.encode import encode
 
-        return encode(obj, ctx)
+        return encode(obj, replace(ctx, record_sets=KAFKA_LOG.encode))
 
     @staticmethod
     def decode(conversation, opts):
