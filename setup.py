@@ -6,5 +6,7 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("wireinspect.formats.kafka._fastjson", ["wireinspect/formats/kafka/_fastjson.c"],
                              depends=["wireinspect/codec/varint.h"], optional=True, extra_compile_args=["-O2"]),
+                   Extension("wireinspect.formats.kafka._legacy", ["wireinspect/formats/kafka/_legacy.c"],
+                             depends=["wireinspect/codec/jsonout.h"], optional=True, extra_compile_args=["-O2"]),
                    Extension("wireinspect.formats.kafka._split", ["wireinspect/formats/kafka/_split.c"],
                              depends=["wireinspect/codec/varint.h"], optional=True, extra_compile_args=["-O2"])])

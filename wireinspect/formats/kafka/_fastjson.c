@@ -8,8 +8,7 @@
  * full decoder on generated and damaged batches. Header keys that are not ASCII are turned into JSON
  * by the Python function it is given (UTF-8 with backslashreplace, as the full decoder does).
  *
- * legacy_records_json is the same for legacy (magic 0/1) wrappers: the compiled twin of
- * legacy.wrapper_records_json, checked against it by tests/formats/kafka/test_legacy_fastjson.py.
+ * (The legacy magic 0/1 twin is in _legacy.c.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -236,144 +235,10 @@ done:
     return finish(rc, &o);
 }
 
-/* Big-endian reads (the caller has checked the bounds). */
-static inline int64_t be64(const unsigned char *b) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | b[i];
-    return (int64_t)v;
-}
-
-static inline uint32_t be32(const unsigned char *b) {
-    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-/* The compiled twin of legacy.wrapper_records_json: the inner messages of a clean legacy (magic 0/1)
- * wrapper, `data` its decompressed message set, as JSON text; None where the Python function returns
- * None (the same checks, in the same order: framing, magic, codec, size minimum, CRC-32, key and value
- * lengths filling the message, at most max_records, at least one); NotImplemented for what it leaves to
- * Python (an offset beyond 64 bits, a magic that is not 0 or 1, arguments of other types). The CRC-32
- * is `crc32` (the Python function the pure path calls: zlib's), given a memoryview of magic..end;
- * a LogAppendTime timestamp is written as str() writes it. */
-static PyObject *legacy_records_json(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    int hex;
-    PyObject *magic_obj, *offset_obj, *lat_obj, *max_obj, *crc32;
-    if (!PyArg_ParseTuple(args, "y*OOOOpO", &view, &magic_obj, &offset_obj, &lat_obj, &max_obj, &hex, &crc32))
-        return NULL;
-    const unsigned char *d = view.buf;
-    Py_ssize_t stop = view.len;
-    Out o = {NULL, 0, 0};
-    PyObject *ts_str = NULL;
-    const char *ts_text = NULL;
-    Py_ssize_t ts_len = 0;
-    int rc = 0; /* 0 ok, 1 None, 2 NotImplemented, -1 error */
-    int overflow;
-    long long offset, max_records;
-    if (!PyLong_Check(magic_obj) || !PyLong_Check(offset_obj) || !PyLong_Check(max_obj)) { rc = 2; goto done; }
-    long magic = PyLong_AsLongAndOverflow(magic_obj, &overflow);
-    if (overflow || (magic != 0 && magic != 1)) { rc = 2; goto done; } /* (-1 with an error: not 0 or 1) */
-    PyErr_Clear();
-    offset = PyLong_AsLongLongAndOverflow(offset_obj, &overflow);
-    if (overflow) { rc = 2; goto done; }
-    if (offset == -1 && PyErr_Occurred()) { rc = -1; goto done; }
-    max_records = PyLong_AsLongLongAndOverflow(max_obj, &overflow);
-    if (overflow) max_records = overflow > 0 ? LLONG_MAX : LLONG_MIN; /* only compared with a count */
-    else if (max_records == -1 && PyErr_Occurred()) { rc = -1; goto done; }
-    int relative = magic == 1 && offset != 0;
-    int64_t shift = 0, last = 0;
-    if (relative) { /* inner offsets are relative to the last one's: find it first */
-        Py_ssize_t p = 0;
-        while (stop - p >= 12) {
-            last = be64(d + p);
-            int32_t size = (int32_t)be32(d + p + 8);
-            p += 12 + (Py_ssize_t)(size > 0 ? size : 0); /* (in Py_ssize_t: 12 + INT32_MAX overflows int) */
-        }
-        if (__builtin_sub_overflow((int64_t)offset, last, &shift)) { rc = 2; goto done; }
-        if (shift < 0) { rc = 1; goto done; }
-    }
-    if (magic == 0) { ts_text = "null"; ts_len = 4; }
-    else if (lat_obj != Py_None) {
-        ts_str = PyObject_Str(lat_obj);
-        if (!ts_str) { rc = -1; goto done; }
-        ts_text = PyUnicode_AsUTF8AndSize(ts_str, &ts_len);
-        if (!ts_text) { rc = -1; goto done; }
-        if (!ts_len) ts_text = NULL; /* `ts or i64(...)`: an empty text reads the message's own */
-    }
-    const Py_ssize_t minimum = magic ? 22 : 14, key_at = magic ? 26 : 18;
-    long long n = 0;
-    int64_t ioff = 0;
-    Py_ssize_t p = 0;
-    while (p < stop) {
-        if (n >= max_records || stop - p < 18) { rc = 1; goto done; }
-        ioff = be64(d + p);
-        int32_t isize = (int32_t)be32(d + p + 8);
-        uint32_t icrc = be32(d + p + 12);
-        int imagic = (signed char)d[p + 16], iattrs = (signed char)d[p + 17];
-        if (imagic != magic || iattrs & 7 || isize < minimum || isize > stop - p - 12) { rc = 1; goto done; }
-        Py_ssize_t q = p + 12 + isize;
-        PyObject *mv = PyMemoryView_FromMemory((char *)(d + p + 16), q - p - 16, PyBUF_READ);
-        if (!mv) { rc = -1; goto done; }
-        PyObject *c = PyObject_CallOneArg(crc32, mv);
-        Py_DECREF(mv);
-        if (!c) { rc = -1; goto done; }
-        if (!PyLong_Check(c)) { Py_DECREF(c); rc = 2; goto done; }
-        long long cv = PyLong_AsLongLongAndOverflow(c, &overflow);
-        Py_DECREF(c);
-        if (cv == -1 && !overflow && PyErr_Occurred()) { rc = -1; goto done; }
-        if (overflow || cv != (long long)icrc) { rc = 1; goto done; }
-        /* keyLength at p + key_at, within the message (isize >= minimum) */
-        Py_ssize_t k = p + key_at + 4, e;
-        if (k > q) { rc = 1; goto done; }
-        int32_t kl = (int32_t)be32(d + k - 4);
-        if (kl >= 0) {
-            if (kl > q - k - 4) { rc = 1; goto done; } /* no room for valueLength after the key */
-            e = k + kl;
-        } else if (kl == -1) e = k;
-        else { rc = 1; goto done; }
-        Py_ssize_t kstart = k, kend = e;
-        k = e + 4;
-        if (k > q) { rc = 1; goto done; }
-        int32_t vl = (int32_t)be32(d + e);
-        if (vl >= 0) {
-            if (vl != q - k) { rc = 1; goto done; }
-        } else if (vl == -1) {
-            if (k != q) { rc = 1; goto done; }
-        } else { rc = 1; goto done; }
-        int64_t off;
-        if (__builtin_add_overflow(shift, ioff, &off)) { rc = 2; goto done; }
-        if (grow(&o, 120 + ts_len) < 0) { rc = -1; goto done; }
-        if (n) put(&o, ",", 1);
-        put(&o, "{\"position\":null,\"length\":", 26);
-        put_int(&o, (int64_t)(q - p));
-        put(&o, ",\"offset\":", 10);
-        put_int(&o, off);
-        put(&o, ",\"timestamp\":", 13);
-        if (ts_text) put(&o, ts_text, ts_len); else put_int(&o, be64(d + p + 18));
-        put(&o, ",\"key\":", 7);
-        if (kl >= 0) { if (put_bytes(&o, d + kstart, kend - kstart, hex) < 0) { rc = -1; goto done; } }
-        else put(&o, "null", 4);
-        if (grow(&o, 9) < 0) { rc = -1; goto done; }
-        put(&o, ",\"value\":", 9);
-        if (vl >= 0) { if (put_bytes(&o, d + k, vl, hex) < 0) { rc = -1; goto done; } }
-        else { if (grow(&o, 4) < 0) { rc = -1; goto done; } put(&o, "null", 4); }
-        if (grow(&o, 15) < 0) { rc = -1; goto done; }
-        put(&o, ",\"headers\":[]}", 14);
-        n++;
-        p = q;
-    }
-    if (!n || (relative && ioff != last)) rc = 1;
-done:
-    PyBuffer_Release(&view);
-    Py_XDECREF(ts_str);
-    return finish(rc, &o);
-}
-
 static PyMethodDef methods[] = {
     {"records_json", records_json, METH_VARARGS,
      "records_json(data, p, stop, dbase, base_offset, base_ts, log_append, max_ts, last_offset_delta, count, "
      "hex, first, text) -> str | None | NotImplemented"},
-    {"legacy_records_json", legacy_records_json, METH_VARARGS,
-     "legacy_records_json(data, magic, offset, log_append_time, max_records, hex, crc32) -> str | None | NotImplemented"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastjson", NULL, -1, methods};
