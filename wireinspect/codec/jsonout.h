@@ -1,6 +1,6 @@
 /* The JSON text writer of the compiled twins (_legacy.c; the helpers _fastjson.c has its own copy of):
  * a growable buffer, integers as str() writes them, bytes as the --bytes modes base64 and hex write
- * them (codec/bytesfmt.py), and the Python result of a twin from its return code. */
+ * them and the text mode as fastjson._text does (codec/bytesfmt.py), and the Python result of a twin from its return code. */
 #ifndef WIREINSPECT_JSONOUT_H
 #define WIREINSPECT_JSONOUT_H
 
@@ -59,6 +59,58 @@ static int put_bytes(Out *o, const unsigned char *s, Py_ssize_t n, int hex) {
             uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
             *d++ = B64[v >> 18]; *d++ = B64[(v >> 12) & 63]; *d++ = B64[(v >> 6) & 63]; *d++ = '=';
         }
+    }
+    *d++ = '"';
+    o->len = d - o->buf;
+    return 0;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0:n] (as Python's strict decoder takes it), 0 if none. */
+static inline int utf8_len(const unsigned char *s, Py_ssize_t n) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c < 0xF0) {
+        if (n < 3 || (s[2] & 0xC0) != 0x80) return 0;
+        unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return s[1] >= lo && s[1] <= hi ? 3 : 0;
+    }
+    if (c < 0xF5) {
+        if (n < 4 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
+        unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return s[1] >= lo && s[1] <= hi ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A bytes value as the --bytes text mode writes it (fastjson._text): decoded as UTF-8 with
+ * backslashreplace (a byte outside a well-formed sequence becomes the text \xNN), then as a JSON
+ * string as json.dumps(ensure_ascii=False) and orjson write it (", \\, and control characters
+ * escaped; everything else as is). */
+static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
+    if (grow(o, 6 * n + 2) < 0) return -1;
+    char *d = o->buf + o->len;
+    *d++ = '"';
+    for (Py_ssize_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { *d++ = (char)c; i++; continue; }
+        if (c < 0x20) {
+            *d++ = '\\';
+            if (c == '\n') *d++ = 'n';
+            else if (c == '\r') *d++ = 'r';
+            else if (c == '\t') *d++ = 't';
+            else if (c == '\b') *d++ = 'b';
+            else if (c == '\f') *d++ = 'f';
+            else { *d++ = 'u'; *d++ = '0'; *d++ = '0'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15]; }
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\\') { *d++ = '\\'; *d++ = (char)c; i++; continue; }
+        int k = utf8_len(s + i, n - i);
+        if (k) { memcpy(d, s + i, k); d += k; i += k; continue; }
+        *d++ = '\\'; *d++ = '\\'; *d++ = 'x'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15]; /* 5 <= 6 per byte */
+        i++;
     }
     *d++ = '"';
     o->len = d - o->buf;

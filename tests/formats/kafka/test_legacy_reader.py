@@ -199,3 +199,32 @@ def test_the_tree_from_the_table_is_the_layouts(data):
         for m in msgs:
             m.fit = False
         assert u.to_tree() == fast
+
+
+# -- the JSON projection's text mode: the compiled writer against fastjson._text ----------------------
+UTF8ISH = st.one_of(st.binary(max_size=60), st.text(max_size=30).map(lambda s: s.encode("utf-8", "surrogatepass")),
+                    st.lists(st.sampled_from([b"\xe2\x82", b"\xac", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf",
+                                              b"\xf0\x9f\x98\x80", b"\x00", b"\x1f", b'"', b"\\", b"\x7f", b"a",
+                                              b"\xe0\xa0\x80", b"\xef\xbf\xbf", b"\xf4\x8f\xbf\xbf", b"\xc2"]),
+                             max_size=20).map(b"".join))
+
+
+@pytest.mark.skipif(COMPILED is None, reason="the C extension is not built here (pip install . builds it)")
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), UTF8ISH), st.one_of(st.none(), UTF8ISH)), min_size=1, max_size=6),
+       st.integers(0, 1), st.sampled_from(["text", "base64", "hex"]))
+def test_table_json_the_twins_agree_in_every_mode(recs, magic, mode):
+    b = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 22)
+    for i, (key, value) in enumerate(recs):
+        b.append(i, timestamp=T0 if magic else None, key=key, value=value)
+    data = bytes(b.build())
+    t = legacy.clean_inner(data, magic, 100)
+    saved = legacy._compiled
+    try:
+        legacy._compiled = COMPILED
+        fast = legacy.table_json(data, t, magic, 0, None, mode)
+        legacy._compiled = None
+        slow = legacy.table_json(data, t, magic, 0, None, mode)
+    finally:
+        legacy._compiled = saved
+    assert fast == slow

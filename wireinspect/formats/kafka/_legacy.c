@@ -1,6 +1,6 @@
 /* The compiled twin of the one reader of Kafka's legacy (magic 0/1) messages, legacy.read_messages
  * (formats/kafka/legacy.py, which documents the table), and the JSON projection of a clean wrapper's
- * table (legacy.table_json, base64 and hex modes). Field positions are those of the LEGACY
+ * table (legacy.table_json, every --bytes mode). Field positions are those of the LEGACY
  * layout (offset 0, messageSize 8, crc 12, magic 16, attributes 17, then magic 1's timestamp 18;
  * keyLength 18 or 26); tests/formats/kafka/test_legacy_reader.py checks this reader against the Python
  * one, and both against kafka-python, and tests/formats/kafka/test_legacy_fastjson.py the JSON.
@@ -140,18 +140,23 @@ done:
     return res;
 }
 
-/* records_json(data, table, shift, magic0, log_append_time, hex) -> str | None | NotImplemented:
+static inline int put_value(Out *o, const unsigned char *s, Py_ssize_t n, int mode) {
+    return mode == 2 ? put_text(o, s, n) : put_bytes(o, s, n, mode == 1);
+}
+
+/* records_json(data, table, shift, magic0, log_append_time, mode) -> str | None | NotImplemented:
  * legacy.table_json's projection of a clean inner set's table (read_messages of `data`, as
  * legacy.clean_inner took it): one JSON object per row, offsets shifted by `shift` (magic 1: the
  * wrapper's offset less the last inner offset), timestamps null (`magic0`), the LogAppendTime
  * `log_append_time` as str() writes it, or each message's own. None for a table that does not fit
- * `data`; NotImplemented for an offset beyond 64 bits (Python's twin writes it). */
+ * `data`; NotImplemented for an offset beyond 64 bits (Python's twin writes it). `mode`: 0 base64, 1 hex,
+ * 2 text (the --bytes modes). */
 static PyObject *records_json(PyObject *self, PyObject *args) {
     Py_buffer view, tview;
-    int hex, magic0;
+    int mode, magic0;
     long long shift;
     PyObject *lat_obj;
-    if (!PyArg_ParseTuple(args, "y*y*LpOp", &view, &tview, &shift, &magic0, &lat_obj, &hex)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*LpOi", &view, &tview, &shift, &magic0, &lat_obj, &mode)) return NULL;
     const unsigned char *d = view.buf;
     Py_ssize_t size = view.len;
     Out o = {NULL, 0, 0};
@@ -187,12 +192,12 @@ static PyObject *records_json(PyObject *self, PyObject *args) {
         put(&o, ",\"timestamp\":", 13);
         if (ts_text) put(&o, ts_text, ts_len); else put_int(&o, x[TIMESTAMP]);
         put(&o, ",\"key\":", 7);
-        if (x[KEY_LENGTH] >= 0) { if (put_bytes(&o, d + x[KEY_AT], x[KEY_LENGTH], hex) < 0) { rc = -1; goto done; } }
+        if (x[KEY_LENGTH] >= 0) { if (put_value(&o, d + x[KEY_AT], x[KEY_LENGTH], mode) < 0) { rc = -1; goto done; } }
         else put(&o, "null", 4);
         if (grow(&o, 9) < 0) { rc = -1; goto done; }
         put(&o, ",\"value\":", 9);
         if (x[VALUE_LENGTH] >= 0) {
-            if (put_bytes(&o, d + x[VALUE_AT], x[VALUE_LENGTH], hex) < 0) { rc = -1; goto done; }
+            if (put_value(&o, d + x[VALUE_AT], x[VALUE_LENGTH], mode) < 0) { rc = -1; goto done; }
         } else { if (grow(&o, 4) < 0) { rc = -1; goto done; } put(&o, "null", 4); }
         if (grow(&o, 15) < 0) { rc = -1; goto done; }
         put(&o, ",\"headers\":[]}", 14);

@@ -699,20 +699,23 @@ def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_rec
     return table_json(data, t, magic, offset, log_append_time, mode)
 
 
+_MODES = {"base64": 0, "hex": 1, "text": 2}  # the --bytes modes, as the compiled records_json numbers them
+
+
 def table_json(data, t, magic: int, offset: int, log_append_time, mode: str):
     """The JSON projection of a clean inner set's table ``t`` (:func:`clean_inner` of ``data``), as
     :func:`wrapper_records_json` documents it; ``None`` when the wrapper ``offset`` (magic 1) is below
-    the last inner offset. The compiled twin (``records_json``, _legacy.c) writes the ``base64`` and
-    ``hex`` modes; it leaves to this function what it returns ``NotImplemented`` for (an offset beyond
+    the last inner offset. The compiled twin (``records_json``, _legacy.c) writes every mode (text as
+    :func:`~wireinspect.formats.kafka.fastjson.bytes_json` does); it leaves to this function what it returns ``NotImplemented`` for (an offset beyond
     64 bits, arguments of other types)."""
     shift = 0
     if magic == 1 and offset:  # inner offsets are relative to the last one's
         shift = offset - t[len(t) - STRIDE + OFFSET]
         if shift < 0:
             return None
-    if _compiled_json is not None and _compiled is not None and (mode == "base64" or mode == "hex") \
+    if _compiled_json is not None and _compiled is not None and mode in _MODES \
             and (type(data) is bytes or type(data) is bytearray) and -(1 << 63) <= shift < (1 << 63):
-        text = _compiled_json(data, t, shift, magic == 0, log_append_time, mode == "hex")
+        text = _compiled_json(data, t, shift, magic == 0, log_append_time, _MODES[mode])
         if text is not NotImplemented:
             return text
     from wireinspect.formats.kafka.fastjson import bytes_json
