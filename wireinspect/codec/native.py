@@ -1,5 +1,5 @@
 """Optional compiled code: the C twins of the hot loops (``formats/kafka/_fastjson.c``,
-``formats/kafka/_split.c``), built by ``pip install .`` where a C compiler is (``setup.py``; optional).
+``formats/kafka/_split.c``, ``formats/kafka/_legacy.c``), built by ``pip install .`` where a C compiler is (``setup.py``; optional).
 Without them, or with ``WIREINSPECT_PURE=1``, the Python twins do the work; the tests run both and
 compare them on generated and damaged bytes."""
 
