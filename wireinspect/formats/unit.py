@@ -11,7 +11,7 @@ attribute, a slot or a property). :class:`Unit`, :class:`LogUnit` and :class:`Ra
 members written as ``typing.Protocol`` classes (``runtime_checkable``: ``isinstance(u, Unit)``).
 
 Optional methods (``json_line``, ``raw_json``, ``raw_bytes``, ``report_table``, ``record_contents``,
-``show_records``, ``summary_tree``) are ``None`` on
+``show_records``) are ``None`` on
 units that do not have them: a caller tests ``unit.raw_json is not None`` before calling it.
 """
 
@@ -88,9 +88,6 @@ class UnitBase:
     * ``show_records`` (None, or a method ``(indexes: frozenset) -> None``): from now on the unit's
       projections (``to_json``, ``to_tree``, ``json_line``) show only the records at those indexes of
       ``record_contents()`` (present whenever ``record_contents`` is).
-    * ``summary_tree`` (None, or a method ``() -> Node``): ``dump --summary``'s tree, cheaper than
-      ``to_tree()``: the same root line and the same problems (every node's, counted as in
-      ``to_tree()``), children that hold none left out (a legacy wrapper's inner messages).
 
     Where a capture's (or a stream dump's) unit sits, read by ``inputs/capture`` (filters, summary,
     problem locations) and ``streams.py``; None for a file's units:
@@ -125,7 +122,6 @@ class UnitBase:
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
     show_records: Callable[[frozenset], None] | None = None
-    summary_tree: Callable[[], Node] | None = None
     protocol: str | None = None
     conversation: object | None = None
     direction: str | None = None
@@ -160,7 +156,6 @@ class Unit(Protocol):
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None
     show_records: Callable[[frozenset], None] | None
-    summary_tree: Callable[[], Node] | None
     protocol: str | None
     conversation: object | None
     direction: str | None

@@ -119,8 +119,7 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
         elif mode == "summary":
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
-            tree = unit.summary_tree() if unit.summary_tree is not None else unit.to_tree()
-            print_lines(app.out, [summary_parts(_noted(tree, content), enc if enc_mode else None)])
+            print_lines(app.out, [summary_parts(_noted(unit.to_tree(), content), enc if enc_mode else None)])
         else:
             if n == 0:
                 app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")

@@ -16,6 +16,18 @@
 
 #include "../../codec/jsonout.h"
 
+/* The result of a twin from its return code: 0 the text in `o`, 1 None (irregular: the full path
+ * speaks), 2 NotImplemented (the Python twin decides), -1 the error already set. Frees `o`. */
+static PyObject *finish(int rc, Out *o) {
+    PyObject *res;
+    if (rc == 0) res = PyUnicode_DecodeUTF8(o->buf ? o->buf : "", o->len, "strict");
+    else if (rc == 1) res = Py_NewRef(Py_None);
+    else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
+    else res = NULL;
+    PyMem_Free(o->buf);
+    return res;
+}
+
 enum { START, OFFSET, SIZE, CRC, MAGIC, ATTRIBUTES, TIMESTAMP, KEY_LENGTH, KEY_AT, VALUE_LENGTH, VALUE_AT, STATUS,
        FAIL_AT, STRIDE };
 enum { CRC_BAD = 1, FIELDS_BAD = 2, HEAD_CUT = 4, MAGIC_BAD = 8, SIZE_BAD = 16, CUT = 32 };

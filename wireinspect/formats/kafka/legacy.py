@@ -366,17 +366,24 @@ class Message(UnitBase):
             p += width
         return values, spans
 
-    def summary_tree(self) -> Node:
-        """``dump --summary``'s tree: the root and the entry's own fields, without nodes for a
-        wrapper's inner messages when they hold no problem (the root line and the problem codes
-        are those of :meth:`to_tree`'s)."""
-        if self.decoded is not None or (self._clean_table() is None and any(m._problems for m in self.inner or ())):
-            return self.to_tree()
-        return self.to_tree(shallow=True)
+    def tree_head(self) -> Node:
+        """The root node of :meth:`to_tree` without its children: its line, and every problem of the
+        tree on it (a wrapper's inner messages' as the tree counts them), no node made for a field
+        or an inner message (``dump --summary``). An irregular entry or an internal topic's takes
+        the whole tree and keeps its root."""
+        if not self.fit or self.decoded is not None:
+            full = self.to_tree()
+            return Node(full.name, full.position, full.length, full.value, full.display,
+                        problems=full.all_problems(), type=full.type)
+        problems = list(self.problems)
+        if self._clean_table() is None and self.inner:  # (a clean inner set holds none)
+            problems += [p for _, m in self._tree_inner() for p in m.problems]
+        base = self.data_base if self.data_base is not None else 0
+        return Node("message", base + self.start, self.length, type="message", problems=problems,
+                    display=f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}")
 
-    def to_tree(self, name: str = "message", shallow: bool = False) -> Node:
-        """The field tree: the fields of :data:`LEGACY` in order, as far as the entry was decoded
-        (``shallow``: without a wrapper's inner messages)."""
+    def to_tree(self, name: str = "message") -> Node:
+        """The field tree: the fields of :data:`LEGACY` in order, as far as the entry was decoded."""
         base = self.data_base if self.data_base is not None else 0
         s = self.start
         node = Node(name, base + s, self.length, type="message", problems=list(self.problems))
@@ -408,8 +415,6 @@ class Message(UnitBase):
                     tt = TIMESTAMP_TYPES[(child.value >> 3) & 1]
                     child.add("timestampType", p, 1, tt, display=f"{tt} (bit 3)")
         node.display = f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}"
-        if shallow:
-            return node
         if self.inner is not None:
             value = node.children[-1]
             value.decompressed(codec_name(self.attributes & 7), self.compressed_length,
