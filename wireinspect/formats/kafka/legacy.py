@@ -710,9 +710,9 @@ _MODES = {"base64": 0, "hex": 1, "text": 2}  # the --bytes modes, as the compile
 def table_json(data, t, magic: int, offset: int, log_append_time, mode: str):
     """The JSON projection of a clean inner set's table ``t`` (:func:`clean_inner` of ``data``), as
     :func:`wrapper_records_json` documents it; ``None`` when the wrapper ``offset`` (magic 1) is below
-    the last inner offset. The compiled twin (``records_json``, _legacy.c) writes every mode (text as
-    :func:`~wireinspect.formats.kafka.fastjson.bytes_json` does); it leaves to this function what it returns ``NotImplemented`` for (an offset beyond
-    64 bits, arguments of other types)."""
+    the last inner offset. The compiled twin (``records_json``, _legacy.c) writes every mode (bytes as
+    ``bytes_json`` writes them); it leaves to this function what it returns ``NotImplemented`` for (an
+    offset beyond 64 bits, arguments of other types)."""
     shift = 0
     if magic == 1 and offset:  # inner offsets are relative to the last one's
         shift = offset - t[len(t) - STRIDE + OFFSET]
