@@ -23,8 +23,9 @@ The layers, from the ground up (docs/architecture.md "Layers"):
 
 Within ``inputs/`` the capture machinery (``pcap``, ``tcp``, ``capture/``) sits below the catalog (the
 catalog's capture formats are built on it) and ``open``/``listing`` above it: the circle check keeps
-them apart. ``KNOWN`` lists the layering exceptions still in the code, each with its reason;
-``PENDING_LEAD`` the imports of the record-batch core that issue 21's one record reader removes.
+them apart. ``KNOWN`` lists the layering exceptions still in the code, each with its reason. The record-batch
+core (``formats/kafka/records.py``, ``recordtable.py``, ``legacy.py``) imports nothing built on it:
+what it calls above it is registered in ``formats/kafka/hooks.py``.
 """
 
 from __future__ import annotations
@@ -50,21 +51,6 @@ KNOWN = {
         "wireinspect) that gives them the same atomic write as recover's copies",
 }
 
-# Imports of the record-batch core (``formats/kafka/records.py``) and of the JSON projection it serves
-# (``formats/kafka/fastjson.py``) that point at what is built on them: the lead removes them with issue
-# 21's one record reader (``recordtable.py``: the internal-topic decoding, Schema Registry labels, encode
-# and JSON projections plug in from above). Tolerated by the layering and circle checks until then; an
-# entry that is gone must leave this set (test_pending_lead_edges_are_still_there): empty it, don't grow it.
-PENDING_LEAD = {
-    # The same pattern outside those two files, left to the same hook design (issue 21 item 1 reads the
-    # legacy message sets with the one reader too): the legacy core's internal-topic decoding and raw
-    # projection (legacy.decode_internal -> internal.decode_record, Message.raw_json -> log_encode), and
-    # the wire encoder's record sets (protocol/encode._records -> logformat.KAFKA_LOG.encode), which
-    # close the loop log_encode -> internal/encode (re-encoding edited keyDecoded/valueDecoded) ->
-    # protocol/encode.encode_struct. Without these three the package has no circle.
-    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.internal.decode"),
-    ("wireinspect.formats.kafka.legacy", "wireinspect.formats.kafka.log_encode"),
-}
 
 
 def _modules() -> dict:
@@ -193,14 +179,24 @@ def test_every_module_parsed():
 
 
 def test_layering():
-    found = [(a, b, why) for a, b, why in _violations() if (a, b) not in KNOWN and (a, b) not in PENDING_LEAD]
+    found = [(a, b, why) for a, b, why in _violations() if (a, b) not in KNOWN]
     assert found == [], "\n".join(f"{a} -> {b}: {why}" for a, b, why in found)
 
 
-def test_pending_lead_edges_are_still_there():
-    # the lead empties PENDING_LEAD as the record-batch core stops importing what is built on it
-    present = {(a, b) for a, imps in IMPORTS.items() for b, _ in imps}
-    assert PENDING_LEAD <= present, PENDING_LEAD - present
+BATCH_CORE = ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.recordtable",
+              "wireinspect.formats.kafka.legacy")
+CORE_MAY_IMPORT = {"wireinspect.formats.kafka.control", "wireinspect.formats.kafka.fields",
+                   "wireinspect.formats.kafka.hooks", "wireinspect.formats.kafka.recordtable",
+                   "wireinspect.formats.kafka.records"}
+
+
+def test_record_batch_core_imports_nothing_built_on_it():
+    """Internal-topic decoding, Schema Registry labels, encode and the JSON projections plug into the
+    batch from above (``formats/kafka/hooks.py``): the core imports no other Kafka module."""
+    for m in BATCH_CORE:
+        above = sorted(t for t, _ in IMPORTS[m] if t.startswith("wireinspect.formats.kafka.")
+                       and t not in CORE_MAY_IMPORT)
+        assert above == [], (m, above)
 
 
 def test_known_exceptions_are_still_there():
@@ -258,8 +254,8 @@ def _circles_text(cycles: list, graph: dict) -> str:
 
 def test_no_import_circle():
     """No circle through any import, inside functions too (a lazy import buys start-up time, not a
-    way around the layering); only ``PENDING_LEAD`` is tolerated."""
-    graph = {m: sorted({t for t, _ in imps if t != m and (m, t) not in PENDING_LEAD}) for m, imps in IMPORTS.items()}
+    way around the layering)."""
+    graph = {m: sorted({t for t, _ in imps if t != m}) for m, imps in IMPORTS.items()}
     cycles = _cycles(graph)
     assert cycles == [], _circles_text(cycles, graph)
 

@@ -93,7 +93,7 @@ def share_state_batch(records: int) -> bytes:
     from kafka.record.default_records import DefaultRecordBatchBuilder
 
     from tests.formats.kafka.internal.builders import T0, coordinator_key, coordinator_value, sample, versions
-    from wireinspect.formats.kafka.internal.registry import table
+    from wireinspect.formats.kafka.internal.spectable import table
     from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 
     t = table("share-state")

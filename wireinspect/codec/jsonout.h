@@ -65,40 +65,36 @@ static int put_bytes(Out *o, const unsigned char *s, Py_ssize_t n, int hex) {
     return 0;
 }
 
-/* What a byte starts, for put_text: 0 itself (printable ASCII but '"' and '\'), 1 a JSON escape, 2-4 a
+/* What a byte starts, for put_text: 0 itself (printable ASCII but '"' and '\\'), 1 a JSON escape, 2-4 a
  * UTF-8 sequence of that many bytes (to check), 5 nothing (a continuation byte, C0, C1, F5-FF). */
-static unsigned char TEXT_CLASS[256];
-static char TEXT_ESC[256][8]; /* the escape of a byte of class 1 or 5, and its length in [7] */
+static const unsigned char TEXT_CLASS[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+    5, 5, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5
+};
 
-static void text_tables(void) {
-    if (TEXT_CLASS['A'] == 0 && TEXT_ESC[0][7]) return;
-    for (int c = 0; c < 256; c++) {
-        unsigned char k;
-        if (c < 0x20 || c == '"' || c == '\\') k = 1;
-        else if (c < 0x80) k = 0;
-        else if (c < 0xC2) k = 5;
-        else if (c < 0xE0) k = 2;
-        else if (c < 0xF0) k = 3;
-        else if (c < 0xF5) k = 4;
-        else k = 5;
-        TEXT_CLASS[c] = k;
-        char *e = TEXT_ESC[c];
-        int n = 0;
-        if (k >= 2) { e[n++] = '\\'; e[n++] = '\\'; e[n++] = 'x'; e[n++] = HEX[c >> 4]; e[n++] = HEX[c & 15]; }
-        else if (k == 1) {
-            e[n++] = '\\';
-            switch (c) {
-            case '"': e[n++] = '"'; break;
-            case '\\': e[n++] = '\\'; break;
-            case '\n': e[n++] = 'n'; break;
-            case '\r': e[n++] = 'r'; break;
-            case '\t': e[n++] = 't'; break;
-            case '\b': e[n++] = 'b'; break;
-            case '\f': e[n++] = 'f'; break;
-            default: e[n++] = 'u'; e[n++] = '0'; e[n++] = '0'; e[n++] = HEX[c >> 4]; e[n++] = HEX[c & 15];
-            }
-        }
-        e[7] = (char)n;
+/* The escape of byte c (class 1: JSON's; any other: \\xNN, backslashreplace's \xNN with its backslash
+ * escaped) at d; returns the characters written. */
+static inline int text_escape(char *d, unsigned char c) {
+    if (TEXT_CLASS[c] != 1) {
+        d[0] = '\\'; d[1] = '\\'; d[2] = 'x'; d[3] = HEX[c >> 4]; d[4] = HEX[c & 15];
+        return 5;
+    }
+    d[0] = '\\';
+    switch (c) {
+    case '"': d[1] = '"'; return 2;
+    case '\\': d[1] = '\\'; return 2;
+    case '\n': d[1] = 'n'; return 2;
+    case '\r': d[1] = 'r'; return 2;
+    case '\t': d[1] = 't'; return 2;
+    case '\b': d[1] = 'b'; return 2;
+    case '\f': d[1] = 'f'; return 2;
+    default: d[1] = 'u'; d[2] = '0'; d[3] = '0'; d[4] = HEX[c >> 4]; d[5] = HEX[c & 15]; return 6;
     }
 }
 
@@ -139,9 +135,7 @@ static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
         unsigned char k = TEXT_CLASS[c];
         if (k == 0) { *d++ = (char)c; i++; continue; }
         if (k >= 2 && k <= 4 && n - i >= k && utf8_ok(s + i, k)) { memcpy(d, s + i, k); d += k; i += k; continue; }
-        const char *e = TEXT_ESC[c];
-        memcpy(d, e, 6);
-        d += e[7];
+        d += text_escape(d, c);
         i++;
     }
     *d++ = '"';

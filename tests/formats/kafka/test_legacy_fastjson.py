@@ -1,7 +1,7 @@
 """The legacy (magic 0/1) JSON fast path (``Message.json_line`` with ``wrapper_records_json``) writes
 exactly what the full path writes, on wrappers built by kafka-python and on damaged copies of them:
 the same text, byte for byte, and the same problems. Each test runs twice: with the compiled twin
-(``legacy_records_json`` in _fastjson.c, when built) and with the pure-Python loop alone; and the two
+(``records_json`` and ``read_messages`` in _legacy.c, when built) and with the pure-Python loop alone; and the two
 give the same text (or both ``None``) on the same decompressed inner sets, hostile ones included."""
 
 import struct

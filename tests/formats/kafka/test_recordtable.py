@@ -217,7 +217,7 @@ def test_canonical_check_agrees_with_encoding(recs, mode, edits, log_append):
 def test_may_be_framed_is_never_too_strict(first, rest):
     """Whatever framing.from_prefix + plausible would label (no registry at hand), may_be_framed
     lets through to the full path."""
-    from wireinspect.formats.kafka.registry.framing import from_prefix, plausible
+    from wireinspect.formats.kafka.registry.wireformat import from_prefix, plausible
 
     b = bytes([first]) + rest
     f = from_prefix(b)
@@ -293,3 +293,32 @@ def test_text_mode_escapes_as_python(b):
     text = bt._fast_text("text")
     if text is not None:
         assert json.loads(b"[" + text + b"]")[0]["value"] == b.decode("utf-8", "backslashreplace")
+
+
+@settings(max_examples=200, deadline=None)
+@given(records, st.integers(0, 4), st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=4),
+       st.integers(0, 30), st.booleans())
+def test_projections_agree_with_the_full_tree(recs, codec, edits, cut, crc):
+    """On generated, mutated and cut batches (the CRC recomputed or not): ``tree_head`` is the full
+    tree's root line with every problem of the tree; the records' columns and the JSON fast path agree
+    with the tree's record nodes (offsets, keys, values); the records count is the tree's."""
+    data = bytearray(build(recs, codec))
+    for pos, val in edits:
+        data[61 + pos % max(len(data) - 61, 1)] = val
+    if cut:
+        del data[max(61, len(data) - cut):]
+    if crc and len(data) >= 61:
+        struct.pack_into(">i", data, 8, len(data) - 12)
+        struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+    data = bytes(data)
+    tree = parse_batch(data).to_tree()
+    head = parse_batch(data, records="lazy").tree_head()
+    assert (head.name, head.position, head.length, head.display) == (tree.name, tree.position, tree.length, tree.display)
+    assert [(p.code, p.position) for p in head.all_problems()] == [(p.code, p.position) for p in tree.all_problems()]
+    cols = parse_batch(data, records="lazy").columns()
+    recs_node = next((c for c in tree.children if c.name == "records"), None)
+    if cols is not None and recs_node is not None:
+        nodes = [c for c in recs_node.children if c.name.startswith("records[")]
+        offsets = [next(x.value for x in n.children if x.name == "offset") for n in nodes]
+        values = [next(x.value for x in n.children if x.name == "value") for n in nodes]
+        assert offsets == cols[2][:len(nodes)] and values == cols[5][:len(nodes)]

@@ -14,8 +14,8 @@ from tests.formats.kafka.registry_bytes import GUID, ORDER_VALUE, PING, VALUES, 
 from wireinspect.cli import cli
 from wireinspect.codec.protowire import decode_raw, raw_text
 from wireinspect.formats.kafka.registry import store
-from wireinspect.formats.kafka.registry.fields import examine
-from wireinspect.formats.kafka.registry.framing import from_prefix, message_indexes
+from wireinspect.formats.kafka.registry.labels import examine
+from wireinspect.formats.kafka.registry.wireformat import from_prefix, message_indexes
 
 pytest.importorskip("fastavro")
 

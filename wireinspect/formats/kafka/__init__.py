@@ -8,13 +8,13 @@ from wireinspect.formats.kafka.hooks import HOOKS
 
 
 def _schema_json(data, r, enc):
-    from wireinspect.formats.kafka.registry.fields import record_schemas
+    from wireinspect.formats.kafka.registry.labels import record_schemas
 
     return record_schemas(data, r, enc)
 
 
 def _schema_nodes(node, data, r, base):
-    from wireinspect.formats.kafka.registry.fields import add_schema_nodes
+    from wireinspect.formats.kafka.registry.labels import add_schema_nodes
 
     add_schema_nodes(node, data, r, base)
 
@@ -32,7 +32,7 @@ def _decode_records(records, data, base, kind, control, problems, place):
 
 
 def _internal_json(batch, enc, extra, shared_keys=True):
-    from wireinspect.formats.kafka.internal.fastjson import batch_json
+    from wireinspect.formats.kafka.internal.fastpath import batch_json
 
     return batch_json(batch, enc, extra, shared_keys=shared_keys)
 
@@ -43,5 +43,18 @@ def _raw_json(batch, read, enc):
     return batch_raw_json(batch, read, enc)
 
 
+def _decode_record(kind, control, data, message, base):
+    from wireinspect.formats.kafka.internal.decode import decode_record
+
+    return decode_record(kind, control, data, message, base)
+
+
+def _message_raw_json(message, read, enc):
+    from wireinspect.formats.kafka.log_encode import message_raw_json
+
+    return message_raw_json(message, read, enc)
+
+
 HOOKS.schema_json, HOOKS.schema_nodes, HOOKS.registry_active = _schema_json, _schema_nodes, _registry_active
 HOOKS.decode_records, HOOKS.internal_json, HOOKS.raw_json = _decode_records, _internal_json, _raw_json
+HOOKS.decode_record, HOOKS.message_raw_json = _decode_record, _message_raw_json

@@ -562,7 +562,4 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_recordtable", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__recordtable(void) {
-    text_tables();
-    return PyModule_Create(&module);
-}
+PyMODINIT_FUNC PyInit__recordtable(void) { return PyModule_Create(&module); }

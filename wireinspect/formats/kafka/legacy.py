@@ -17,9 +17,11 @@ old, wrong frame header checksum.
 from __future__ import annotations
 
 import struct
+from array import array
 
 from wireinspect.codec.native import compiled_twin
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
+from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.fields import Plan
 from wireinspect.formats.kafka.records import TIMESTAMP_TYPES, codec_name, elided
 from wireinspect.formats.unit import UnitBase
@@ -39,14 +41,14 @@ LEGACY = Layout("LegacyRecord", (
     Bytes("value", size="valueLength", nullable=True),  # a wrapper's: the compressed inner messages
 ), source="org.apache.kafka.common.record.LegacyRecord")
 LEGACY_HEAD = Layout("LegacyRecord", LEGACY.fields[:5], LEGACY.source)  # offset .. attributes (18 bytes)
-# The hot loop reads through LEGACY compiled (fields.py): the header (offset .. attributes) as one struct,
-# and the whole entry per magic; anything that does not fit falls back to LEGACY.decode.
+# The field positions of the one reader (read_messages) come from LEGACY compiled per magic (fields.py):
+# offset .. attributes at the same places in both, then magic 1's timestamp, keyLength and the key.
 _HEAD, _HEAD_AT = compile_fixed(fixed_fields(LEGACY))
 HEAD_SIZE = _HEAD.size
 _AT = {name: off for name, off, _ in _HEAD_AT}
 _PLANS = {magic: Plan(LEGACY, {"magic": magic}) for magic in (0, 1)}
-_IDX = {magic: tuple(p.index(n) for n in ("timestamp", "keyLength", "key", "valueLength", "value")
-                     if n in p.names) for magic, p in _PLANS.items()}
+_KEY_LENGTH_AT = {magic: p.fixed["keyLength"] for magic, p in _PLANS.items()}
+_TIMESTAMP_AT = _PLANS[1].fixed["timestamp"]
 LOG_OVERHEAD = 12
 MIN_SIZE = {0: 14, 1: 22}  # LegacyRecord.RECORD_OVERHEAD_V0 / V1
 _CRC_FIELD = LEGACY.field("crc")
@@ -55,9 +57,90 @@ _CRC_AT = _AT[_CRC_FIELD.start]  # where the CRC-32 starts (magic)
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 
-# The compiled twin of wrapper_records_json (legacy_records_json in _fastjson.c, built by ``pip install .``
-# where a C compiler is); ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to the Python below.
-_compiled = compiled_twin("wireinspect.formats.kafka._fastjson", "legacy_records_json")
+# -- the one reader ----------------------------------------------------------------------------
+# read_messages gives a message set as a table: STRIDE int64 per message, in this order.
+STRIDE = 13
+(START, OFFSET, SIZE, CRC, MAGIC, ATTRIBUTES, TIMESTAMP, KEY_LENGTH, KEY_AT, VALUE_LENGTH, VALUE_AT, STATUS,
+ FAIL_AT) = range(STRIDE)
+# STATUS bits (0: a regular message). The first two leave the framing whole (the next message starts
+# after this one); the others stop the reading at this message's start.
+CRC_BAD, FIELDS_BAD, HEAD_CUT, MAGIC_BAD, SIZE_BAD, CUT = 1, 2, 4, 8, 16, 32
+
+# The compiled twins (_legacy.c, built by ``pip install .`` where a C compiler is): read_messages and the
+# JSON projection of a clean wrapper's table; ``WIREINSPECT_PURE=1`` (or no compiler) leaves the work to
+# the Python below. Tests: tests/formats/kafka/test_legacy_reader.py, test_legacy_fastjson.py.
+_compiled = compiled_twin("wireinspect.formats.kafka._legacy", "read_messages")
+_compiled_json = compiled_twin("wireinspect.formats.kafka._legacy", "records_json")
+
+
+def read_messages(buf, pos: int = 0, stop: int | None = None, max_rows: int = 1 << 62):
+    """THE reader of legacy (magic 0/1) messages: the message set ``buf[pos:stop]`` (a log's
+    entries, or a wrapper's decompressed inner messages) as ``(table, end)``.
+
+    ``table``: an ``array('q')`` of :data:`STRIDE` values per message read (indexes :data:`START`
+    .. :data:`FAIL_AT`): its start in ``buf``, the fields offset, messageSize, crc (stored), magic,
+    attributes, timestamp (0 for magic 0), keyLength and where the key starts, valueLength and where
+    the value starts (lengths -1 for null; the four 0 when :data:`FIELDS_BAD`), :data:`STATUS` (0 for
+    a regular message: framing, magic 0/1, size minimum, CRC-32, key and value filling it exactly) and
+    :data:`FAIL_AT`, where the first irregularity is (the position of the field its problem names;
+    0 for a regular message). Reading stops after the first irregular message, or after
+    ``max_rows`` messages; ``end`` is where the next message would start (an irregular message whose
+    framing broke: its own start). Codecs are not opened (the caller reads the attributes).
+    Layout: :data:`LEGACY`. The compiled twin (``_legacy.c``) gives the same table."""
+    stop = len(buf) if stop is None else stop
+    if _compiled is not None and type(pos) is int and type(stop) is int and type(max_rows) is int:
+        raw, end = _compiled(buf, pos, stop, min(max(max_rows, 0), 1 << 62), _CRC)
+        table = array("q")
+        table.frombytes(raw)
+        return table, end
+    return _read_messages(buf, pos, stop, max_rows)
+
+
+def _read_messages(buf, pos: int, stop: int, max_rows: int):
+    """The pure-Python twin of :func:`read_messages`."""
+    if pos < 0 or stop > len(buf):
+        raise ValueError("read_messages: pos..stop outside the buffer")
+    out: list = []
+    unpack, i32, i64, crc32 = _HEAD.unpack_from, _I32.unpack_from, _I64.unpack_from, _CRC
+    crc_at, head, minimum, key_length_at = _CRC_AT, HEAD_SIZE, MIN_SIZE, _KEY_LENGTH_AT
+    at_crc, at_size, at_magic = _AT["crc"], _AT["messageSize"], _AT["magic"]
+    p, n = pos, 0
+    while p < stop and n < max_rows:
+        n += 1
+        if stop - p < head:
+            out += (p, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, HEAD_CUT, p)
+            break
+        offset, size, crc, magic, attrs = unpack(buf, p)
+        if magic != 0 and magic != 1:
+            out += (p, offset, size, crc, magic, attrs, 0, 0, 0, 0, 0, MAGIC_BAD, p + at_magic)
+            break
+        if size < minimum[magic]:
+            out += (p, offset, size, crc, magic, attrs, 0, 0, 0, 0, 0, SIZE_BAD, p + at_size)
+            break
+        if size > stop - p - LOG_OVERHEAD:
+            out += (p, offset, size, crc, magic, attrs, 0, 0, 0, 0, 0, CUT, p + at_size)
+            break
+        q = p + LOG_OVERHEAD + size
+        status = fail = 0
+        if crc32(buf[p + crc_at:q]) != crc:
+            status, fail = CRC_BAD, p + at_crc
+        ts = i64(buf, p + _TIMESTAMP_AT)[0] if magic else 0
+        k = p + key_length_at[magic]  # within the message: size >= the minimum
+        (kl,) = i32(buf, k)
+        v = k + 4 + (kl if kl > 0 else 0)
+        bad = k if kl < -1 or v + 4 > q else 0
+        if not bad:
+            (vl,) = i32(buf, v)
+            if vl < -1 or v + 4 + (vl if vl > 0 else 0) != q:
+                bad = v
+        if bad:
+            out += (p, offset, size, crc, magic, attrs, ts, 0, 0, 0, 0, status | FIELDS_BAD, fail or bad)
+        else:
+            out += (p, offset, size, crc, magic, attrs, ts, kl, k + 4, vl, v + 4, status, fail)
+        p = q
+        if status or bad:
+            break
+    return array("q", out), p
 
 
 class Message(UnitBase):
@@ -71,7 +154,7 @@ class Message(UnitBase):
     __slots__ = ("position", "length", "offset", "size", "crc", "magic", "attributes", "timestamp",
                  "p_key", "keyLength", "p_val", "valueLength", "crc_ok", "crc_computed", "_problems", "_inner",
                  "data", "data_base", "start", "abs_offset", "abs_timestamp", "compressed_length", "in_order",
-                 "decoded", "_lazy", "_clean", "shown")
+                 "decoded", "_lazy", "_clean", "shown", "fit")
 
     def __init__(self, position):
         self.position = position
@@ -82,7 +165,7 @@ class Message(UnitBase):
         self._problems = []
         self._inner = None
         self._lazy = None  # (set, error, limit, max_records, at): a wrapper parsed with records="lazy"
-        self._clean = False  # json_line found the lazy wrapper clean: no problem to read it for
+        self._clean = None  # a lazy wrapper's inner set: its table when clean (_clean_table), False when not
         self.data = None
         self.data_base = None
         self.start = 0
@@ -92,6 +175,7 @@ class Message(UnitBase):
         self.in_order = True  # False: offsets not above the valid entries' before it (set by the log walk)
         self.decoded = None  # (keyDecoded, valueDecoded) of an internal topic's message (decode_internal)
         self.shown = None  # frozenset of the indexes of the inner messages shown (show_records); None: all
+        self.fit = False  # key and value read from the reader's table: every field fits, nothing follows the value
 
     @property
     def inner(self):
@@ -108,8 +192,8 @@ class Message(UnitBase):
     @property
     def problems(self) -> list:
         """Every problem of the entry, its inner messages' included (a lazy wrapper is read now, unless
-        :meth:`json_line` found it clean)."""
-        if self._lazy is not None and not self._clean:
+        its inner set is clean: :meth:`_clean_table`)."""
+        if self._lazy is not None and self._clean_table() is None:
             self._open()
         return self._problems
 
@@ -119,8 +203,23 @@ class Message(UnitBase):
 
     def _open(self) -> None:
         data, err, limit, max_records, at = self._lazy
+        table = self._clean or None
         self._lazy = None
-        _read_inner(self, data, err, limit, 0, at, max_records)
+        _read_inner(self, data, err, limit, 0, at, max_records, table)
+
+    def _clean_table(self):
+        """The :func:`read_messages` table of a lazy wrapper's inner set when reading it would add no
+        problem (:func:`clean_inner`, and a magic-1 wrapper offset not below the last inner offset),
+        else ``None``; found once. verify, the summary and :meth:`json_line` go no further than it."""
+        lazy = self._lazy
+        if lazy is None:
+            return None
+        if self._clean is None:
+            t = None if lazy[1] is not None else clean_inner(lazy[0], self.magic, lazy[3])
+            if t is not None and self.magic == 1 and self.offset and self.offset < t[len(t) - STRIDE + OFFSET]:
+                t = None
+            self._clean = False if t is None else t
+        return self._clean or None
 
     def record_contents(self) -> list:
         """``(key, value, headers)`` of each record of ``records``: a wrapper's inner messages, or the
@@ -144,11 +243,11 @@ class Message(UnitBase):
         :func:`wrapper_records_json`, with no object per inner message; anything else takes the full
         path. The text is the same, byte for byte (tests/formats/kafka/test_legacy_fastjson.py)."""
         lazy = self._lazy
-        if lazy is not None and lazy[1] is None and self.crc_ok and self.in_order and not self._problems:
+        if lazy is not None and self.crc_ok and self.in_order and not self._problems \
+                and self._clean_table() is not None:
             lat = self.timestamp if self.magic == 1 and self.attributes & 0x08 else None
-            text = wrapper_records_json(lazy[0], self.magic, self.offset, lat, lazy[3], mode)
+            text = table_json(lazy[0], self._clean, self.magic, self.offset, lat, mode)
             if text is not None:
-                self._clean = True
                 d = {"type": "message", "position": self.position, "length": self.length}
                 d.update(self.header_json())
                 d["problems"] = []
@@ -160,6 +259,10 @@ class Message(UnitBase):
 
     @property
     def base_offset(self):
+        t = self._clean_table()
+        if t is not None:
+            first, last = t[OFFSET], t[len(t) - STRIDE + OFFSET]
+            return self.offset - last + first if self.magic == 1 and self.offset else first
         if self.inner:
             return self.inner[0].abs_offset
         return self.offset
@@ -170,6 +273,9 @@ class Message(UnitBase):
 
     @property
     def records_count(self) -> int:
+        t = self._clean_table()
+        if t is not None:
+            return len(t) // STRIDE
         return len(self.inner) if self.inner is not None else 1
 
     @property
@@ -240,25 +346,60 @@ class Message(UnitBase):
 
     def raw_json(self, read, enc) -> dict:
         """``dump --json --raw``: what encode cannot recompute (see :mod:`.log_encode`)."""
-        from wireinspect.formats.kafka.log_encode import message_raw_json
+        return HOOKS.message_raw_json(self, read, enc)
 
-        return message_raw_json(self, read, enc)
+    def _fields(self, base: int):
+        """``(values, spans)`` of the fields of :data:`LEGACY` as ``LEGACY.decode`` gives them, from
+        the reader's table (:attr:`fit`: every field fits), positions counted from ``base``."""
+        values = {"offset": self.offset, "messageSize": self.size, "crc": self.crc, "magic": self.magic,
+                  "attributes": self.attributes, "timestamp": self.timestamp, "keyLength": self.keyLength,
+                  "valueLength": self.valueLength}
+        spans = {}
+        p = self.start
+        for name, width in _WIDTHS[self.magic]:
+            if width is None:  # key or value: its length field came just before it
+                n = values[name + "Length"]
+                values[name] = None if n < 0 else bytes(self.data[p:p + n])
+                width = max(n, 0)
+            spans[name] = (base + p, width)
+            p += width
+        return values, spans
+
+    def tree_head(self) -> Node:
+        """The root node of :meth:`to_tree` without its children: its line, and every problem of the
+        tree on it (a wrapper's inner messages' as the tree counts them), no node made for a field
+        or an inner message (``dump --summary``). An irregular entry or an internal topic's takes
+        the whole tree and keeps its root."""
+        if not self.fit or self.decoded is not None:
+            full = self.to_tree()
+            return Node(full.name, full.position, full.length, full.value, full.display,
+                        problems=full.all_problems(), type=full.type)
+        problems = list(self.problems)
+        if self._clean_table() is None and self.inner:  # (a clean inner set holds none)
+            problems += [p for _, m in self._tree_inner() for p in m.problems]
+        base = self.data_base if self.data_base is not None else 0
+        return Node("message", base + self.start, self.length, type="message", problems=problems,
+                    display=f"offset {self.abs_offset}  {codec_name(self.attributes & 7)}  magic {self.magic}")
 
     def to_tree(self, name: str = "message") -> Node:
         """The field tree: the fields of :data:`LEGACY` in order, as far as the entry was decoded."""
         base = self.data_base if self.data_base is not None else 0
         s = self.start
         node = Node(name, base + s, self.length, type="message", problems=list(self.problems))
-        d = LEGACY.decode(self.data, s, s + self.length, base)
+        if self.fit:  # the fields from the reader's table, as LEGACY.decode would give them
+            values, spans = self._fields(base)
+        else:
+            d = LEGACY.decode(self.data, s, s + self.length, base)
+            values, spans = d.values, d.spans
         for f in LEGACY.fields:
             if f.name == "keyLength" and self.abs_offset is not None and self.abs_offset != self.offset:
                 node.add("absoluteOffset", base + s, 8, self.abs_offset, derived=True)
-            if not f.present(d.values):
+            if not f.present(values):
                 continue
-            if getattr(self, _DECODED.get(f.name, f.name)) is None or f.name not in d.spans:
+            if getattr(self, _DECODED.get(f.name, f.name)) is None or f.name not in spans:
                 return node
-            p, n = d.spans[f.name]
-            child = node.add(f.name, p, n, d.values[f.name])
+            p, n = spans[f.name]
+            child = node.add(f.name, p, n, values[f.name])
             if f.name == "crc":
                 child.display = f"0x{child.value:08x}" + ("" if self.crc_ok is None else " (valid)" if self.crc_ok
                                                             else f" (computed 0x{self.crc_computed:08x})")
@@ -287,7 +428,7 @@ def decode_internal(m: Message, kind: str) -> None:
     """Decode the keys and values of an internal topic's legacy entry (the message itself, or the
     inner messages of a wrapper) as records of ``kind`` (:mod:`~wireinspect.formats.kafka.internal`);
     their problems join the entry's (an inner message's at the entry's position, as its own)."""
-    from wireinspect.formats.kafka.internal.decode import decode_record
+    decode_record = HOOKS.decode_record
 
     for im in m.inner if m.inner is not None else (m,):
         got = decode_record(kind, False, im.data, im, im.data_base or 0)
@@ -299,8 +440,33 @@ def decode_internal(m: Message, kind: str) -> None:
                     pr.expected, pr.actual))
 
 
+# (name, width; None for a size given by the field before) of the fields of LEGACY present for each magic.
+_WIDTHS = {magic: tuple((f.name, f.width if isinstance(f, Int) else None) for f in LEGACY.fields
+                        if f.present({"magic": magic})) for magic in (0, 1)}
 # Message attributes that say how far the entry was decoded, by LEGACY field name (None: not decoded).
 _DECODED = {"messageSize": "size", "key": "p_key", "value": "p_val"}
+
+
+def _fields(m: Message, t, i: int) -> None:
+    """Set ``m``'s timestamp, key and value from the table row at ``t[i:]`` (fields that fit exactly)."""
+    m.timestamp = t[i + TIMESTAMP] if t[i + MAGIC] == 1 else None
+    m.abs_timestamp = m.timestamp
+    m.keyLength, m.p_key, m.valueLength, m.p_val = t[i + KEY_LENGTH], t[i + KEY_AT], t[i + VALUE_LENGTH], t[i + VALUE_AT]
+    m.fit = True
+
+
+def _row_message(data, t, i: int) -> Message:
+    """The :class:`Message` of a regular inner message, the table row at ``t[i:]`` (its ``data``: the
+    decompressed set): what :func:`parse_message` gives for it, without reading it again."""
+    p = t[i + START]
+    m = Message(p)
+    m.data, m.start = data, p
+    m.offset = m.abs_offset = t[i + OFFSET]
+    m.size, m.crc, m.magic, m.attributes = t[i + SIZE], t[i + CRC], t[i + MAGIC], t[i + ATTRIBUTES]
+    m.length = LOG_OVERHEAD + m.size
+    m.crc_computed, m.crc_ok = m.crc, True
+    _fields(m, t, i)
+    return m
 
 
 def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = True, limit: int = DEFAULT_LIMIT,
@@ -308,13 +474,17 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
     """Parse the legacy message entry at ``buf[pos]``; ``base`` is the absolute position of
     ``buf[0]`` (``None`` inside decompressed data). ``limit`` bounds a wrapper's decompressed
     bytes, ``max_records`` the inner messages decoded (past it: a ``records_limit`` problem).
-    Never raises on bad bytes."""
+    A wrapper is decompressed now, its inner messages read when first asked for (``inner``,
+    ``problems``), and never made into objects when only its counts and problems are asked and its
+    inner set is clean (:meth:`Message._clean_table`). Never raises on bad bytes."""
     m = Message(base + pos if base is not None else pos)
     m.data, m.data_base, m.start = buf, base, pos
     at = (lambda i: base + i) if base is not None else (lambda i: m.position)
     avail = len(buf) - pos
     probs = m._problems
-    if avail < HEAD_SIZE:
+    t, _ = read_messages(buf, pos, len(buf), 1)
+    status = t[STATUS]
+    if status & HEAD_CUT:
         m.length = max(avail, 0)
         head = LEGACY_HEAD.decode(buf, pos, len(buf))
         if "messageSize" in head.values:
@@ -322,47 +492,42 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         probs.append(Problem("truncated", at(pos), f"message entry header needs {HEAD_SIZE} bytes, only {avail} "
                              "remain", expected=HEAD_SIZE, actual=avail))
         return m
-    m.offset, m.size, m.crc, m.magic, m.attributes = _HEAD.unpack_from(buf, pos)
+    m.offset, m.size, m.crc, m.magic, m.attributes = t[OFFSET], t[SIZE], t[CRC], t[MAGIC], t[ATTRIBUTES]
     m.abs_offset = m.offset
     total = LOG_OVERHEAD + m.size
-    if m.magic not in (0, 1):
+    if status & MAGIC_BAD:
         m.length = min(max(total, _AT["attributes"]), avail)
         if m.length < HEAD_SIZE:  # the entry ends at its magic byte: the byte after it is not its attributes
             m.attributes = None
         probs.append(Problem("unknown_magic", at(pos + _AT["magic"]), f"magic {m.magic} in a legacy message entry",
                              actual=m.magic))
         return m
-    if m.size < MIN_SIZE[m.magic]:
+    if status & SIZE_BAD:
         m.length = min(HEAD_SIZE, avail)
         probs.append(Problem("bad_length", at(pos + _AT["messageSize"]), f"messageSize {m.size} is smaller than the "
                              f"minimum {MIN_SIZE[m.magic]} for magic {m.magic}", actual=m.size))
         return m
     end = pos + total
-    if total > avail:
+    if status & CUT:
         m.length = avail
         end = len(buf)
         probs.append(Problem("truncated", at(pos + _AT["messageSize"]), f"message of {total} bytes runs past the end "
                              f"of the data ({avail} bytes left)", expected=total, actual=avail))
     else:
         m.length = total
-        m.crc_computed = _CRC(buf[pos + _CRC_AT:end])
-        m.crc_ok = m.crc_computed == m.crc
-        if not m.crc_ok:
+        if status & CRC_BAD:
+            m.crc_computed = _CRC(buf[pos + _CRC_AT:end])
+            m.crc_ok = False
             probs.append(Problem("crc_mismatch", at(pos + _AT["crc"]), f"message at offset {m.offset}: stored CRC-32 "
                                  f"0x{m.crc:08x}, computed "
                                  f"0x{m.crc_computed:08x}", expected=m.crc, actual=m.crc_computed))
-        fast = _PLANS[m.magic].read(buf, pos, end)
-        if fast is not None and fast[1] == end:  # the common case: every field fits, nothing follows the value
-            v = fast[0]
-            idx = _IDX[m.magic]
-            if m.magic == 1:
-                m.timestamp = v[idx[0]]
-                idx = idx[1:]
-            m.abs_timestamp = m.timestamp
-            m.keyLength, m.p_key, m.valueLength, m.p_val = v[idx[0]], v[idx[1]], v[idx[2]], v[idx[3]]
+        else:
+            m.crc_computed, m.crc_ok = m.crc, True
+        if not status & FIELDS_BAD:  # the common case: every field fits, nothing follows the value
+            _fields(m, t, 0)
             codec = m.attributes & 7
             if codec and records:
-                _open_wrapper(m, codec, limit, depth, at, max_records, lazy=records == "lazy")
+                _open_wrapper(m, codec, limit, depth, at, max_records, lazy=True)
             return m
     d = LEGACY.decode(buf, pos, end)
     v, sp = d.values, d.spans
@@ -392,7 +557,7 @@ def parse_message(buf, pos: int = 0, base: int | None = 0, *, records: bool = Tr
         probs.append(Problem("message_trailing_bytes", at(d.end), f"{end - d.end} bytes follow the value"))
     codec = m.attributes & 7
     if codec and records:
-        _open_wrapper(m, codec, limit, depth, at, max_records, lazy=records == "lazy")
+        _open_wrapper(m, codec, limit, depth, at, max_records, lazy=True)
     return m
 
 
@@ -418,28 +583,42 @@ def _open_wrapper(m: Message, codec: int, limit: int, depth: int, at, max_record
     _read_inner(m, data, err, limit, depth, at, max_records)
 
 
-def _read_inner(m: Message, data, err, limit: int, depth: int, at, max_records: int) -> None:
+def _read_inner(m: Message, data, err, limit: int, depth: int, at, max_records: int, table=None) -> None:
     """The inner messages of the wrapper ``m`` from its decompressed set ``data`` (``err``: the
-    decompression's ``(code, message)`` or ``None``), with their problems and absolute offsets."""
+    decompression's ``(code, message)`` or ``None``), with their problems and absolute offsets.
+    ``table``: the set's :func:`read_messages` table when :func:`clean_inner` took it (the messages
+    are made from it, nothing is read again)."""
     probs = m._problems
     codec = m.attributes & 7
     if err:
         probs.append(Problem(err[0], at(m.p_val), f"{codec_name(codec)}: {err[1]}"))
     inner = []
-    p = 0
-    while p < len(data):
+    p, stop = 0, len(data)
+    t, i = (), 0  # the reader's table from p on, and the row at p
+    if table is not None:
+        inner = [_row_message(data, table, i) for i in range(0, len(table), STRIDE)]
+        stop = 0
+    while p < stop:
         if len(inner) >= max_records:
             probs.append(Problem("records_limit", at(m.p_val), f"the wrapper holds more than the {max_records} inner "
                                  "messages decoded per wrapper (raise it with --max-batch-records); the rest were not "
                                  "decoded", expected=max_records))
             break
-        im = parse_message(data, p, None, records=True, limit=limit, depth=depth + 1)
-        if err and im.crc_ok is None and p + LOG_OVERHEAD + (im.size or 0) > len(data):
-            break  # cut by the decompression limit or a corrupt stream: not a message, not news
-        for ip in im.problems:
-            ip.message = f"inner message at byte {p} of the decompressed set: {ip.message}"
-            ip.position = m.position
-        probs.extend(im.problems)
+        if i >= len(t):
+            t, _ = read_messages(data, p, stop, max_records - len(inner))
+            i = 0
+        if not t[i + STATUS] and not t[i + ATTRIBUTES] & 7:
+            im = _row_message(data, t, i)
+            i += STRIDE
+        else:  # irregular, or a codec: the full parser says what is wrong; the reader starts again after it
+            im = parse_message(data, p, None, records=True, limit=limit, depth=depth + 1)
+            t, i = (), 0
+            if err and im.crc_ok is None and p + LOG_OVERHEAD + (im.size or 0) > len(data):
+                break  # cut by the decompression limit or a corrupt stream: not a message, not news
+            for ip in im.problems:
+                ip.message = f"inner message at byte {p} of the decompressed set: {ip.message}"
+                ip.position = m.position
+            probs.extend(im.problems)
         inner.append(im)
         if im.length <= 0:
             break
@@ -466,115 +645,94 @@ def _read_inner(m: Message, data, err, limit: int, depth: int, at, max_records: 
 def clean_entry(buf, pos: int, end: int, limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS):
     """``verify``'s fast path for the legacy entry ``buf[pos:end]`` (magic 0/1; ``end`` from its size
     field): ``(messages, base offset)`` when :func:`parse_message` would find no problem in it, else
-    ``None`` (for the full parser to report what it finds). No objects per inner message: the
-    wrapper's message set is walked for framing, magic, CRC-32, codec and fields that fit exactly,
-    as ``parse_message`` checks them; tests/formats/kafka/test_fastscan.py checks the two agree."""
-    if end - pos < HEAD_SIZE:
+    ``None`` (for the full parser to report what it finds). A projection of :func:`read_messages`'
+    tables (the entry's, then its wrapper's inner set's), with no objects per inner message;
+    tests/formats/kafka/test_fastscan.py checks it and the full parser agree."""
+    t, stop = read_messages(buf, pos, end, 1)
+    if t[STATUS] or stop != end:
         return None
-    offset, size, crc, magic, attributes = _HEAD.unpack_from(buf, pos)
-    if magic not in (0, 1) or size < MIN_SIZE[magic] or LOG_OVERHEAD + size != end - pos:
-        return None
-    crc_at = _CRC_AT
-    if _CRC(buf[pos + crc_at:end]) != crc:
-        return None
-    plan = _PLANS[magic]
-    fast = plan.read(buf, pos, end)
-    if fast is None or fast[1] != end:
-        return None
-    codec = attributes & 7
+    codec = t[ATTRIBUTES] & 7
+    offset, magic = t[OFFSET], t[MAGIC]
     if not codec:
         return 1, offset
-    idx = _IDX[magic]
-    vlen, vpos = fast[0][idx[-2]], fast[0][idx[-1]]
+    vlen, vpos = t[VALUE_LENGTH], t[VALUE_AT]
     if codec > 4 or vlen < 0:
         return None
     data, err = decompress(codec, buf[vpos:vpos + vlen], limit, old_lz4=magic == 0)
     if err:
         return None
-    inner = _clean_inner(data, magic, max_records)
+    inner = clean_inner(data, magic, max_records)
     if inner is None:
         return None
-    first, last = inner[0][0], inner[-1][0]
+    first, last = inner[OFFSET], inner[len(inner) - STRIDE + OFFSET]
     if magic == 1 and offset:  # inner offsets relative to the wrapper's (its last inner offset)
         if offset - last < 0:
             return None
-        return len(inner), offset - last + first
-    return len(inner), first
+        return len(inner) // STRIDE, offset - last + first
+    return len(inner) // STRIDE, first
 
 
-def _clean_inner(data, magic: int, max_records: int):
-    """The inner messages of a wrapper's decompressed set ``data`` when :func:`parse_message` would
-    find no problem in any (framing, magic as the wrapper's, no codec, CRC-32, key and value filling
-    the message exactly, at most ``max_records``, at least one): a list of ``(offset, start, end,
-    keyLength, valueLength)`` (the key starts at ``start + 22``, or ``30`` for magic 1, the value 4
-    bytes after the key), else ``None``. :data:`_PLANS` ``.read`` inlined."""
-    out = []
-    p = 0
-    stop = len(data)
-    unpack, i32, crc32, minimum = _HEAD.unpack_from, _I32.unpack_from, _CRC, MIN_SIZE[magic]
-    crc_at = _CRC_AT
-    key_at = HEAD_SIZE + (8 if magic == 1 else 0)  # keyLength, after magic 1's timestamp
-    while p < stop:
-        if len(out) >= max_records or stop - p < HEAD_SIZE:
-            return None
-        ioff, isize, icrc, imagic, iattrs = unpack(data, p)
-        q = p + LOG_OVERHEAD + isize
-        if imagic != magic or iattrs & 7 or isize < minimum or q > stop or crc32(data[p + crc_at:q]) != icrc:
-            return None
-        k = p + key_at
-        if k + 4 > q:
-            return None
-        (kl,) = i32(data, k)
-        if kl < -1:
-            return None
-        k += 4 + max(kl, 0)
-        if k + 4 > q:
-            return None
-        (vl,) = i32(data, k)
-        if vl < -1 or k + 4 + max(vl, 0) != q:
-            return None
-        out.append((ioff, p, q, kl, vl))
-        p = q
-    return out or None
+def clean_inner(data, magic: int, max_records: int):
+    """The table (:func:`read_messages`) of a wrapper's decompressed set ``data`` when
+    :func:`parse_message` would find no problem in it: every inner message regular, of the wrapper's
+    magic, without a codec, at most ``max_records``, at least one; else ``None``."""
+    t, end = read_messages(data, 0, len(data), max_records)
+    n = len(t) // STRIDE
+    if not n or end != len(data) or any(t[STATUS::STRIDE]) or t[MAGIC::STRIDE].count(magic) != n \
+            or any(a & 7 for a in t[ATTRIBUTES::STRIDE]):
+        return None
+    return t
 
 
 def wrapper_records_json(data, magic: int, offset: int, log_append_time, max_records: int, mode: str):
     """The records of a clean wrapper (``data``: its decompressed message set; ``offset``: the
     wrapper's; ``log_append_time``: the wrapper's timestamp when it is LogAppendTime, which every
     inner message takes, else ``None``) as the JSON text of :meth:`Message.to_json`'s ``records``
-    (comma-separated objects), or ``None`` where the full path must speak: any inner message that
-    :func:`_clean_inner` would not take, or a magic-1 wrapper offset below its last inner offset.
-    ``mode``: the ``--bytes`` mode. The inner messages are checked by :func:`_clean_inner`, as for
-    ``verify`` (tests/formats/kafka/test_legacy_fastjson.py holds this and the full path equal).
-    The compiled twin (``legacy_records_json``, _fastjson.c) does the same in the ``base64`` and
-    ``hex`` modes, with the same CRC-32 function; it leaves to this loop what it returns
-    ``NotImplemented`` for (an offset beyond 64 bits, arguments of other types)."""
-    if _compiled is not None and (mode == "base64" or mode == "hex") and (type(data) is bytes or type(data) is bytearray):
-        text = _compiled(data, magic, offset, log_append_time, max_records, mode == "hex", _CRC)
+    (comma-separated objects), or ``None`` where the full path must speak: an inner set that
+    :func:`clean_inner` would not take, or a magic-1 wrapper offset below its last inner offset.
+    ``mode``: the ``--bytes`` mode. A projection of the :func:`read_messages` table
+    (tests/formats/kafka/test_legacy_fastjson.py holds this and the full path equal). The compiled
+    twin (``records_json``, _legacy.c: the compiled reader, then the same projection) does it in the
+    ``base64`` and ``hex`` modes; it leaves to this function what it returns ``NotImplemented`` for
+    (an offset beyond 64 bits, arguments of other types)."""
+    if magic != 0 and magic != 1:
+        return None
+    t = clean_inner(data, magic, max_records)
+    if t is None:
+        return None
+    return table_json(data, t, magic, offset, log_append_time, mode)
+
+
+_MODES = {"base64": 0, "hex": 1, "text": 2}  # the --bytes modes, as the compiled records_json numbers them
+
+
+def table_json(data, t, magic: int, offset: int, log_append_time, mode: str):
+    """The JSON projection of a clean inner set's table ``t`` (:func:`clean_inner` of ``data``), as
+    :func:`wrapper_records_json` documents it; ``None`` when the wrapper ``offset`` (magic 1) is below
+    the last inner offset. The compiled twin (``records_json``, _legacy.c) writes every mode (bytes as
+    ``bytes_json`` writes them); it leaves to this function what it returns ``NotImplemented`` for (an
+    offset beyond 64 bits, arguments of other types)."""
+    shift = 0
+    if magic == 1 and offset:  # inner offsets are relative to the last one's
+        shift = offset - t[len(t) - STRIDE + OFFSET]
+        if shift < 0:
+            return None
+    if _compiled_json is not None and _compiled is not None and mode in _MODES \
+            and (type(data) is bytes or type(data) is bytearray) and -(1 << 63) <= shift < (1 << 63):
+        text = _compiled_json(data, t, shift, magic == 0, log_append_time, _MODES[mode])
         if text is not NotImplemented:
             return text
     from wireinspect.formats.kafka.recordtable import bytes_json
 
-    inner = _clean_inner(data, magic, max_records)
-    if inner is None:
-        return None
-    shift = 0
-    if magic == 1 and offset:  # inner offsets are relative to the last one's
-        shift = offset - inner[-1][0]
-        if shift < 0:
-            return None
     if type(data) is not bytes:
         data = bytes(data)
     enc = bytes_json(mode)
-    key_at = HEAD_SIZE + (8 if magic == 1 else 0) + 4
-    i64 = _I64.unpack_from
     ts = "null" if magic == 0 else None if log_append_time is None else str(log_append_time)
     out = []
-    for ioff, p, q, kl, vl in inner:
-        k = p + key_at
+    for i in range(0, len(t), STRIDE):
+        kl, k, vl, v = t[i + KEY_LENGTH], t[i + KEY_AT], t[i + VALUE_LENGTH], t[i + VALUE_AT]
         key = "null" if kl < 0 else enc(data[k:k + kl])
-        k += max(kl, 0) + 4
-        value = "null" if vl < 0 else enc(data[k:k + vl])
-        out.append(f'{{"position":null,"length":{q - p},"offset":{shift + ioff},'
-                   f'"timestamp":{ts or i64(data, p + HEAD_SIZE)[0]},"key":{key},"value":{value},"headers":[]}}')
+        value = "null" if vl < 0 else enc(data[v:v + vl])
+        out.append(f'{{"position":null,"length":{LOG_OVERHEAD + t[i + SIZE]},"offset":{shift + t[i + OFFSET]},'
+                   f'"timestamp":{ts or t[i + TIMESTAMP]},"key":{key},"value":{value},"headers":[]}}')
     return ",".join(out)

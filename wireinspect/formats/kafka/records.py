@@ -3,13 +3,16 @@
 Layout: ``org.apache.kafka.common.record.DefaultRecordBatch`` (header, CRC-32C over attributes..end)
 and ``DefaultRecord`` (varint-framed records), Kafka docs section 5.3 "Record Batch", declared once
 as :data:`BATCH`, :data:`RECORD` and :data:`HEADER`. Control records are read by
-:mod:`~wireinspect.formats.kafka.control`, the JSON fast path is
-:mod:`~wireinspect.formats.kafka.fastjson`, encoding is :mod:`~wireinspect.formats.kafka.log_encode`.
+:mod:`~wireinspect.formats.kafka.control`; the records are read once, by the one record reader
+(:mod:`~wireinspect.formats.kafka.recordtable`: a table of field positions, compiled or in Python),
+and every projection reads that table; encoding is :mod:`~wireinspect.formats.kafka.log_encode`.
 
 One parse serves every front end: :func:`parse_batch` returns a :class:`Batch` holding header
-values, record spans and problems; :meth:`Batch.to_json` and :meth:`Batch.to_tree` project it.
-``records=False`` skips record parsing (the fast path of verify and recover).
-"""
+values, the records' table and problems; :meth:`Batch.to_json`, :meth:`Batch.json_line`,
+:meth:`Batch.to_tree`, :meth:`Batch.tree_head`, :meth:`Batch.columns` and :meth:`Batch.record_lines`
+project it. ``records=False`` skips the records (the fast path of verify and recover). What the batch
+calls on the layers built on it (Schema Registry labels, internal-topic decoding, ``--raw``) is
+registered in :mod:`~wireinspect.formats.kafka.hooks`."""
 
 from __future__ import annotations
 
@@ -435,7 +438,7 @@ class Batch(UnitBase):
     def to_json(self, enc) -> dict:
         """The ``dump --json`` object (see docs/json.md); ``enc`` turns bytes into JSON strings. A
         plain valid batch of an internal topic is built straight from the bytes
-        (:func:`~wireinspect.formats.kafka.internal.fastjson.batch_json`, the same object) and its
+        (:func:`~wireinspect.formats.kafka.internal.fastpath.batch_json`, the same object) and its
         records stay unparsed until something else asks for them (the reports read these objects)."""
         if self.internal is not None and self._lazy is not None and self.header is not None:
             d = HOOKS.internal_json(self, enc, {}, shared_keys=False)

@@ -313,12 +313,12 @@ def record_at(t: Table, i: int) -> Record:
 
 
 # -- projections of a clean table ----------------------------------------------------------------
-REGISTRY_FIRST = frozenset((0x00, 0x01, 0x03))  # the first bytes of registry framings (registry/framing.py)
+REGISTRY_FIRST = frozenset((0x00, 0x01, 0x03))  # the first bytes of registry framings (registry/wireformat.py)
 
 
 def may_be_framed(data, p: int, n: int) -> bool:
     """Could ``data[p:p + n]`` (``n >= 5``, ``data[p]`` in :data:`REGISTRY_FIRST`) get a registry
-    label when no registry is at hand (``registry.framing.from_prefix`` and ``plausible``)? 0x00: a
+    label when no registry is at hand (``registry.wireformat.from_prefix`` and ``plausible``)? 0x00: a
     schema id below 2^24 (its high byte 0; Apicurio's 8-byte id too); 0x01 and Glue's 0x03: a
     version-4 UUID where the GUID sits. Cheap and never too strict: it may say yes where no label
     comes, never the reverse. (The C twin checks the same.)"""

@@ -16,7 +16,7 @@ from wireinspect.formats.kafka.protocol.specs_loader import (T_ARRAY, T_BOOL, T_
                                                              T_I64, T_STR, T_STRUCT, T_U16, T_U32, T_UUID, plan_for)
 from wireinspect.formats.kafka.protocol.walker import uuid_text
 from wireinspect.layout import EncodeContext
-from wireinspect.formats.kafka.internal.registry import table as _table
+from wireinspect.formats.kafka.internal.spectable import table as _table
 
 CTX = EncodeContext(bytes_mode="base64")
 T0 = 1_700_000_000_000

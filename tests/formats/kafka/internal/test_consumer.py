@@ -11,7 +11,7 @@ from tests.formats.kafka.internal.builders import coordinator_value
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.internal.decode import decode_consumer
 from wireinspect.formats.kafka.internal.decode import decode_coordinator_value
-from wireinspect.formats.kafka.internal.registry import table
+from wireinspect.formats.kafka.internal.spectable import table
 from wireinspect.model import Node
 
 ENC = bytes_encoder("base64")

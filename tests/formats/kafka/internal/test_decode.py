@@ -13,7 +13,7 @@ from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.internal.decode import (decode_control_value, decode_coordinator_key,
                                                        decode_coordinator_value, decode_metadata_value)
 from wireinspect.formats.kafka.internal.kinds import FRAMING, KINDS
-from wireinspect.formats.kafka.internal.registry import CONTROL_SPECS, control_spec, table
+from wireinspect.formats.kafka.internal.spectable import CONTROL_SPECS, control_spec, table
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 from wireinspect.model import Node
 

@@ -14,7 +14,7 @@ from tests.formats.kafka.internal.builders import (BAD_KEY, KEY, SUB, T0, VALUE,
                                                    metadata_segment, offsets_segment, sample, string16)
 from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
-from wireinspect.formats.kafka.internal.registry import table
+from wireinspect.formats.kafka.internal.spectable import table
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 
 SEG = "00000000000000000000.log"

@@ -9,7 +9,7 @@ from tests.formats.kafka.internal.builders import CTX
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.formats.kafka.internal.decode import decode_coordinator_value
 from wireinspect.formats.kafka.internal.encode import encode_decoded
-from wireinspect.formats.kafka.internal.registry import table
+from wireinspect.formats.kafka.internal.spectable import table
 from wireinspect.formats.kafka.protocol.encode import encode_struct
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 from wireinspect.formats.kafka.segment import iter_log

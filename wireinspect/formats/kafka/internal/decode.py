@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 
 from wireinspect.formats.kafka.internal.kinds import FRAMING
-from wireinspect.formats.kafka.internal.registry import (CONTROL_SPECS, CONTROL_VERSION, TRANSACTION_STATES,
+from wireinspect.formats.kafka.internal.spectable import (CONTROL_SPECS, CONTROL_VERSION, TRANSACTION_STATES,
                                                          control_spec, table)
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs
 from wireinspect.formats.kafka.protocol.walker import (K_ARRAY, K_STRUCT, Ctx, Short, fields_json, fields_tree,

@@ -22,7 +22,7 @@ from wireinspect.formats.kafka.internal.decode import CONSUMER_SPECS, decode_con
 from wireinspect.formats.kafka.internal.decode import (decode_control_value, decode_coordinator_key,
                                                        decode_coordinator_value, decode_metadata_value,
                                                        expansion_key)
-from wireinspect.formats.kafka.internal.registry import ALTERNATES, CONTROL_VERSION, TRANSACTION_STATES, by_name, table
+from wireinspect.formats.kafka.internal.spectable import ALTERNATES, CONTROL_VERSION, TRANSACTION_STATES, by_name, table
 from wireinspect.formats.kafka.protocol.encode import UNKNOWN_TAGS, encode_struct
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs
 

@@ -28,7 +28,7 @@ from wireinspect.codec.text import quote
 from wireinspect.formats.kafka.internal.base_report import (Outcome, miss, check_decoded, choose_segments, decoded,
                                                             problem, records_of, undecoded, where, with_iso)
 from wireinspect.codec.times import iso_ms
-from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES as STATES
+from wireinspect.formats.kafka.internal.spectable import TRANSACTION_STATES as STATES
 
 OPEN = frozenset({"Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence"})
 VALUE_FIELDS = ("ProducerId", "ProducerEpoch", "TransactionTimeoutMs", "TransactionStatus",

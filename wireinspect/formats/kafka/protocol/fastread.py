@@ -15,7 +15,7 @@ a reader as a decline (:func:`read_or_none` does).
 Each plan's reader is Python source generated from the plan (runs of fixed-width fields read by one
 ``struct.unpack_from``) and ``exec``'d once, cached by plan. Tested equal to ``fields_json(walk())``
 over every plan of the internal specs and of a sample of protocol specs, on generated and damaged
-bytes (tests/formats/kafka/internal/test_fastjson_internal.py).
+bytes (tests/formats/kafka/internal/test_fastpath.py).
 """
 
 from __future__ import annotations

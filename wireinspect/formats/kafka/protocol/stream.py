@@ -27,7 +27,7 @@ from collections import deque
 
 from wireinspect.formats.common import Note, Unparsed
 from wireinspect.formats.framing import frame_size, keep
-from wireinspect.formats.kafka.protocol.streamdump import DUMP
+from wireinspect.formats.kafka.protocol.dumpformat import DUMP
 from wireinspect.model import Problem
 from wireinspect.streams import MID_STREAM_START, Spans, latency_ms, split_notes
 

@@ -24,7 +24,7 @@ import json
 
 from wireinspect.codec.protowire import decode_raw, raw_text
 from wireinspect.formats.kafka.registry import payload as P
-from wireinspect.formats.kafka.registry.framing import (HEADER_KEYS, Frame, from_header, from_prefix, message_indexes,
+from wireinspect.formats.kafka.registry.wireformat import (HEADER_KEYS, Frame, from_header, from_prefix, message_indexes,
                                                         plausible)
 from wireinspect.formats.kafka.registry.store import active
 

@@ -1,4 +1,4 @@
-"""The JSON fast path of internal-topic records (internal/fastjson.py, protocol/fastread.py) gives the
+"""The JSON fast path of internal-topic records (internal/fastpath.py, protocol/fastread.py) gives the
 same bytes as the full path (``Batch.to_json`` through the walker and ``Decoded``), or declines:
 
 * the values-only readers against ``fields_json(walk())`` over every plan of the internal specs
@@ -28,9 +28,9 @@ from tests.formats.kafka.internal.builders import (GROUP_KEY, GROUP_VALUE, KEY, 
                                                    struct_bytes, versions)
 from wireinspect.cli import cli
 from wireinspect.codec.bytesfmt import bytes_encoder
-from wireinspect.formats.kafka.internal import fastjson as ifast
+from wireinspect.formats.kafka.internal import fastpath as ifast
 from wireinspect.formats.kafka.internal.kinds import FRAMING, KINDS
-from wireinspect.formats.kafka.internal.registry import ALTERNATES, by_name, control_spec, CONTROL_SPECS, table
+from wireinspect.formats.kafka.internal.spectable import ALTERNATES, by_name, control_spec, CONTROL_SPECS, table
 from wireinspect.formats.kafka.protocol import fastread
 from wireinspect.formats.kafka.protocol.specs_loader import specs, plan_for
 from wireinspect.formats.kafka.protocol.walker import Ctx, fields_json, walk

@@ -14,7 +14,7 @@ a problem) or would expand consumer-protocol bytes (a ``GroupMetadataValue`` of 
 :func:`batch_json` is the batch level: the records of a plain valid internal batch (CRC checked,
 no problems, not control, not capped) as columns of the one record reader (``Batch.columns``:
 ``recordtable.split``, compiled or its Python twin) and written as the record objects of :meth:`Batch._records_json`. Tested equal to the full path
-(tests/formats/kafka/internal/test_fastjson_internal.py).
+(tests/formats/kafka/internal/test_fastpath.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import struct
 
 from wireinspect.codec.varint import read_uvarint
 from wireinspect.formats.kafka.internal.kinds import FRAMING
-from wireinspect.formats.kafka.internal.registry import TRANSACTION_STATES, table
+from wireinspect.formats.kafka.internal.spectable import TRANSACTION_STATES, table
 from wireinspect.formats.kafka.protocol.fastread import Decline, reader
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for
 
