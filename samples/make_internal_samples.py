@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the checkout's wireinspect, when it is not installed
 
 from wireinspect.codec.varint import encode_uvarint  # noqa: E402
-from wireinspect.formats.kafka.internal.registry import by_name  # noqa: E402
+from wireinspect.formats.kafka.internal.spectable import by_name  # noqa: E402
 from wireinspect.formats.kafka.protocol.encode import encode_struct  # noqa: E402
 from wireinspect.formats.kafka.protocol.specs_loader import plan_for, specs  # noqa: E402
 from wireinspect.layout import EncodeContext  # noqa: E402
