@@ -19,7 +19,8 @@ from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.formats.jafka.messages import parse_message as parse_jafka
 from wireinspect.formats.kafka.legacy import parse_message
 from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, parse_batch
-from wireinspect.formats.kafka.segment import first_nonzero, iter_log
+from wireinspect.formats.framing import nonzero_in
+from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.render.jsonl import dumps
 
@@ -244,9 +245,9 @@ def test_record_bomb_through_the_cli(tmp_path):
 def test_first_nonzero_edges():
     for n in (0, 1, 4095, 4096, 4097, (1 << 20) + 4096, (1 << 20) + 4097, 3 << 20):
         buf = bytes(n) + b"\x01" + bytes(5)
-        assert first_nonzero(buf, 0, len(buf)) == n
-        assert first_nonzero(buf, 0, n) is None
-        assert first_nonzero(memoryview(buf), 0, len(buf)) == n
+        assert nonzero_in(buf, 0, len(buf)) == n
+        assert nonzero_in(buf, 0, n) is None
+        assert nonzero_in(memoryview(buf), 0, len(buf)) == n
 
 
 def test_preallocated_segment_is_one_zero_tail(tmp_path):

@@ -71,8 +71,9 @@ declare_ms("timestamp")  # a record's JSON and tree: baseTimestamp + timestampDe
 BATCH_FIELDS = fixed_fields(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
 BATCH_HEADER, BATCH_LAYOUT = compile_fixed(BATCH_FIELDS)  # their struct and ((name, offset, size), ...)
 BATCH_NAMES = tuple(f.name for f in BATCH_FIELDS)
+BATCH_AT = {name: off for name, off, _ in BATCH_LAYOUT}  # byte position of each header field in a batch
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
-CRC_START = 21  # CRC-32C covers attributes .. end of batch
+CRC_START = BATCH_AT[BATCH.field("crc").start]  # 21: CRC-32C covers attributes .. end of batch
 LOG_OVERHEAD = 12  # baseOffset + batchLength
 MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount
 
