@@ -31,8 +31,8 @@ from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
 from wireinspect.formats.framing import RangeCRC, peek, scan, walk
 from wireinspect.formats.kafka.legacy import LEGACY, MIN_SIZE, Message, decode_internal, parse_message
-from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_FIELDS, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD,
-                                               parse_batch)
+from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_FIELDS, BATCH_NAMES, CRC_START, LOG_OVERHEAD,
+                                               RECORD_BATCH_OVERHEAD, parse_batch)
 from wireinspect.inputs.source import Source, Window, checksum
 from wireinspect.layout import compile_fixed, fixed_fields
 from wireinspect.model import Problem
@@ -41,26 +41,25 @@ from wireinspect.model import Problem
 # agree up to the magic byte (offset, size, then 4 bytes: partitionLeaderEpoch or crc), so that an
 # entry's magic is read before its layout is known.
 _LEGACY_AT = {name: off for name, off, _ in compile_fixed(fixed_fields(LEGACY)).spans}
-_MAGIC_AT = BATCH_AT["magic"]  # 16
-_LENGTH_AT = BATCH_AT["batchLength"]  # 8
-_LOG_OVERHEAD = BATCH_AT["partitionLeaderEpoch"]  # 12: baseOffset + batchLength, the bytes the size does not count
-_CODEC_AT = BATCH_AT["attributes"] + 1  # the low byte of the int16 attributes: codec in bits 0-2
+MAGIC_AT = BATCH_AT["magic"]  # 16
+LENGTH_AT = BATCH_AT["batchLength"]  # 8
+CODEC_AT = BATCH_AT["attributes"] + 1  # the low byte of the int16 attributes: codec in bits 0-2
 _LAST_DELTA_AT = BATCH_AT["lastOffsetDelta"]
 _CRC_AT = BATCH_AT["crc"]
-_L_CRC_AT, _L_ATTRS_AT = _LEGACY_AT["crc"], _LEGACY_AT["attributes"]  # 12, 17
+_L_CRC_AT, LEGACY_ATTRS_AT = _LEGACY_AT["crc"], _LEGACY_AT["attributes"]  # 12, 17
 _L_CRC_START = _LEGACY_AT[LEGACY.field("crc").start]  # 16: CRC-32 over magic .. end
-assert _LEGACY_AT["magic"] == _MAGIC_AT and _LEGACY_AT["messageSize"] == _LENGTH_AT
-HEADER_SIZE_UP_TO_MAGIC = _MAGIC_AT + 1  # 17: FileLogInputStream's HEADER_SIZE_UP_TO_MAGIC
-MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
+assert _LEGACY_AT["magic"] == MAGIC_AT and _LEGACY_AT["messageSize"] == LENGTH_AT
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_AT + 1  # 17: FileLogInputStream's HEADER_SIZE_UP_TO_MAGIC
+MIN_ENTRY = MIN_SIZE[0]  # 14, LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
 # Smallest size field per magic: LegacyRecord.RECORD_OVERHEAD_V0/V1, DefaultRecordBatch overhead 61 - 12.
-MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - _LOG_OVERHEAD}
+MIN_LENGTH = {**MIN_SIZE, 2: RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
 OFFSET_SIZE = compile_fixed(BATCH_FIELDS[:2]).struct  # baseOffset, batchLength (a legacy entry: offset, messageSize)
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _MAGIC = re.compile(rb"[\x00\x01\x02]")  # a candidate entry: its magic byte
-_SIZE_FIELD = (_LENGTH_AT, _I32, MIN_ENTRY, _LOG_OVERHEAD)  # entry_ok's first check, without a call
+_SIZE_FIELD = (LENGTH_AT, _I32, MIN_ENTRY, LOG_OVERHEAD)  # entry_ok's first check, without a call
 
 
 class Resync:
@@ -87,15 +86,15 @@ def entry_ok(win: Window, pos: int, state: Resync | None = None) -> int:
         return 0
     buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
     _, length = OFFSET_SIZE.unpack_from(buf, i)
-    magic = buf[i + _MAGIC_AT]
-    total = _LOG_OVERHEAD + length
+    magic = buf[i + MAGIC_AT]
+    total = LOG_OVERHEAD + length
     if magic == 2:
-        if length < MIN_LENGTH[2] or pos + total > size or buf[i + _CODEC_AT] & 7 > 4:
+        if length < MIN_LENGTH[2] or pos + total > size or buf[i + CODEC_AT] & 7 > 4:
             return 0
         first, fn, stored_at = CRC_START, crc32c, _CRC_AT
     elif magic in (0, 1):
-        if length < MIN_SIZE[magic] or pos + total > size or len(buf) - i <= _L_ATTRS_AT or \
-                buf[i + _L_ATTRS_AT] & 7 > 4:
+        if length < MIN_SIZE[magic] or pos + total > size or len(buf) - i <= LEGACY_ATTRS_AT or \
+                buf[i + LEGACY_ATTRS_AT] & 7 > 4:
             return 0
         first, fn, stored_at = _L_CRC_START, crc32, _L_CRC_AT
     else:
@@ -126,14 +125,14 @@ def _plausible(buf, i, magic, total, pos, size, win) -> bool:
         if attrs & ~0x7F or lod < 0 or count < 0 or count > lod + 1 or epoch < -1 or seq < -1:
             return False
     else:
-        attrs = buf[i + _L_ATTRS_AT]
+        attrs = buf[i + LEGACY_ATTRS_AT]
         if attrs & (0xF8 if magic == 0 else 0xF0):
             return False
     nxt = pos + total
     if nxt == size or size - nxt < HEADER_SIZE_UP_TO_MAGIC:
         return True
     b2 = peek(win, nxt, HEADER_SIZE_UP_TO_MAGIC)  # never moves the window (nxt may be far ahead)
-    return b2[_MAGIC_AT] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, 0)[1] >= MIN_ENTRY or \
+    return b2[MAGIC_AT] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, 0)[1] >= MIN_ENTRY or \
         not any(b2[:HEADER_SIZE_UP_TO_MAGIC])
 
 
@@ -142,7 +141,7 @@ def entry_last_offset(win: Window, pos: int) -> int:
     entry's offset, which a wrapper sets to its last inner offset)."""
     buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
     (off,) = _I64.unpack_from(buf, i)
-    if buf[i + _MAGIC_AT] == 2 and len(buf) - i >= _LAST_DELTA_AT + 4:
+    if buf[i + MAGIC_AT] == 2 and len(buf) - i >= _LAST_DELTA_AT + 4:
         off += _I32.unpack_from(buf, i + _LAST_DELTA_AT)[0]
     return off
 
@@ -155,7 +154,7 @@ def _valid_positions(win: Window, start: int, state: Resync):
     check = partial(entry_ok, state=state)
     p = start
     while True:
-        p = scan(win, p, size, _MAGIC, _MAGIC_AT, check, nonzero=(_LENGTH_AT, _LOG_OVERHEAD), size_field=_SIZE_FIELD)
+        p = scan(win, p, size, _MAGIC, MAGIC_AT, check, nonzero=(LENGTH_AT, LOG_OVERHEAD), size_field=_SIZE_FIELD)
         if p is None:
             return
         yield p
@@ -224,19 +223,19 @@ class LogWalker:
                                  actual=remaining)
         buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
         _, length = OFFSET_SIZE.unpack_from(buf, i)
-        magic = buf[i + _MAGIC_AT]
-        total = _LOG_OVERHEAD + length
+        magic = buf[i + MAGIC_AT]
+        total = LOG_OVERHEAD + length
         least = MIN_LENGTH.get(magic, MIN_LENGTH[2])
         if length < least:
             which = f" for magic {magic}" if magic in MIN_LENGTH else ""
-            return None, Problem("bad_length", pos + _LENGTH_AT, f"entry size {length} is smaller than the minimum "
+            return None, Problem("bad_length", pos + LENGTH_AT, f"entry size {length} is smaller than the minimum "
                                  f"{least}{which}", actual=length)
         if total > remaining:
             unit = None
             if remaining <= self.max_batch:  # a torn final entry: decode what is there
                 buf, i = win.get(pos, remaining)
                 unit = _parse(buf, i, win.start, magic, self.records, self.limit, self.max_records, self.internal)
-            return unit, Problem("truncated", pos + _LENGTH_AT, f"entry of {total} bytes (size field {length}) runs "
+            return unit, Problem("truncated", pos + LENGTH_AT, f"entry of {total} bytes (size field {length}) runs "
                                  f"past the end of the file ({remaining} bytes left)", expected=total, actual=remaining)
         if total > self.max_batch:
             unit = _parse_big(win, pos, total, magic, self.records)
