@@ -241,6 +241,13 @@ class StreamDecoder:
         return out
 
 
+def mid_stream_start(position: int, n: int) -> Problem:
+    """The note on the ``n`` bytes at stream ``position`` before the first frame of a stream captured
+    mid-connection: the tail of a frame sent before the capture began (expected, not damage)."""
+    return Problem(MID_STREAM_START, position, f"{n} bytes before the first frame at position {position + n}: the "
+                   "capture starts mid-connection, inside a frame sent before it began", actual=n)
+
+
 class CaptureFacts:
     """Mixin for stream decoders built on :class:`StreamDecoder` (``self.inner``): keeps where each
     stream byte came from (:class:`~wireinspect.streams.Spans`), turns a missing handshake into a
@@ -307,9 +314,7 @@ class CaptureFacts:
                     all(p.code in ("garbage", "bad_length") for p in u.problems):
                 # the tail of a frame sent before the capture began: expected, not damage
                 u.problems = []
-                u.notes = [Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first frame at "
-                                   f"position {u.position + u.length}: the capture starts mid-connection, inside a "
-                                   "frame sent before it began", actual=u.length)]
+                u.notes = [mid_stream_start(u.position, u.length)]
 
 
 class StreamProtocol:
