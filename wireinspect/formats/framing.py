@@ -39,14 +39,16 @@ encoder as a stream protocol (the interface is in :mod:`wireinspect.streams`).
 
 Files of self-delimiting entries
 --------------------------------
-:func:`walk` (RocketMQ commit log, Kafka 0.7/Jafka log) asks a format's ``entry(win, pos)`` for the
-entry at ``pos``: ``(unit, None)`` when its framing holds (its length is known and inside the file;
+:func:`walk` (Kafka log segments, Redpanda segments, RocketMQ commit log, Kafka 0.7/Jafka log) asks a
+format's ``entry(win, pos)`` for the entry at ``pos``: ``(unit, None)`` when its framing holds (its length is known and inside the file;
 the unit may still be invalid, e.g. a CRC mismatch), else ``(unit or None, problem)`` (absurd length,
 unknown magic, torn entry). On broken framing the walk looks for the next position where an entry
-passes every check (``find``, usually :func:`scan` for a magic byte pattern) and reports the bytes in
+passes every check (``find``, usually :func:`scan` for a magic byte pattern, with cheap filters on the candidate's
+size field before its ``check``) and reports the bytes in
 between as an ``Unparsed`` unit (:func:`describe_gap`: ``zero_fill`` or ``garbage``); after an invalid
 but well-framed entry it goes on after it, or resynchronises the same way when what follows is not
-valid either. Zeros where an entry should start are a preallocated or torn tail: ``zero_tail_ok``
+valid either. Zeros where an entry should start (``zero_lead`` bytes of them) are a hole or a preallocated or
+torn tail (zeros to the end of the file are found in one pass at memory speed: :func:`nonzero_in`): ``zero_tail_ok``
 says whether zeros running to the end of the file are normal (RocketMQ maps whole files: an
 ``Unparsed`` without problems) or a finding (Kafka 0.7 logs are never padded: ``zero_fill``). The
 walk is bounded by the file size, reads through a :class:`~wireinspect.inputs.source.Window`, and

@@ -279,6 +279,19 @@ def test_zero_run_then_entries_again(tmp_path):
     assert slow == fast and slow[0] == 4
 
 
+def test_zero_hole_longer_than_a_window_chunk_in_a_stream():
+    # resynchronisation past a hole longer than the walk's read chunk (8 MiB; a stream is read, not
+    # mapped): the scan jumps over the zeros to the batch after them, not to the end of the file
+    a = b"".join(v2_batch(i * 3, 3) for i in range(3))
+    b = b"".join(v2_batch(9 + i * 3, 3) for i in range(3))
+    for tail in (b, b"\x01" + b):
+        data = a + bytes((9 << 20) + 3) + tail
+        units = list(iter_log(BytesSource(data, "00000000000000000000.log"), records=False))
+        assert [(u.type, codes(u)) for u in units] == [("batch", [])] * 3 + [("unparsed", [
+            "zero_fill" if tail is b else "garbage"])] + [("batch", [])] * 3
+        assert units[3].position == len(a) and units[4].position == len(data) - len(b)
+
+
 # -- 7. file names --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["\u00b2" * 20 + ".log", "0" * 19 + "\u00b2.log", "\u0663" * 20 + ".log"])

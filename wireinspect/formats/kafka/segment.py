@@ -7,7 +7,10 @@ left ends the log; ``size < 14`` is corrupt; an entry running past the end is a 
 
 Unlike Kafka, the walk does not stop at damage: it reports the bad entry, then resynchronises on the
 next position where an entry passes every check, and reports the bytes in between as an
-:class:`~wireinspect.formats.common.Unparsed` unit (``zero_fill`` or ``garbage``).
+:class:`~wireinspect.formats.common.Unparsed` unit (``zero_fill`` or ``garbage``). The walk is the
+shared :func:`wireinspect.formats.framing.walk`; this module gives it Kafka's framing of one entry
+(:class:`LogWalker`) and the search for the next valid one (:func:`next_valid`, :func:`entry_ok`).
+Byte positions come from the layouts (``records.BATCH``, ``legacy.LEGACY``).
 
 Offsets must increase: an entry whose offsets do not lie above the last offset of the valid entries
 before it gets an ``offset_order`` problem and is not valid. Kafka's ``LogSegment.recover`` does not
