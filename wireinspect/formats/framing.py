@@ -521,11 +521,13 @@ def walk(source: Source, entry, find, valid_at, *, start: int = 0, resync: bool 
     win = Window(source)
     size = source.size
     pos = start
+    nonzero = _NONZERO.search
     while pos < size:
-        nz = first_nonzero(win, pos, min(size, pos + zero_lead))
-        if nz > pos and nz - pos >= min(zero_lead, size - pos):
+        n = min(zero_lead, size - pos)
+        buf, i = win.get(pos, n)
+        if nonzero(buf, i, i + n) is None:
             # Zeros where an entry should start: a hole or a tail (zeros to the end: one pass at memory speed).
-            if first_nonzero(win, nz, size) >= size:
+            if first_nonzero(win, pos + n, size) >= size:
                 yield describe_gap(win, pos, size, True, zero_tail_ok, what)
                 return
             nxt = find(win, pos + 1) if resync else None
