@@ -190,3 +190,74 @@ def test_describe_gap():
 def test_walk_covers_every_cut(cut):
     data = (entry(b"one") + b"\x01junk" + entry(b"two") + bytes(8))[:cut]
     assert sum(u.length for u in _walk(data)) == len(data)
+
+
+# -- scan's filters and the walk's zero handling (Kafka's segment walk runs on them) -----------------
+
+def _scan_all(data, chunk, **kw):
+    """Every position scan finds, with a window of ``chunk`` bytes; the checks it made."""
+    from wireinspect.formats.framing import scan
+
+    src = BytesSource(data, "f", "f")
+    win = Window(src, chunk=chunk)
+    checked, found, p = [], [], 0
+
+    def check(w, q):
+        checked.append(q)
+        return data[q + 4:q + 6] == MAGIC
+
+    while (p := scan(win, p, len(data), re.compile(re.escape(MAGIC)), 4, check, **kw)) is not None:
+        found.append(p)
+        p += 1
+    return found, checked
+
+
+@pytest.mark.parametrize("chunk", [64, 1000, 1 << 20])
+def test_scan_skips_zero_size_fields_across_chunks(chunk):
+    # candidates whose size field (bytes 0..4) is zero are never checked; a zero run longer than the
+    # window's chunk is passed over in one jump
+    e1, e2 = entry(b"one"), entry(b"two")
+    data = e1 + bytes(5000) + b"\x00\x00\x00\x00" + MAGIC + bytes(3000) + e2 + bytes(10)
+    found, checked = _scan_all(data, chunk, nonzero=(0, 4))
+    assert found == [0, len(data) - 10 - len(e2)]
+    assert all(data[q:q + 4] != bytes(4) for q in checked)
+
+
+def test_scan_size_field_filter_checks_only_entries_that_fit():
+    size = struct.Struct(">i")
+    e = entry(b"one")
+    data = e + struct.pack(">i", 999) + MAGIC + b"x" * 10 + struct.pack(">i", 1) + MAGIC + e
+    found, checked = _scan_all(data, 1 << 20, size_field=(0, size, 2, 4))
+    assert found == [0, len(data) - len(e)] and checked == found  # 999 runs past the end, 1 is too small
+
+
+def test_walk_zero_lead_and_zeros_after_bad():
+    # zero_lead: how many zeros at an entry's position make a hole (fewer: the entry judges them);
+    # zeros_after_bad=False: an all-zero stretch after a bad entry keeps only the entry's problem
+
+    def run(data, **kw):
+        size = len(data)
+
+        def ent(win, pos):
+            n = struct.unpack_from(">i", data, pos)[0] if size - pos >= 6 else 0
+            if size - pos < 6 or data[pos + 4:pos + 6] != MAGIC or not 2 <= n <= size - pos - 4:
+                return None, Problem("bad_length", pos, "no entry here")
+            return _E(pos, 4 + n, True), None
+
+        def find(win, start):
+            p = data.find(MAGIC, start + 4)
+            return None if p < 0 else p - 4
+
+        return [(u.type, u.position, [p.code for p in u.problems], getattr(u, "zeros", None))
+                for u in walk(BytesSource(data, "f", "f"), ent, find, lambda w, p: data[p + 4:p + 6] == MAGIC, **kw)]
+
+    one, two = entry(b"one"), entry(b"two")
+    holed = one + bytes(8) + two
+    assert run(holed) == [("entry", 0, [], None), ("unparsed", 9, ["zero_fill"], True), ("entry", 17, [], None)]
+    assert run(holed, zero_lead=13) == [("entry", 0, [], None), ("unparsed", 9, ["bad_length", "zero_fill"], True),
+                                        ("entry", 17, [], None)]
+    short = one + bytes(2) + two
+    assert run(short) == [("entry", 0, [], None), ("unparsed", 9, ["bad_length", "zero_fill"], True),
+                          ("entry", 11, [], None)]
+    assert run(short, zeros_after_bad=False) == [("entry", 0, [], None), ("unparsed", 9, ["bad_length"], False),
+                                                 ("entry", 11, [], None)]

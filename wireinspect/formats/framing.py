@@ -39,14 +39,16 @@ encoder as a stream protocol (the interface is in :mod:`wireinspect.streams`).
 
 Files of self-delimiting entries
 --------------------------------
-:func:`walk` (RocketMQ commit log, Kafka 0.7/Jafka log) asks a format's ``entry(win, pos)`` for the
-entry at ``pos``: ``(unit, None)`` when its framing holds (its length is known and inside the file;
+:func:`walk` (Kafka log segments, Redpanda segments, RocketMQ commit log, Kafka 0.7/Jafka log) asks a
+format's ``entry(win, pos)`` for the entry at ``pos``: ``(unit, None)`` when its framing holds (its length is known and inside the file;
 the unit may still be invalid, e.g. a CRC mismatch), else ``(unit or None, problem)`` (absurd length,
 unknown magic, torn entry). On broken framing the walk looks for the next position where an entry
-passes every check (``find``, usually :func:`scan` for a magic byte pattern) and reports the bytes in
+passes every check (``find``, usually :func:`scan` for a magic byte pattern, with cheap filters on the candidate's
+size field before its ``check``) and reports the bytes in
 between as an ``Unparsed`` unit (:func:`describe_gap`: ``zero_fill`` or ``garbage``); after an invalid
 but well-framed entry it goes on after it, or resynchronises the same way when what follows is not
-valid either. Zeros where an entry should start are a preallocated or torn tail: ``zero_tail_ok``
+valid either. Zeros where an entry should start (``zero_lead`` bytes of them) are a hole or a preallocated or
+torn tail (zeros to the end of the file are found in one pass at memory speed: :func:`nonzero_in`): ``zero_tail_ok``
 says whether zeros running to the end of the file are normal (RocketMQ maps whole files: an
 ``Unparsed`` without problems) or a finding (Kafka 0.7 logs are never padded: ``zero_fill``). The
 walk is bounded by the file size, reads through a :class:`~wireinspect.inputs.source.Window`, and
@@ -66,6 +68,8 @@ from wireinspect.model import Problem
 from wireinspect.streams import MID_STREAM_START, Spans, split_notes
 
 _NONZERO = re.compile(rb"[^\x00]")
+_ZEROS_LEN = 1 << 20
+_ZEROS = bytes(_ZEROS_LEN)
 _I32 = struct.Struct(">i")
 INT32_MAX = (1 << 31) - 1
 
@@ -239,6 +243,13 @@ class StreamDecoder:
         return out
 
 
+def mid_stream_start(position: int, n: int) -> Problem:
+    """The note on the ``n`` bytes at stream ``position`` before the first frame of a stream captured
+    mid-connection: the tail of a frame sent before the capture began (expected, not damage)."""
+    return Problem(MID_STREAM_START, position, f"{n} bytes before the first frame at position {position + n}: the "
+                   "capture starts mid-connection, inside a frame sent before it began", actual=n)
+
+
 class CaptureFacts:
     """Mixin for stream decoders built on :class:`StreamDecoder` (``self.inner``): keeps where each
     stream byte came from (:class:`~wireinspect.streams.Spans`), turns a missing handshake into a
@@ -305,9 +316,7 @@ class CaptureFacts:
                     all(p.code in ("garbage", "bad_length") for p in u.problems):
                 # the tail of a frame sent before the capture began: expected, not damage
                 u.problems = []
-                u.notes = [Problem(MID_STREAM_START, u.position, f"{u.length} bytes before the first frame at "
-                                   f"position {u.position + u.length}: the capture starts mid-connection, inside a "
-                                   "frame sent before it began", actual=u.length)]
+                u.notes = [mid_stream_start(u.position, u.length)]
 
 
 class StreamProtocol:
@@ -437,17 +446,46 @@ class RangeCRC:
         return c
 
 
+def nonzero_in(buf, a: int, stop: int) -> int | None:
+    """Index of the first non-zero byte of ``buf[a:stop]``, or ``None`` (all zeros). Near bytes are
+    searched one by one, long zero runs a megabyte at a time (a copy and a ``memcmp`` with zeros:
+    about 9 GB/s, a 3 GiB preallocated segment in 0.4 s)."""
+    near = min(stop, a + 4096)
+    m = _NONZERO.search(buf, a, near)
+    if m is not None:
+        return m.start()
+    p = near
+    while p < stop:
+        q = min(stop, p + _ZEROS_LEN)
+        chunk = bytes(buf[p:q])
+        if chunk != (_ZEROS if q - p == _ZEROS_LEN else bytes(q - p)):
+            return p + len(chunk) - len(chunk.lstrip(b"\x00"))
+        p = q
+    return None
+
+
 def first_nonzero(win: Window, start: int, end: int) -> int:
-    """Position of the first non-zero byte in ``[start, end)``, or ``end``."""
+    """Position of the first non-zero byte in ``[start, end)``, or ``end`` (:func:`nonzero_in`
+    over the window's chunks)."""
     p = start
     while p < end:
         n = min(win.chunk, end - p)
         buf, i = win.get(p, n)
-        m = _NONZERO.search(buf, i, i + n)
-        if m is not None:
-            return p + (m.start() - i)
+        n = min(n, len(buf) - i)
+        if n <= 0:
+            return end
+        z = nonzero_in(buf, i, i + n)
+        if z is not None:
+            return p + (z - i)
         p += n
     return end
+
+
+def zero_fill(start: int, end: int, at_end: bool) -> Problem:
+    """The ``zero_fill`` problem of the zeros in ``[start, end)`` (``at_end``: they run to the end of the file)."""
+    where = "to the end of the file" if at_end else f"up to position {end}"
+    return Problem("zero_fill", start, f"{end - start} zero bytes from position {start} {where} (a preallocated or "
+                   "torn segment tail)", actual=end - start)
 
 
 def describe_gap(win: Window, start: int, end: int, at_end: bool, zero_tail_ok: bool, what: str) -> Unparsed:
@@ -460,30 +498,38 @@ def describe_gap(win: Window, start: int, end: int, at_end: bool, zero_tail_ok: 
         if at_end and zero_tail_ok:
             return Unparsed(start, n, [], b"", zeros=True,
                             note=f"{n} zero bytes to the end of the file (unused preallocated space)")
-        where = "to the end of the file" if at_end else f"up to position {end}"
-        return Unparsed(start, n, [Problem("zero_fill", start, f"{n} zero bytes from position {start} {where} "
-                                           f"(a torn or preallocated tail)", actual=n)],
-                        zeros=True)
+        return Unparsed(start, n, [zero_fill(start, end, at_end)], preview, zeros=True)
     return Unparsed(start, n, [Problem("garbage", start, f"{n} bytes from position {start} hold no valid {what}",
                                        actual=n)], preview, zeros=False)
 
 
 def walk(source: Source, entry, find, valid_at, *, start: int = 0, resync: bool = True,
-         zero_tail_ok: bool = False, what: str = "entry", stop_after=None):
+         zero_tail_ok: bool = False, what: str = "entry", stop_after=None, zero_lead: int = 8,
+         zeros_after_bad: bool = True):
     """Yield units and :class:`~wireinspect.formats.common.Unparsed` ranges covering ``[start,
     size)`` of ``source`` in order (see the module docstring).
 
     ``entry(win, pos) -> (unit, problem)``; ``find(win, start) -> position | None`` (next valid
     entry); ``valid_at(win, pos) -> bool``; ``stop_after(unit) -> bool``: the unit ends the file
-    (a RocketMQ BLANK marker).
+    (a RocketMQ BLANK marker). ``zero_lead``: how many zero bytes (or all that is left) at an
+    entry's position make it a hole or a tail rather than an entry (Kafka: the 17 bytes up to the
+    magic byte). ``zeros_after_bad``: the stretch skipped after an entry whose framing is broken
+    also gets a ``zero_fill`` problem when it is all zero (else only the entry's problem: Kafka).
+    ``entry`` may keep state (the last offset so far...) that ``find`` reads: it is
+    called for each position in order, and ``find`` only after it.
     """
     win = Window(source)
     size = source.size
     pos = start
+    nonzero = _NONZERO.search
     while pos < size:
-        nz = first_nonzero(win, pos, min(size, pos + 8))
-        if nz > pos and nz - pos >= min(8, size - pos):
-            # Zeros where an entry should start: a hole or a tail.
+        n = min(zero_lead, size - pos)
+        buf, i = win.get(pos, n)
+        if nonzero(buf, i, i + n) is None:
+            # Zeros where an entry should start: a hole or a tail (zeros to the end: one pass at memory speed).
+            if first_nonzero(win, pos + n, size) >= size:
+                yield describe_gap(win, pos, size, True, zero_tail_ok, what)
+                return
             nxt = find(win, pos + 1) if resync else None
             end = size if nxt is None else nxt
             yield describe_gap(win, pos, end, nxt is None, zero_tail_ok, what)
@@ -499,7 +545,10 @@ def walk(source: Source, entry, find, valid_at, *, start: int = 0, resync: bool 
                 return
             end = size if nxt is None else nxt
             gap = describe_gap(win, pos, end, nxt is None, False, what)
-            gap.problems = [problem] + [p for p in gap.problems if p.code == "zero_fill"]
+            if zeros_after_bad:
+                gap.problems = [problem] + [p for p in gap.problems if p.code == "zero_fill"]
+            else:
+                gap.problems, gap.zeros = [problem], False
             yield gap
             if nxt is None:
                 return
@@ -524,29 +573,57 @@ def walk(source: Source, entry, find, valid_at, *, start: int = 0, resync: bool 
             pos = nxt
 
 
-def scan(win: Window, start: int, size: int, pattern, lead: int, check, skip_zero_lead: bool = False):
+def scan(win: Window, start: int, size: int, pattern, lead: int, check, skip_zero_lead: bool = False,
+         nonzero: tuple | None = None, size_field: tuple | None = None):
     """The first position ``p >= start`` where ``pattern`` matches at ``p + lead`` and
-    ``check(win, p)`` holds, or ``None``. ``skip_zero_lead``: a candidate whose ``lead`` bytes
-    before the match are all zero jumps to the next non-zero byte (a size field cannot be 0)."""
+    ``check(win, p)`` holds, or ``None``. ``nonzero=(a, b)``: bytes ``[p + a, p + b)`` of an entry
+    cannot all be zero (a size field): a candidate whose are jumps to the first candidate whose
+    span reaches the next non-zero byte (runs of zeros cost a pass at memory speed, no check per
+    byte); ``skip_zero_lead`` is ``nonzero=(0, lead)``. ``size_field=(at, struct, least, overhead)``:
+    the entry's size field, read with ``struct`` at ``p + at`` (``at + struct.size <= lead``), is at
+    least ``least`` and the entry (``overhead`` + size bytes) fits the file; candidates that fail
+    are passed over without a call to ``check``."""
+    if skip_zero_lead:
+        nonzero = (0, lead)
+    za, zb = nonzero if nonzero is not None else (0, 0)
+    zeros = bytes(zb - za)
+    if size_field is not None:
+        s_at, s_struct, s_least, s_over = size_field
+        s_read = s_struct.unpack_from
     pos = start
     while pos + lead < size:
         n = min(win.chunk, size - pos)
         buf, i = win.get(pos, n)
         j = i + lead
+        jump = None
+        search = pattern.search
         while True:
-            m = pattern.search(buf, j, i + n)
+            m = search(buf, j, i + n)
             if m is None:
                 break
-            p = pos + (m.start() - lead - i)
-            if skip_zero_lead and buf[m.start() - lead:m.start()] == b"\x00" * lead:
-                nz = first_nonzero(win, p, size)
+            e = m.start() - lead  # the candidate's index in buf
+            p = pos + (e - i)
+            if nonzero is not None and buf[e + za:e + zb] == zeros:
+                # the next candidate is the first whose bytes [p' + a, p' + b) reach a non-zero byte
+                nxt = first_nonzero(win, p + za, size) - (zb - 1)
+                if nxt + lead >= pos + n:
+                    jump = nxt  # past this chunk: go on from there
+                    break
                 buf, i = win.get(pos, n)
-                j = max(m.start() + 1, i + (nz - pos) + 1)
+                j = i + (nxt - pos) + lead
                 continue
+            if size_field is not None:
+                (claimed,) = s_read(buf, e + s_at)
+                if claimed < s_least or p + s_over + claimed > size:
+                    j = e + lead + 1
+                    continue
             if p >= start and check(win, p):
                 return p
             buf, i = win.get(pos, n)  # check may have moved the window
             j = i + (p - pos) + lead + 1
+        if jump is not None:
+            pos = jump
+            continue
         if pos + n >= size:
             return None
         pos += n - (lead + 4)

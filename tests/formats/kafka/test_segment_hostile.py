@@ -19,7 +19,8 @@ from wireinspect.codec.compression import DEFAULT_MAX_RECORDS
 from wireinspect.formats.jafka.messages import parse_message as parse_jafka
 from wireinspect.formats.kafka.legacy import parse_message
 from wireinspect.formats.kafka.records import TREE_MAX_RECORDS, parse_batch
-from wireinspect.formats.kafka.segment import first_nonzero, iter_log
+from wireinspect.formats.framing import nonzero_in
+from wireinspect.formats.kafka.segment import iter_log
 from wireinspect.inputs.source import BytesSource, FileSource
 from wireinspect.render.jsonl import dumps
 
@@ -244,9 +245,9 @@ def test_record_bomb_through_the_cli(tmp_path):
 def test_first_nonzero_edges():
     for n in (0, 1, 4095, 4096, 4097, (1 << 20) + 4096, (1 << 20) + 4097, 3 << 20):
         buf = bytes(n) + b"\x01" + bytes(5)
-        assert first_nonzero(buf, 0, len(buf)) == n
-        assert first_nonzero(buf, 0, n) is None
-        assert first_nonzero(memoryview(buf), 0, len(buf)) == n
+        assert nonzero_in(buf, 0, len(buf)) == n
+        assert nonzero_in(buf, 0, n) is None
+        assert nonzero_in(memoryview(buf), 0, len(buf)) == n
 
 
 def test_preallocated_segment_is_one_zero_tail(tmp_path):
@@ -276,6 +277,19 @@ def test_zero_run_then_entries_again(tmp_path):
     data = a + bytes(5 << 20) + v2_batch(0x100, 3)[:8] + v2_batch(0x100, 3)[8:]
     slow, fast = both(data)
     assert slow == fast and slow[0] == 4
+
+
+def test_zero_hole_longer_than_a_window_chunk_in_a_stream():
+    # resynchronisation past a hole longer than the walk's read chunk (8 MiB; a stream is read, not
+    # mapped): the scan jumps over the zeros to the batch after them, not to the end of the file
+    a = b"".join(v2_batch(i * 3, 3) for i in range(3))
+    b = b"".join(v2_batch(9 + i * 3, 3) for i in range(3))
+    for tail in (b, b"\x01" + b):
+        data = a + bytes((9 << 20) + 3) + tail
+        units = list(iter_log(BytesSource(data, "00000000000000000000.log"), records=False))
+        assert [(u.type, codes(u)) for u in units] == [("batch", [])] * 3 + [("unparsed", [
+            "zero_fill" if tail is b else "garbage"])] + [("batch", [])] * 3
+        assert units[3].position == len(a) and units[4].position == len(data) - len(b)
 
 
 # -- 7. file names --------------------------------------------------------------------------------

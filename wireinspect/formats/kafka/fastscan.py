@@ -28,8 +28,9 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.legacy import clean_entry
-from wireinspect.formats.kafka.records import BATCH_HEADER, CRC_START, RECORD_BATCH_OVERHEAD
-from wireinspect.formats.kafka.segment import Resync, iter_log, next_valid
+from wireinspect.formats.kafka.records import BATCH_AT, BATCH_HEADER, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD
+from wireinspect.formats.kafka.segment import (HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY, MIN_LENGTH, Resync, iter_log,
+                                               next_valid)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import BytesSource, Source, Window
 from wireinspect.model import Node
@@ -37,11 +38,17 @@ from wireinspect.model import Node
 WINDOW = 1 << 20  # bytes read at a time (into one buffer, reused: a cache-sized copy beats mapping)
 SPLIT_MIN = 64 << 20  # files at least this big are checked by two processes
 SPLIT_PROBE = 4 << 20  # bytes read around the middle to find where the second process starts
-SMALLEST = RECORD_BATCH_OVERHEAD - 12  # smallest batchLength
-SMALLEST_LEGACY = 14  # smallest legacy messageSize (magic 0)
+SMALLEST = MIN_LENGTH[2]  # smallest batchLength
+SMALLEST_LEGACY = MIN_ENTRY  # smallest legacy messageSize (magic 0)
 _HDR = BATCH_HEADER.unpack_from
-_LEN = struct.Struct(">i").unpack
-_LEN8 = struct.Struct(">q").unpack
+_LEN = struct.Struct(">i").unpack_from
+_LEN8 = struct.Struct(">q").unpack_from
+# Positions from records.BATCH: bytes of an entry (a legacy one agrees up to the magic byte), fields
+# of the unpacked header.
+_MAGIC_AT, _LENGTH_AT = BATCH_AT["magic"], BATCH_AT["batchLength"]
+_OFFSET, _LENGTH, _MAGIC, _CRC, _ATTRS, _DELTA, _COUNT = (BATCH_NAMES.index(n) for n in (
+    "baseOffset", "batchLength", "magic", "crc", "attributes", "lastOffsetDelta", "recordsCount"))
+_OVERHEAD = BATCH_AT["partitionLeaderEpoch"]  # 12: baseOffset + batchLength, not counted by the length
 
 
 class Run(UnitBase):
@@ -83,36 +90,39 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
         prev = -(1 << 64)  # below every offset
     lowest, highest = (base_offset, base_offset + 0x7FFFFFFF) if base_offset is not None else (-(1 << 64), 1 << 64)
     hdr, crc, overhead = _HDR, crc32c, RECORD_BATCH_OVERHEAD
+    head, magic_at, length_at, log_overhead = HEADER_SIZE_UP_TO_MAGIC, _MAGIC_AT, _LENGTH_AT, _OVERHEAD
+    OFFSET, LENGTH, MAGIC, CRC, ATTRS, DELTA, COUNT = _OFFSET, _LENGTH, _MAGIC, _CRC, _ATTRS, _DELTA, _COUNT  # noqa: N806
     bad = False
     while pos < stop_at:
         i = pos - vstart
-        if pos + 17 > limit:
+        if pos + head > limit:
             break
-        if view[i + 16] > 1:  # magic 2 (or not a known magic: the header check says so)
+        if view[i + magic_at] > 1:  # magic 2 (or not a known magic: the header check says so)
             if pos + overhead > limit:
                 break
             h = hdr(view, i)
-            total = 12 + h[1]
-            if h[1] < SMALLEST or pos + total > size or h[3] != 2 or h[5] & 7 > 4 or h[12] < 0 or h[6] < 0:
+            total = log_overhead + h[LENGTH]
+            if h[LENGTH] < SMALLEST or pos + total > size or h[MAGIC] != 2 or h[ATTRS] & 7 > 4 or h[COUNT] < 0 \
+                    or h[DELTA] < 0:
                 bad = True
                 break
             if pos + total > limit:
                 break
-            lo = h[0]
-            hi = lo + h[6]
-            if not lowest <= hi <= highest or lo <= prev or crc(view[i + CRC_START:i + total]) != h[4]:
+            lo = h[OFFSET]
+            hi = lo + h[DELTA]
+            if not lowest <= hi <= highest or lo <= prev or crc(view[i + CRC_START:i + total]) != h[CRC]:
                 bad = True
                 break
             if first is None:
                 first = lo
             entries += 1
-            records += h[12]
+            records += h[COUNT]
             prev = hi
             pos += total
             continue
         # a legacy entry: its offset is its last (and, for the order, its first)
-        total = 12 + _LEN(view[i + 8:i + 12])[0]
-        if total < 12 + SMALLEST_LEGACY or pos + total > size or total > max_batch:
+        total = log_overhead + _LEN(view, i + length_at)[0]
+        if total < log_overhead + SMALLEST_LEGACY or pos + total > size or total > max_batch:
             bad = True
             break
         if pos + total > limit:
@@ -121,7 +131,7 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
         if got is None:
             bad = True
             break
-        (lo,) = _LEN8(view[i:i + 8])
+        (lo,) = _LEN8(view, i)
         if not lowest <= lo <= highest or lo <= prev:
             bad = True
             break
@@ -147,8 +157,8 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, a
     while pos < stop_at:
         if size - pos < RECORD_BATCH_OVERHEAD:
             return pos, tally, True
-        (blen,) = _LEN(source.read(pos + 8, 4))
-        need = 12 + blen
+        (blen,) = _LEN(source.read(pos + _LENGTH_AT, 4))
+        need = _OVERHEAD + blen
         if blen < SMALLEST_LEGACY or pos + need > size or need > max_batch:
             return pos, tally, True
         want = min(size - pos, max(WINDOW, need))

@@ -17,13 +17,16 @@ from typing import NamedTuple
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
-from wireinspect.formats.kafka.records import BATCH_HEADER, RECORD_BATCH_OVERHEAD, control_record, parse_batch
+from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_HEADER, BATCH_NAMES, LOG_OVERHEAD,
+                                               RECORD_BATCH_OVERHEAD, control_record, parse_batch)
 from wireinspect.formats.kafka.sidetables import parse_offset_index, read_all, sibling
 from wireinspect.inputs.source import FileSource
 
 LEGACY_MAX = 64 << 20
 CONTROL_MAX = 1 << 20
 _PREFIX = struct.Struct(">qi")
+_H = {name: k for k, name in enumerate(BATCH_NAMES)}  # a field's index in the unpacked batch header
+_MAGIC_AT = BATCH_AT["magic"]  # 16, in a legacy entry too
 
 
 class Head(NamedTuple):
@@ -54,19 +57,21 @@ class LogView:
         left = self.size - pos
         if pos < 0 or left <= 0:
             return f"position {pos} is outside the log ({self.size} bytes)"
-        if left < 17:
+        if left <= _MAGIC_AT:
             return f"only {left} bytes remain at position {pos}, fewer than an entry header"
         buf = self.source.read(pos, RECORD_BATCH_OVERHEAD)
         _, length = _PREFIX.unpack_from(buf, 0)
-        magic = buf[16]
-        size = 12 + length
+        magic = buf[_MAGIC_AT]
+        size = LOG_OVERHEAD + length
         if magic == 2:
-            if length < RECORD_BATCH_OVERHEAD - 12 or len(buf) < RECORD_BATCH_OVERHEAD:
+            if length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD or len(buf) < RECORD_BATCH_OVERHEAD:
                 return f"batchLength {length} at position {pos} is too small for a record batch"
             if size > left:
                 return f"the batch at position {pos} ({size} bytes) runs past the end of the log"
             h = BATCH_HEADER.unpack_from(buf, 0)
-            return Head(pos, size, 2, h[0], h[0] + h[6], h[8], h[5], h[9], h[2])
+            base = h[_H["baseOffset"]]
+            return Head(pos, size, 2, base, base + h[_H["lastOffsetDelta"]], h[_H["maxTimestamp"]], h[_H["attributes"]],
+                        h[_H["producerId"]], h[_H["partitionLeaderEpoch"]])
         if magic in (0, 1):
             if length < MIN_SIZE[magic] or size > left:
                 return f"entry size {length} at position {pos} does not fit a magic {magic} message"
@@ -77,7 +82,7 @@ class LogView:
             ts = m.timestamp if m.timestamp is not None else -1
             first = m.base_offset if m.base_offset is not None else m.last_offset
             return Head(pos, size, magic, first, m.last_offset, ts, m.attributes or 0, -1, -1)
-        return f"byte 16 at position {pos} (magic) is {magic}, not 0, 1 or 2"
+        return f"byte {_MAGIC_AT} at position {pos} (magic) is {magic}, not 0, 1 or 2"
 
     def scan(self, pos: int, target: int, stop: int | None = None):
         """Walk entries from ``pos`` to the first whose last offset is ``>= target``.

@@ -21,12 +21,17 @@ def _kafka_log_sniff(head: bytes, name: str) -> int:
     if base.endswith(".log") or base.endswith(".checkpoint") and "-" in base:
         return 90
     # by content: the first entry's offset is not negative, its length counts at least a header, and
-    # magic and codec are known (a JPEG's 0xffd8... is a negative offset, not a legacy message)
-    if len(head) >= 17 and head[0] < 0x80 and 14 <= int.from_bytes(head[8:12], "big", signed=True):
-        magic = head[16]
-        if magic == 2 and len(head) >= 61 and head[22] & 7 <= 4:
+    # magic and codec are known (a JPEG's 0xffd8... is a negative offset, not a legacy message).
+    # Positions from the layouts (imported here: the name alone decides for most inputs).
+    from wireinspect.formats.kafka.segment import (CODEC_AT, HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRS_AT, LENGTH_AT,
+                                                   MAGIC_AT, MIN_ENTRY, RECORD_BATCH_OVERHEAD)
+
+    if len(head) >= HEADER_SIZE_UP_TO_MAGIC and head[0] < 0x80 and \
+            MIN_ENTRY <= int.from_bytes(head[LENGTH_AT:LENGTH_AT + 4], "big", signed=True):
+        magic = head[MAGIC_AT]
+        if magic == 2 and len(head) >= RECORD_BATCH_OVERHEAD and head[CODEC_AT] & 7 <= 4:
             return 60
-        if magic in (0, 1) and len(head) >= 18 and head[17] & 7 <= 4:
+        if magic in (0, 1) and len(head) > LEGACY_ATTRS_AT and head[LEGACY_ATTRS_AT] & 7 <= 4:
             return 40
     return 0
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint, parse_offset_checkpoint, read_text
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
+from wireinspect.formats.kafka.records import BATCH_AT
 from wireinspect.formats.kafka.sidetables import LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
 from wireinspect.formats.options import options_or_default
@@ -397,7 +398,7 @@ def _check_epochs(d: str, unit: PartitionUnit, end: int | None) -> None:
             if i < 0:
                 continue  # before the first entry: the checkpoint was truncated from the start
             if epochs[i][0] != h.leader_epoch:
-                unit.fproblem("leader_epoch_mismatch", s.log, h.position + 12,
+                unit.fproblem("leader_epoch_mismatch", s.log, h.position + BATCH_AT["partitionLeaderEpoch"],
                               f"{s.log}: the batch at position {h.position} (offsets {h.base_offset}..{h.last_offset}) "
                               f"has partitionLeaderEpoch {h.leader_epoch}, leader-epoch-checkpoint puts offset "
                               f"{h.base_offset} in epoch {epochs[i][0]} (from offset {epochs[i][1]})",

@@ -74,9 +74,10 @@ declare_ms("timestamp")  # a record's JSON and tree: baseTimestamp + timestampDe
 BATCH_FIELDS = fixed_fields(BATCH)  # the 13 header fields (61 bytes), derived from BATCH
 BATCH_HEADER, BATCH_LAYOUT = compile_fixed(BATCH_FIELDS)  # their struct and ((name, offset, size), ...)
 BATCH_NAMES = tuple(f.name for f in BATCH_FIELDS)
+BATCH_AT = {name: off for name, off, _ in BATCH_LAYOUT}  # byte position of each header field in a batch
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size  # 61
-CRC_START = 21  # CRC-32C covers attributes .. end of batch
-LOG_OVERHEAD = 12  # baseOffset + batchLength
+CRC_START = BATCH_AT[BATCH.field("crc").start]  # 21: CRC-32C covers attributes .. end of batch
+LOG_OVERHEAD = BATCH_AT["partitionLeaderEpoch"]  # 12: baseOffset + batchLength, what batchLength does not count
 MIN_RECORD_SIZE = 7  # length, attributes, timestampDelta, offsetDelta, keyLength, valueLength, headersCount
 
 
@@ -642,15 +643,15 @@ def check_header(b: Batch, h, problems) -> None:
     """Header checks beyond Kafka's ``ensureValid`` (which only checks size and CRC)."""
     pos = b.position
     if h[3] != 2:
-        problems.append(Problem("unknown_magic", pos + 16, f"magic {h[3]} is not a known record format "
+        problems.append(Problem("unknown_magic", pos + BATCH_AT["magic"], f"magic {h[3]} is not a known record format "
                                 "(Kafka reads it as magic 2)", expected=2, actual=h[3]))
     codec = h[5] & 7
     if codec > 4:
-        problems.append(Problem("unknown_codec", pos + 21, f"unknown compression codec {codec}", actual=codec))
+        problems.append(Problem("unknown_codec", pos + BATCH_AT["attributes"], f"unknown compression codec {codec}", actual=codec))
     if h[12] < 0:
-        problems.append(Problem("bad_records_count", pos + 57, f"negative recordsCount {h[12]}", actual=h[12]))
+        problems.append(Problem("bad_records_count", pos + BATCH_AT["recordsCount"], f"negative recordsCount {h[12]}", actual=h[12]))
     if h[6] < 0:
-        problems.append(Problem("bad_offset_delta", pos + 23, f"negative lastOffsetDelta {h[6]}", actual=h[6]))
+        problems.append(Problem("bad_offset_delta", pos + BATCH_AT["lastOffsetDelta"], f"negative lastOffsetDelta {h[6]}", actual=h[6]))
 
 
 def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
@@ -680,13 +681,13 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
     problems = b.problems
     if size < RECORD_BATCH_OVERHEAD:
         b.length = RECORD_BATCH_OVERHEAD
-        problems.append(Problem("bad_length", base + pos + 8,
+        problems.append(Problem("bad_length", base + pos + BATCH_AT["batchLength"],
                                 f"batchLength {h[1]} gives a size of {size}, smaller than the minimum 61",
                                 actual=h[1]))
         return b
     if size > avail:
         b.length = avail
-        problems.append(Problem("truncated", base + pos + 8,
+        problems.append(Problem("truncated", base + pos + BATCH_AT["batchLength"],
                                 f"batch of {size} bytes runs past the end of the data ({avail} bytes left)",
                                 expected=size, actual=avail))
     else:
@@ -694,7 +695,7 @@ def parse_batch(buf, pos: int = 0, base: int = 0, *, records: bool | str = True,
         b.crc_computed = crc32c(buf[pos + CRC_START:pos + size])
         b.crc_ok = b.crc_computed == h[4]
         if not b.crc_ok:
-            problems.append(Problem("crc_mismatch", base + pos + 17,
+            problems.append(Problem("crc_mismatch", base + pos + BATCH_AT["crc"],
                                     f"batch offsets {h[0]}..{h[0] + h[6]}: stored "
                                     f"CRC-32C 0x{h[4]:08x}, computed 0x{b.crc_computed:08x}",
                                     expected=h[4], actual=b.crc_computed))
@@ -774,7 +775,7 @@ def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_recor
     if b.capped:
         pass
     elif n < count:
-        problems.append(Problem("records_count_mismatch", base + pos + 57,
+        problems.append(Problem("records_count_mismatch", base + pos + BATCH_AT["recordsCount"],
                                 f"recordsCount says {count}, the data holds {n}",
                                 expected=count, actual=n))
     elif t.end < stop:
@@ -784,7 +785,7 @@ def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_recor
     # Compaction may remove the last records and keep lastOffsetDelta, so only "greater" is wrong.
     if last_ok and t.recs[(n - 1) * R + OD] > h[6]:
         od = t.recs[(n - 1) * R + OD]
-        problems.append(Problem("last_offset_delta_mismatch", base + pos + 23,
+        problems.append(Problem("last_offset_delta_mismatch", base + pos + BATCH_AT["lastOffsetDelta"],
                                 f"lastOffsetDelta {h[6]} but a record has offsetDelta {od}",
                                 expected=h[6], actual=od))
 

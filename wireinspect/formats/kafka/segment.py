@@ -7,7 +7,10 @@ left ends the log; ``size < 14`` is corrupt; an entry running past the end is a 
 
 Unlike Kafka, the walk does not stop at damage: it reports the bad entry, then resynchronises on the
 next position where an entry passes every check, and reports the bytes in between as an
-:class:`~wireinspect.formats.common.Unparsed` unit (``zero_fill`` or ``garbage``).
+:class:`~wireinspect.formats.common.Unparsed` unit (``zero_fill`` or ``garbage``). The walk is the
+shared :func:`wireinspect.formats.framing.walk`; this module gives it Kafka's framing of one entry
+(:class:`LogWalker`) and the search for the next valid one (:func:`next_valid`, :func:`entry_ok`).
+Byte positions come from the layouts (``records.BATCH``, ``legacy.LEGACY``).
 
 Offsets must increase: an entry whose offsets do not lie above the last offset of the valid entries
 before it gets an ``offset_order`` problem and is not valid. Kafka's ``LogSegment.recover`` does not
@@ -25,29 +28,41 @@ from __future__ import annotations
 
 import re
 import struct
+from functools import partial
 
 from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32, crc32c
-from wireinspect.formats.common import Unparsed
-from wireinspect.formats.framing import RangeCRC, peek
-from wireinspect.formats.kafka.legacy import MIN_SIZE, Message, decode_internal, parse_message
-from wireinspect.formats.kafka.records import BATCH_FIELDS, CRC_START, RECORD_BATCH_OVERHEAD, parse_batch
+from wireinspect.formats.framing import RangeCRC, peek, scan, walk
+from wireinspect.formats.kafka.legacy import LEGACY, MIN_SIZE, Message, decode_internal, parse_message
+from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_FIELDS, BATCH_NAMES, CRC_START, LOG_OVERHEAD,
+                                               RECORD_BATCH_OVERHEAD, parse_batch)
 from wireinspect.inputs.source import Source, Window, checksum
-from wireinspect.layout import compile_fixed
+from wireinspect.layout import compile_fixed, fixed_fields
 from wireinspect.model import Problem
 
-HEADER_SIZE_UP_TO_MAGIC = 17
-MIN_ENTRY = 14  # LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
+# Byte positions from the layouts: a batch's (records.BATCH) and a legacy entry's (legacy.LEGACY), which
+# agree up to the magic byte (offset, size, then 4 bytes: partitionLeaderEpoch or crc), so that an
+# entry's magic is read before its layout is known.
+_LEGACY_AT = {name: off for name, off, _ in compile_fixed(fixed_fields(LEGACY)).spans}
+MAGIC_AT = BATCH_AT["magic"]  # 16
+LENGTH_AT = BATCH_AT["batchLength"]  # 8
+CODEC_AT = BATCH_AT["attributes"] + 1  # the low byte of the int16 attributes: codec in bits 0-2
+_LAST_DELTA_AT = BATCH_AT["lastOffsetDelta"]
+_CRC_AT = BATCH_AT["crc"]
+_L_CRC_AT, LEGACY_ATTRS_AT = _LEGACY_AT["crc"], _LEGACY_AT["attributes"]  # 12, 17
+_L_CRC_START = _LEGACY_AT[LEGACY.field("crc").start]  # 16: CRC-32 over magic .. end
+assert _LEGACY_AT["magic"] == MAGIC_AT and _LEGACY_AT["messageSize"] == LENGTH_AT
+HEADER_SIZE_UP_TO_MAGIC = MAGIC_AT + 1  # 17: FileLogInputStream's HEADER_SIZE_UP_TO_MAGIC
+MIN_ENTRY = MIN_SIZE[0]  # 14, LegacyRecord.RECORD_OVERHEAD_V0: Kafka's "minimum record overhead"
 # Smallest size field per magic: LegacyRecord.RECORD_OVERHEAD_V0/V1, DefaultRecordBatch overhead 61 - 12.
-MIN_LENGTH = {0: 14, 1: 22, 2: RECORD_BATCH_OVERHEAD - 12}
+MIN_LENGTH = {**MIN_SIZE, 2: RECORD_BATCH_OVERHEAD - LOG_OVERHEAD}
 DEFAULT_MAX_BATCH = 64 << 20  # bytes of one entry decoded in memory; larger ones are CRC-checked in chunks
 OFFSET_SIZE = compile_fixed(BATCH_FIELDS[:2]).struct  # baseOffset, batchLength (a legacy entry: offset, messageSize)
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
-_MAGIC = re.compile(rb"[\x00\x01\x02]")
-_NONZERO = re.compile(rb"[^\x00]")
-_ZEROS_LEN = 1 << 20
-_ZEROS = bytes(_ZEROS_LEN)
+_U32 = struct.Struct(">I")
+_MAGIC = re.compile(rb"[\x00\x01\x02]")  # a candidate entry: its magic byte
+_SIZE_FIELD = (LENGTH_AT, _I32, MIN_ENTRY, LOG_OVERHEAD)  # entry_ok's first check, without a call
 
 
 class Resync:
@@ -74,21 +89,22 @@ def entry_ok(win: Window, pos: int, state: Resync | None = None) -> int:
         return 0
     buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
     _, length = OFFSET_SIZE.unpack_from(buf, i)
-    magic = buf[i + 16]
-    total = 12 + length
+    magic = buf[i + MAGIC_AT]
+    total = LOG_OVERHEAD + length
     if magic == 2:
-        if length < RECORD_BATCH_OVERHEAD - 12 or pos + total > size or buf[i + 22] & 7 > 4:
+        if length < MIN_LENGTH[2] or pos + total > size or buf[i + CODEC_AT] & 7 > 4:
             return 0
-        first, fn, stored_at = CRC_START, crc32c, 17
+        first, fn, stored_at = CRC_START, crc32c, _CRC_AT
     elif magic in (0, 1):
-        if length < MIN_SIZE[magic] or pos + total > size or len(buf) - i < 18 or buf[i + 17] & 7 > 4:
+        if length < MIN_SIZE[magic] or pos + total > size or len(buf) - i <= LEGACY_ATTRS_AT or \
+                buf[i + LEGACY_ATTRS_AT] & 7 > 4:
             return 0
-        first, fn, stored_at = 16, crc32, 12
+        first, fn, stored_at = _L_CRC_START, crc32, _L_CRC_AT
     else:
         return 0
     if not _plausible(buf, i, magic, total, pos, size, win):
         return 0
-    (stored,) = struct.unpack_from(">I", buf, i + stored_at)
+    (stored,) = _U32.unpack_from(buf, i + stored_at)
     if total <= RangeCRC.DIRECT:
         buf, i = win.get(pos, total)
         computed = fn(buf[i + first:i + total])
@@ -99,7 +115,7 @@ def entry_ok(win: Window, pos: int, state: Resync | None = None) -> int:
     return total if computed == stored else 0
 
 
-_V2_CHECKS = compile_fixed(BATCH_FIELDS[5:]).struct  # attributes .. recordsCount
+_V2_CHECKS = compile_fixed(BATCH_FIELDS[BATCH_NAMES.index("attributes"):]).struct  # attributes .. recordsCount
 
 
 def _plausible(buf, i, magic, total, pos, size, win) -> bool:
@@ -108,52 +124,19 @@ def _plausible(buf, i, magic, total, pos, size, win) -> bool:
     if magic == 2:
         if len(buf) - i < RECORD_BATCH_OVERHEAD:
             return False
-        attrs, lod, _, _, _, epoch, seq, count = _V2_CHECKS.unpack_from(buf, i + 21)
+        attrs, lod, _, _, _, epoch, seq, count = _V2_CHECKS.unpack_from(buf, i + BATCH_AT["attributes"])
         if attrs & ~0x7F or lod < 0 or count < 0 or count > lod + 1 or epoch < -1 or seq < -1:
             return False
     else:
-        attrs = buf[i + 17]
+        attrs = buf[i + LEGACY_ATTRS_AT]
         if attrs & (0xF8 if magic == 0 else 0xF0):
             return False
     nxt = pos + total
     if nxt == size or size - nxt < HEADER_SIZE_UP_TO_MAGIC:
         return True
     b2 = peek(win, nxt, HEADER_SIZE_UP_TO_MAGIC)  # never moves the window (nxt may be far ahead)
-    return b2[16] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, 0)[1] >= MIN_ENTRY or not any(b2[:17])
-
-
-def first_nonzero(buf, a: int, stop: int) -> int | None:
-    """Index of the first non-zero byte of ``buf[a:stop]``, or ``None`` (all zeros). Near bytes are
-    searched one by one, long zero runs a megabyte at a time (a copy and a ``memcmp`` with zeros:
-    about 9 GB/s, a 3 GiB preallocated segment in 0.4 s)."""
-    near = min(stop, a + 4096)
-    m = _NONZERO.search(buf, a, near)
-    if m is not None:
-        return m.start()
-    p = near
-    while p < stop:
-        q = min(stop, p + _ZEROS_LEN)
-        chunk = bytes(buf[p:q])
-        if chunk != (_ZEROS if q - p == _ZEROS_LEN else bytes(q - p)):
-            return p + len(chunk) - len(chunk.lstrip(b"\x00"))
-        p = q
-    return None
-
-
-def zero_end(win: Window, start: int, end: int) -> int:
-    """The first position in ``[start, end)`` holding a non-zero byte, or ``end``."""
-    p = start
-    while p < end:
-        n = min(win.chunk, end - p)
-        buf, i = win.get(p, n)
-        n = min(n, len(buf) - i)
-        if n <= 0:
-            return end
-        z = first_nonzero(buf, i, i + n)
-        if z is not None:
-            return p + (z - i)
-        p += n
-    return end
+    return b2[MAGIC_AT] in (0, 1, 2) and OFFSET_SIZE.unpack_from(b2, 0)[1] >= MIN_ENTRY or \
+        not any(b2[:HEADER_SIZE_UP_TO_MAGIC])
 
 
 def entry_last_offset(win: Window, pos: int) -> int:
@@ -161,46 +144,24 @@ def entry_last_offset(win: Window, pos: int) -> int:
     entry's offset, which a wrapper sets to its last inner offset)."""
     buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
     (off,) = _I64.unpack_from(buf, i)
-    if buf[i + 16] == 2 and len(buf) - i >= 27:
-        off += _I32.unpack_from(buf, i + 23)[0]
+    if buf[i + MAGIC_AT] == 2 and len(buf) - i >= _LAST_DELTA_AT + 4:
+        off += _I32.unpack_from(buf, i + _LAST_DELTA_AT)[0]
     return off
 
 
 def _valid_positions(win: Window, start: int, state: Resync):
-    """The positions ``>= start`` where :func:`entry_ok` holds, in order. Candidates are positions
-    whose byte 16 is a magic 0..2; runs of zeros are skipped, since an entry needs a non-zero size
-    field (bytes 8..11)."""
+    """The positions ``>= start`` where :func:`entry_ok` holds, in order
+    (:func:`~wireinspect.formats.framing.scan`): candidates are positions whose magic byte is 0..2;
+    runs of zeros are skipped, since an entry needs a non-zero size field."""
     size = win.source.size
-    pos = start
-    while pos + HEADER_SIZE_UP_TO_MAGIC <= size:
-        n = min(win.chunk, size - pos)
-        buf, i = win.get(pos, n)
-        stop = i + n
-        j = i + 16
-        while True:
-            m = _MAGIC.search(buf, j, stop)
-            if m is None:
-                break
-            j = m.start()
-            p = pos + (j - 16 - i)
-            if buf[j - 8:j - 4] == b"\x00\x00\x00\x00":
-                z = first_nonzero(buf, j - 8, stop)
-                if z is None:
-                    break
-                j = max(j + 1, z + 5)
-                continue
-            length = _I32.unpack_from(buf, j - 8)[0]
-            if length < MIN_ENTRY or p + 12 + length > size:  # entry_ok's first check, without a call
-                j += 1
-                continue
-            if entry_ok(win, p, state):
-                yield p
-            buf, i = win.get(pos, n)  # entry_ok (or the caller) may have moved the window
-            stop = i + n
-            j = i + (p - pos) + 17
-        if pos + n >= size:
+    check = partial(entry_ok, state=state)
+    p = start
+    while True:
+        p = scan(win, p, size, _MAGIC, MAGIC_AT, check, nonzero=(LENGTH_AT, LOG_OVERHEAD), size_field=_SIZE_FIELD)
+        if p is None:
             return
-        pos = pos + n - 16
+        yield p
+        p += 1
 
 
 def next_valid(win: Window, start: int, after: int | None = None, state: Resync | None = None) -> int | None:
@@ -236,25 +197,77 @@ def next_valid(win: Window, start: int, after: int | None = None, state: Resync 
     return first
 
 
-def _unparsed(win: Window, start: int, end: int, problems: list) -> Unparsed:
-    """The unparsed range ``[start, end)``: all zero when its problem is ``zero_fill`` (``rawZeros``)."""
-    buf, i = win.get(start, min(end - start, 64))
-    preview = bytes(buf[i:i + min(end - start, 64)])
-    return Unparsed(start, end - start, problems, preview, zeros=any(p.code == "zero_fill" for p in problems))
+class LogWalker:
+    """The per-walk state of :func:`iter_log`, as :func:`~wireinspect.formats.framing.walk` asks
+    for it: ``entry(win, pos)`` (Kafka's framing of one entry, then the offset checks, which keep
+    ``last``: the last offset of the valid entries so far), ``find(win, start)`` (:func:`next_valid`
+    in offset order after ``last``) and ``valid_at(win, pos)`` (:func:`entry_ok`)."""
 
+    def __init__(self, size: int, records, limit: int, max_batch: int, max_records: int, base_offset: int | None,
+                 last: int | None, internal: str | None, state: Resync):
+        self.size, self.records, self.limit, self.max_batch = size, records, limit, max_batch
+        self.max_records, self.base_offset, self.last, self.internal = max_records, base_offset, last, internal
+        self.state = state
 
-def _describe_gap(win: Window, start: int, end: int, at_end: bool) -> Problem:
-    """Name a stretch of bytes that holds no valid entry: zero fill or garbage."""
-    if zero_end(win, start, end) == end:
-        return _zero_fill(start, end, at_end)
-    return Problem("garbage", start, f"{end - start} bytes from position {start} hold no valid entry",
-                   actual=end - start)
+    def find(self, win: Window, start: int):
+        return next_valid(win, start, self.last, self.state)
 
+    def valid_at(self, win: Window, pos: int) -> bool:
+        return entry_ok(win, pos, self.state) > 0
 
-def _zero_fill(pos: int, end: int, at_end: bool) -> Problem:
-    where = "to the end of the file" if at_end else f"up to position {end}"
-    return Problem("zero_fill", pos, f"{end - pos} zero bytes from position {pos} {where} (a preallocated or "
-                   "torn segment tail)", actual=end - pos)
+    def entry(self, win: Window, pos: int):
+        """``(unit, None)`` when the entry at ``pos`` is framed (complete, big enough), else ``(unit
+        or None, problem)``: a torn final entry is decoded (when at most ``max_batch`` bytes are
+        left), the walk shows it when no valid entry follows."""
+        remaining = self.size - pos
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:  # not all zero: the walk saw to that
+            return None, Problem("truncated", pos, f"{remaining} bytes at the end are too few for an entry header "
+                                 f"({HEADER_SIZE_UP_TO_MAGIC} bytes)", expected=HEADER_SIZE_UP_TO_MAGIC,
+                                 actual=remaining)
+        buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
+        _, length = OFFSET_SIZE.unpack_from(buf, i)
+        magic = buf[i + MAGIC_AT]
+        total = LOG_OVERHEAD + length
+        least = MIN_LENGTH.get(magic, MIN_LENGTH[2])
+        if length < least:
+            which = f" for magic {magic}" if magic in MIN_LENGTH else ""
+            return None, Problem("bad_length", pos + LENGTH_AT, f"entry size {length} is smaller than the minimum "
+                                 f"{least}{which}", actual=length)
+        if total > remaining:
+            unit = None
+            if remaining <= self.max_batch:  # a torn final entry: decode what is there
+                buf, i = win.get(pos, remaining)
+                unit = _parse(buf, i, win.start, magic, self.records, self.limit, self.max_records, self.internal)
+            return unit, Problem("truncated", pos + LENGTH_AT, f"entry of {total} bytes (size field {length}) runs "
+                                 f"past the end of the file ({remaining} bytes left)", expected=total, actual=remaining)
+        if total > self.max_batch:
+            unit = _parse_big(win, pos, total, magic, self.records)
+        else:
+            buf, i = win.get(pos, total)
+            unit = _parse(buf, i, win.start, magic, self.records, self.limit, self.max_records, self.internal)
+        if not unit.valid or unit.last_offset is None:
+            return unit, None
+        base = self.base_offset
+        if base is not None:
+            rel = unit.last_offset - base
+            if rel < 0 or rel > 0x7FFFFFFF:
+                unit.problems.append(Problem("offset_out_of_range", pos, f"last offset {unit.last_offset} is "
+                                             f"outside the segment's range (base offset {base}); Kafka's "
+                                             "recovery would split the segment", actual=unit.last_offset))
+        if unit.valid:
+            # A legacy entry's own offset is its last; inner offsets of magic-0 wrappers are whatever
+            # the producer wrote unless the broker recompressed, so only the entry's offset counts.
+            last = self.last
+            first = unit.last_offset if unit.type == "message" or unit.base_offset is None else unit.base_offset
+            if last is not None and first <= last:
+                unit.problems.append(Problem("offset_order", pos, f"offsets {first}..{unit.last_offset} do not "
+                                             f"follow the last offset {last} of the valid entries before: not an "
+                                             "entry of this log (ends the valid prefix)", expected=last + 1,
+                                             actual=first))
+                unit.in_order = False
+            else:
+                self.last = unit.last_offset
+        return unit, None
 
 
 def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT,
@@ -262,7 +275,9 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
              base_offset: int | None = None, max_records: int = DEFAULT_MAX_RECORDS,
              last_offset: int | None = None, internal: str | None = None, state: Resync | None = None):
     """Yield the units of a log segment in position order: ``Batch`` (magic 2), ``Message``
-    (magic 0/1) and :class:`Unparsed` stretches.
+    (magic 0/1) and :class:`Unparsed` stretches (the walk of
+    :func:`~wireinspect.formats.framing.walk` over :class:`LogWalker`: zeros where an entry should
+    start are ``zero_fill``, Kafka segments are never padded).
 
     ``records=False`` skips record parsing and decompression (fast path); ``limit`` bounds the
     decompressed bytes and ``max_records`` the records decoded per entry. ``base_offset``, the
@@ -272,96 +287,10 @@ def iter_log(source: Source, *, records: bool = True, limit: int = DEFAULT_LIMIT
     what resynchronisation keeps (:class:`Resync`; a caller walking one source in pieces passes one
     to every piece).
     """
-    win = Window(source)
-    rs = Resync(source) if state is None else state
-    size = source.size
-    pos = start
-    last = last_offset
-    while pos < size:
-        remaining = size - pos
-        if remaining < HEADER_SIZE_UP_TO_MAGIC:
-            buf, i = win.get(pos, remaining)
-            if not bytes(buf[i:i + remaining]).strip(b"\x00"):
-                prob = _describe_gap(win, pos, size, True)
-            else:
-                prob = Problem("truncated", pos, f"{remaining} bytes at the end are too few for an entry header "
-                               "(17 bytes)", expected=HEADER_SIZE_UP_TO_MAGIC, actual=remaining)
-            yield _unparsed(win, pos, size, [prob])
-            return
-        buf, i = win.get(pos, RECORD_BATCH_OVERHEAD)
-        _, length = OFFSET_SIZE.unpack_from(buf, i)
-        magic = buf[i + 16]
-        total = 12 + length
-        if length == 0 and not bytes(buf[i:i + 17]).strip(b"\x00"):
-            z = zero_end(win, pos, size)  # a zero-filled tail: one pass at memory speed
-            if z == size:
-                yield _unparsed(win, pos, size, [_zero_fill(pos, size, True)])
-                return
-            # An entry's size field (bytes 8..11) is not zero: none starts before z - 11.
-            nxt = next_valid(win, max(pos + 1, z - 11), last, rs) if resync else None
-            end = size if nxt is None else nxt
-            yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
-            if nxt is None:
-                return
-            pos = nxt
-            continue
-        least = MIN_LENGTH.get(magic, MIN_LENGTH[2])
-        if length < least or total > remaining:
-            if length < least:
-                which = f" for magic {magic}" if magic in MIN_LENGTH else ""
-                prob = Problem("bad_length", pos + 8, f"entry size {length} is smaller than the minimum {least}"
-                               f"{which}", actual=length)
-            else:
-                prob = Problem("truncated", pos + 8, f"entry of {total} bytes (size field {length}) runs past the "
-                               f"end of the file ({remaining} bytes left)", expected=total, actual=remaining)
-            nxt = next_valid(win, pos + 1, last, rs) if resync else None
-            end = size if nxt is None else nxt
-            if length >= least and nxt is None and end - pos <= max_batch:
-                # A torn final entry: decode what is there.
-                buf, i = win.get(pos, remaining)
-                unit = _parse(buf, i, win.start, magic, records, limit, max_records, internal)
-                yield unit
-                return
-            yield _unparsed(win, pos, end, [prob])
-            if nxt is None:
-                return
-            pos = nxt
-            continue
-        if total > max_batch:
-            unit = _parse_big(win, pos, total, magic, records)
-        else:
-            buf, i = win.get(pos, total)
-            unit = _parse(buf, i, win.start, magic, records, limit, max_records, internal)
-        if base_offset is not None and unit.last_offset is not None and unit.valid:
-            rel = unit.last_offset - base_offset
-            if rel < 0 or rel > 0x7FFFFFFF:
-                unit.problems.append(Problem("offset_out_of_range", pos, f"last offset {unit.last_offset} is "
-                                             f"outside the segment's range (base offset {base_offset}); Kafka's "
-                                             "recovery would split the segment", actual=unit.last_offset))
-        if unit.valid and unit.last_offset is not None:
-            # A legacy entry's own offset is its last; inner offsets of magic-0 wrappers are whatever
-            # the producer wrote unless the broker recompressed, so only the entry's offset counts.
-            first = unit.last_offset if unit.type == "message" or unit.base_offset is None else unit.base_offset
-            if last is not None and first <= last:
-                unit.problems.append(Problem("offset_order", pos, f"offsets {first}..{unit.last_offset} do not "
-                                             f"follow the last offset {last} of the valid entries before: not an "
-                                             "entry of this log (ends the valid prefix)", expected=last + 1,
-                                             actual=first))
-                unit.in_order = False
-            else:
-                last = unit.last_offset
-        yield unit
-        pos += total
-        if not unit.valid and resync and pos < size and not entry_ok(win, pos, rs):
-            nxt = next_valid(win, unit.position + 1, last, rs)
-            if nxt is not None and nxt < pos:
-                continue  # a valid entry inside the bad one's claimed span: go on after the bad one
-            end = size if nxt is None else nxt
-            if end > pos:
-                yield _unparsed(win, pos, end, [_describe_gap(win, pos, end, nxt is None)])
-            if nxt is None:
-                return
-            pos = nxt
+    w = LogWalker(source.size, records, limit, max_batch, max_records, base_offset, last_offset, internal,
+                  Resync(source) if state is None else state)
+    return walk(source, w.entry, w.find, w.valid_at, start=start, resync=resync, zero_tail_ok=False, what="entry",
+                zero_lead=HEADER_SIZE_UP_TO_MAGIC, zeros_after_bad=False)
 
 
 def _parse(buf, i, base, magic, records, limit, max_records=DEFAULT_MAX_RECORDS, internal=None):
@@ -391,13 +320,13 @@ def _parse_big(win: Window, pos: int, total: int, magic: int, records: bool):
     if isinstance(unit, Message) and magic not in (0, 1):
         return unit
     if magic in (0, 1):
-        unit.crc_computed = checksum(win.source, pos + 16, pos + total, crc32)
+        unit.crc_computed = checksum(win.source, pos + _L_CRC_START, pos + total, crc32)
         unit.crc_ok = unit.crc_computed == unit.crc
-        stored, at = unit.crc, pos + 12
+        stored, at = unit.crc, pos + _L_CRC_AT
     else:
         unit.crc_computed = checksum(win.source, pos + CRC_START, pos + total, crc32c)
         unit.crc_ok = unit.crc_computed == unit.header[4]
-        stored, at = unit.header[4], pos + 17
+        stored, at = unit.header[4], pos + _CRC_AT
     if not unit.crc_ok:
         which = (f"message at offset {unit.offset}" if magic in (0, 1) else
                  f"batch offsets {unit.header[0]}..{unit.header[0] + unit.header[6]}")

@@ -5,7 +5,7 @@
 * :mod:`.frames`: request/response frames, header rules, :class:`~.frames.Frame` units;
 * :mod:`.stream`: frame splitting, correlation matching, resynchronisation; the ``kafka`` stream
   protocol (interface in :mod:`wireinspect.streams`) that captures are decoded with;
-* :mod:`.streamdump`: what the ``kafka-stream`` dump format needs of Kafka (sniff, direction).
+* :mod:`.dumpformat`: what the ``kafka-stream`` dump format needs of Kafka (sniff, direction).
 
 The frame JSON contract is in docs/protocol.md.
 """

@@ -26,10 +26,10 @@ import struct
 from collections import deque
 
 from wireinspect.formats.common import Note, Unparsed
-from wireinspect.formats.framing import frame_size, keep
+from wireinspect.formats.framing import frame_size, keep, mid_stream_start
 from wireinspect.formats.kafka.protocol.dumpformat import DUMP
 from wireinspect.model import Problem
-from wireinspect.streams import MID_STREAM_START, Spans, latency_ms, split_notes
+from wireinspect.streams import Spans, latency_ms, split_notes
 
 MAX_FRAME = 1 << 28  # 256 MiB: above Kafka's socket.request.max.bytes (100 MiB) and fetch.max.bytes (50 MiB)
 MIN_REQUEST = 8  # RequestApiKey + RequestApiVersion + CorrelationId (header v0)
@@ -147,15 +147,12 @@ class KafkaDecoder:
         return {"protocol": "kafka", "conversation": self.conv, "direction": self._dname(d)}
 
     def _data(self, d: _Dir, pos: int, data: bytes, out: list, ts=None, fpos=None) -> None:
-        q = d.spans.q
-        if ts is not None or fpos is not None:
-            q.append((pos, pos + len(data), ts, fpos))
+        d.spans.add(pos, len(data), ts, fpos)
         if d.skip_to is not None:
             if pos + len(data) <= d.skip_to:
                 self._keep_cut(d, pos, data)
                 d.start = pos + len(data)
-                while q and q[0][1] <= d.start:
-                    q.popleft()
+                d.spans.prune(d.start)
                 return
             if pos < d.skip_to:
                 self._keep_cut(d, pos, data[:d.skip_to - pos])
@@ -170,8 +167,7 @@ class KafkaDecoder:
         else:
             d.buf += data
         self._drain(d, out)
-        while q and q[0][1] <= d.start:  # bytes no frame can start in any more
-            q.popleft()
+        d.spans.prune(d.start)  # bytes no frame can start in any more
 
     def _keep_cut(self, d: _Dir, pos: int, data) -> None:
         """Bytes after a gap that belong to the frame the gap cut (up to its Size): kept for a note."""
@@ -208,10 +204,8 @@ class KafkaDecoder:
             data = None if d.kept is None else bytes(d.kept)
             if mid and not probs:
                 # The capture began inside a frame: its tail is expected, not damage.
-                out.append(Unparsed(d.hunt_from, n, [], notes=[Problem(
-                    MID_STREAM_START, d.hunt_from, f"{n} bytes before the first frame at position {at}: the capture "
-                    "starts mid-connection, inside a frame sent before it began", actual=n)], data=data,
-                    dropped=data is None, what="frame", **self._where(d)))
+                out.append(Unparsed(d.hunt_from, n, [], notes=[mid_stream_start(d.hunt_from, n)], data=data,
+                                    dropped=data is None, what="frame", **self._where(d)))
                 d.hunt_problems = []
                 d.kept = bytearray()
                 return
@@ -402,15 +396,9 @@ class KafkaDecoder:
 
     # -- decoding --------------------------------------------------------------------------------
     def _decode(self, d: _Dir, frame, pos: int, extra: list):
-        q = d.spans.q
-        ts = fpos = None
-        if q:  # the packet that carried the frame's first byte (spans come in stream order)
-            while q and q[0][1] <= pos:
-                q.popleft()
-            if q and q[0][0] <= pos:
-                s = q[0]
-                ts, fpos = s[2], None if s[3] is None else s[3] + (pos - s[0])
-        if ts is None and fpos is None and not q:
+        # the packet that carried the frame's first byte (spans come in stream order)
+        ts, fpos = d.spans.at(pos)
+        if ts is None and fpos is None and not d.spans.q:
             ts = self.ts
         f = self._decode_frame(d, frame, pos, extra, ts)
         f.timestamp, f.file_position = ts, fpos
@@ -509,7 +497,7 @@ def sniff(first_bytes: bytes) -> int:
 
 class _Kafka:
     """The Kafka stream protocol (a :class:`~wireinspect.streams.StreamProtocolInterface`); ``dump``:
-    its stream dumps (the ``kafka-stream`` format, :mod:`.streamdump`)."""
+    its stream dumps (the ``kafka-stream`` format, :mod:`.dumpformat`)."""
 
     id = "kafka"
     ports = (9092,)
