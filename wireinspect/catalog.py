@@ -22,7 +22,7 @@ from wireinspect.captures import pcap_format, stream_dump_format
 from wireinspect.formats.base import Format
 from wireinspect.formats.jafka.format import FORMATS as JAFKA, MESSAGE_COLUMNS as JAFKA_MESSAGES
 from wireinspect.formats.jafka.stream import PROTOCOL as JAFKA_PROTOCOL
-from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS
+from wireinspect.formats.kafka.internal.kinds import TOPICS as RECORD_KINDS  # noqa: F401 (the catalog's: --records-as)
 from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
@@ -165,3 +165,15 @@ def coordinator_partition(kind: str, key: str, partitions: int) -> dict:
     from wireinspect.formats.kafka.internal.coordinator import locate
 
     return locate(kind, key, partitions)
+
+
+def topic_partition(path: str) -> tuple[str | None, int | None]:
+    """``(topic, partition)`` that the place of the file ``path`` names, as the first format with a
+    ``partition_of`` hook reads it (Kafka's ``<topic>-<partition>/``, Redpanda's
+    ``<topic>/<partition>_<revision>/``); ``(None, None)`` when none does."""
+    for f in FORMATS:
+        if f.partition_of is not None:
+            got = f.partition_of(path)
+            if got is not None:
+                return got
+    return None, None

@@ -43,6 +43,9 @@ class Format:
     # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
     # so that a large log is not read from its start; units() then starts at opts.start.
     seek: Callable | None = None
+    # (file path) -> (topic, partition) that the file's place names (its partition directory), or None: the
+    # topic and partition columns of spark scan's rows (catalog.topic_partition asks every format in turn).
+    partition_of: Callable | None = None
     # encode: (one ``dump --json`` object, EncodeContext) -> [(stream name or None, bytes)]: the bytes the
     # object stands for (a capture frame names its TCP stream, e.g. "0-request"); [] for objects that
     # stand for no bytes (notes, summaries). ``encode_types``: the object "type" values it takes.

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import re
 
 from wireinspect.catalog import MESSAGE_COLUMNS
 
@@ -56,8 +54,6 @@ UNIT_RENAME = {"type": "unitType", "position": "unitPosition", "length": "unitLe
 UNIT_BACK = {v: k for k, v in UNIT_RENAME.items()}
 _UNIT_TYPES = {name: t for name, t in UNIT_COLUMNS if name not in ("unitValid", "unitProblems")}
 _RECORD_TYPES = dict(RECORD_COLUMNS)
-_TOPIC_PARTITION = re.compile(r"^(.+)-(\d+)$")
-_REDPANDA_PARTITION = re.compile(r"^(\d+)_\d+$")  # <partition>_<revision> below <namespace>/<topic>/
 
 
 def ddl(columns) -> str:
@@ -68,17 +64,12 @@ def ddl(columns) -> str:
 
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:
-    """``(topic, partition)`` from the name of the directory holding ``path`` when it reads
-    ``<topic>-<partition>`` (Kafka's log directory layout), or ``<partition>_<revision>`` inside a
-    ``<topic>`` directory (Redpanda's), else ``(None, None)``."""
-    holder = os.path.dirname(path.rstrip("/"))
-    parent = os.path.basename(holder)
-    m = _TOPIC_PARTITION.match(parent)
-    if m:
-        return m.group(1), int(m.group(2))
-    m = _REDPANDA_PARTITION.match(parent)
-    topic = os.path.basename(os.path.dirname(holder))
-    return (topic, int(m.group(1))) if m and topic else (None, None)
+    """``(topic, partition)`` from the place of the file ``path``, as its formats name partition
+    directories (``catalog.topic_partition``: Kafka's ``<topic>-<partition>``, Redpanda's
+    ``<partition>_<revision>`` inside ``<topic>``), else ``(None, None)``."""
+    from wireinspect.catalog import topic_partition as named
+
+    return named(path)
 
 
 def raw_bytes(b):

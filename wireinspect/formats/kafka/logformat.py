@@ -6,6 +6,7 @@ import os
 import re
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.kafka.names import partition_of
 from wireinspect.inputs.source import Source
 
 SEGMENT_NAME = re.compile(r"^([0-9]{20})\.log$")  # ASCII digits only: int() takes other scripts' digits
@@ -114,6 +115,7 @@ KAFKA_LOG = Format(
     recoverable=True,
     rebuild=_kafka_rebuild,
     seek=_kafka_log_seek,
+    partition_of=partition_of,
     honours=frozenset({"headers_only", "records_as", "content", "offsets", "time", "producer_id"}),
     entry_types=frozenset({"batch", "message"}),
     encode=_kafka_log_encode,

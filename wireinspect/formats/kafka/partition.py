@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 from dataclasses import dataclass
 
 from wireinspect.errors import InputError
 from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint, parse_offset_checkpoint, read_text
 from wireinspect.formats.kafka.logcheck import Head, LogView, load_lookup
+from wireinspect.formats.kafka.names import topic_partition
 from wireinspect.formats.kafka.records import BATCH_AT
 from wireinspect.formats.kafka.sidetables import LEFTOVER_SUFFIXES, split_name
 from wireinspect.formats.kafka.sidefile import SideFile
@@ -40,7 +40,6 @@ from wireinspect.formats.options import options_or_default
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
 
-DIR_NAME = re.compile(r"^(.+)-(\d+)$")
 INDEX_KINDS = ("index", "timeindex", "txnindex")
 LEFTOVER_MEANING = {
     ".deleted": "scheduled for asynchronous deletion (retention, compaction, or a replaced segment); Kafka deletes "
@@ -271,8 +270,7 @@ def check_partition(d: str, names=None, opts=None) -> PartitionUnit:
     names = unit.listing(d, names)
     if names is None:
         return unit
-    m = DIR_NAME.match(os.path.basename(os.path.abspath(d)))
-    topic, partition = (m.group(1), int(m.group(2))) if m else (None, None)
+    topic, partition = topic_partition(d) or (None, None)
     unit.info.update(topic=topic, partition=partition)
     groups: dict[int, dict] = {}
     leftovers = []

@@ -8,7 +8,7 @@ import os
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.kafka.logformat import records_kind
-from wireinspect.formats.redpanda.names import CLOUD_SEGMENT_NAME, index_kind, segment_name
+from wireinspect.formats.redpanda.names import CLOUD_SEGMENT_NAME, index_kind, partition_of, segment_name
 from wireinspect.inputs.source import Source
 
 
@@ -81,6 +81,7 @@ REDPANDA_LOG = Format(
     encode_types=frozenset({"redpanda_batch", "unparsed"}),
     honours=frozenset({"records_as", "headers_only", "content", "offsets", "time", "producer_id"}),
     entry_types=frozenset({"redpanda_batch"}),
+    partition_of=partition_of,
 )
 
 REDPANDA_PARTITION = Format(

@@ -44,3 +44,10 @@ def ntp_of(directory: str | None) -> tuple | None:
     topic_dir = os.path.dirname(full)
     return (os.path.basename(os.path.dirname(topic_dir)) or None, os.path.basename(topic_dir) or None,
             int(m.group(1)), int(m.group(2)))
+
+
+def partition_of(path: str) -> tuple[str, int] | None:
+    """``(topic, partition)`` of the partition directory ``<topic>/<partition>_<revision>/`` holding the
+    file ``path``, else None."""
+    ntp = ntp_of(os.path.dirname(path.rstrip("/"))) if path else None
+    return (ntp[1], ntp[2]) if ntp and ntp[1] else None

@@ -11,7 +11,8 @@ Kafka lays out a partition as ``<log.dir>/<topic>-<partition>/``; Redpanda as
 from __future__ import annotations
 
 import os
-import re
+
+from wireinspect.formats.kafka.names import topic_partition
 
 # kind -> the internal topic whose records it decodes
 TOPICS = {"offsets": "__consumer_offsets", "transactions": "__transaction_state",
@@ -23,7 +24,6 @@ KINDS = tuple(TOPICS)
 FRAMING = {"offsets": "coordinator", "transactions": "coordinator", "share-state": "coordinator",
            "metadata": "metadata", "remote-log-metadata": "metadata"}
 _BY_TOPIC = {t: k for k, t in TOPICS.items()}
-_PARTITION_DIR = re.compile(r"^(.+)-[0-9]+$")
 
 
 def internal_kind(path: str | None) -> str | None:
@@ -34,7 +34,7 @@ def internal_kind(path: str | None) -> str | None:
     if not path:
         return None
     parent = os.path.dirname(os.path.abspath(path))
-    m = _PARTITION_DIR.match(os.path.basename(parent))
-    if m and m.group(1) in _BY_TOPIC:
-        return _BY_TOPIC[m.group(1)]
+    tp = topic_partition(parent)
+    if tp and tp[0] in _BY_TOPIC:
+        return _BY_TOPIC[tp[0]]
     return _BY_TOPIC.get(os.path.basename(os.path.dirname(parent)))
