@@ -108,12 +108,12 @@ def test_every_sample_equals_dump_json():
 @pytest.mark.parametrize("plain", ["bytes", "spans"])
 def test_generated_formats_equal_dump_json(tmp_path, monkeypatch, plain):
     """Both ways a Kafka batch's records fill the columns: the columns of a plain batch's table
-    (``Batch.columns``) and, for any other, the record objects made from it."""
+    (``Batch.record_columns``) and, for any other, its ``to_json`` object."""
     from wireinspect.formats.kafka.records import Batch
 
     used = []
-    real = Batch.columns
-    monkeypatch.setattr(Batch, "columns", lambda *a, **k: used.append(1) or (real(*a, **k) if plain == "bytes" else None))
+    real = Batch.record_columns
+    monkeypatch.setattr(Batch, "record_columns", lambda *a, **k: used.append(1) or (real(*a, **k) if plain == "bytes" else None))
     rows = {p: _check(p) for p in _inputs(tmp_path)}
     assert used
     jafka = next(v for k, v in rows.items() if k.endswith(".jafka"))
@@ -149,7 +149,6 @@ def test_plain_batches_take_the_byte_path_and_batches_are_bounded(tmp_path, monk
     p.write_bytes(_segment(0, 0, 30, 10))
     calls = []
     monkeypatch.setattr(columns.RecordColumns, "_add_json", lambda self, u: calls.append(u))
-    monkeypatch.setattr(columns.RecordColumns, "_add_kafka_batch", lambda self, u: calls.append(u))
     monkeypatch.setattr(columns, "BATCH_ROWS", 64)
     from wireinspect.spark.task import FileDesc, scan_file
 

@@ -8,24 +8,22 @@ offsets, keys, values) that become one ``list<struct<key, value>>`` array withou
 :data:`BATCH_ROWS` rows or about :data:`BATCH_BYTES` bytes of keys and values (``full`` says when to
 take it): memory per task stays bounded whatever the file size.
 
-Three ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
+Two ways in, tested equal to ``dump --json`` (tests/spark/test_columns.py):
 
-* a plain valid Kafka magic-2 batch (``Batch.columns``: CRC checked, no problems, not control,
-  not an internal topic's) has its records' columns projected from the one record reader's table
-  (``formats/kafka/recordtable.split``, compiled or its Python twin), with no per-record objects;
-* any other Kafka magic-2 :class:`~wireinspect.formats.kafka.records.Batch` (header complete, not a
-  control batch, records not decoded as an internal topic's) is read from the decoder's record spans
-  (:class:`~wireinspect.formats.kafka.records.Record`) without building its ``to_json`` object;
-* every other unit (legacy messages, Redpanda, Jafka, RocketMQ, control and internal-topic batches,
-  any format added later) goes through its ``to_json`` object and :mod:`~wireinspect.spark.schema`'s
-  field mapping (``record_pairs``, ``unit_fields``, ``record_fields``).
+* a unit that gives its records as columns (``Unit.record_columns``: a plain valid Kafka magic-2
+  batch, CRC checked, no problems, not control, not an internal topic's) has them projected from the
+  one record reader's table (``formats/kafka/recordtable.split``, compiled or its Python twin), with
+  no per-record objects;
+* every other unit (a damaged or control batch, an internal topic's, legacy messages, Redpanda,
+  Jafka, RocketMQ, any format added later) goes through its ``to_json`` object and
+  :mod:`~wireinspect.spark.schema`'s field mapping (``record_pairs``, ``unit_fields``,
+  ``record_fields``).
 """
 
 from __future__ import annotations
 
 
 from wireinspect.catalog import ENTRY_TYPES
-from wireinspect.formats.kafka.records import Batch
 from wireinspect.spark import schema as S
 
 BATCH_ROWS = 8192  # rows in one Arrow record batch at most
@@ -105,16 +103,10 @@ class RecordColumns:
             if d.get("type") in ENTRY_TYPES:
                 self._add_header_row(self._unit(d, unit))
             return
-        if type(unit) is Batch:
-            cols = unit.columns()
-            if cols is not None:
-                self._add_plain(unit, cols)
-                return
-            unit.parse_records()
-            h = unit.header
-            if h is not None and unit.records is not None and not h[5] & 0x20 and unit.internal is None:
-                self._add_kafka_batch(unit)
-                return
+        got = unit.record_columns() if unit.record_columns is not None else None
+        if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
+            self._add_plain(unit, *got)
+            return
         self._add_json(unit)
 
     def _unit(self, d: dict, unit) -> int:
@@ -124,13 +116,14 @@ class RecordColumns:
         self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra,))
         return len(self.units) - 1
 
-    def _add_plain(self, b: Batch, cols) -> bool:
-        """A plain valid batch from its columns (``Batch.columns``: the one record reader's)."""
+    def _add_plain(self, unit, head: dict, cols) -> None:
+        """A unit's records from its columns (``Unit.record_columns``: a plain Kafka batch's, from the one
+        record reader's table); ``head``: the unit's JSON object without its records."""
         position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
         n = len(position)
         if not n:
-            return True
-        ui = self._unit(b.header_json(), b)
+            return
+        ui = self._unit(head, unit)
         self.unit_of.extend([ui] * n)
         self.position += position
         self.length += length
@@ -150,60 +143,6 @@ class RecordColumns:
             end.extend([end[-1]] * n)
         self.headers_null.extend([False] * n)
         self.unverified.extend([False] * n)  # a plain batch's CRC matched
-        none = [None] * n
-        self.control_type.extend(none)
-        self.coordinator_epoch.extend(none)
-        self.record_extra.extend(none)
-        self.bytes += size
-        return True
-
-    def _add_kafka_batch(self, b: Batch) -> None:
-        """A plain magic-2 batch from its record spans: the same values ``Batch.to_json`` gives."""
-        recs = b.records
-        if not recs:
-            return
-        ui = self._unit(b.header_json(), b)
-        h = b.header
-        data, base = b.data, b.data_base
-        h0, h7, h8 = h[0], h[7], h[8]
-        log_append = bool(h[5] & 0x08)
-        n = len(recs)
-        position, length, offset, timestamp = self.position, self.length, self.offset, self.timestamp
-        key, value, hend, hkey, hval = self.key, self.value, self.header_end, self.header_key, self.header_value
-        size = 0
-        for r in recs:
-            start = r.start
-            position.append(None if base is None else base + start)
-            length.append(r.end - start)
-            od = r.offsetDelta
-            offset.append(None if od is None else h0 + od)
-            if log_append:
-                timestamp.append(h8)
-            else:
-                td = r.timestampDelta
-                timestamp.append(None if td is None else h7 + td)
-            p = r.p_key
-            if p is not None and r.keyLength >= 0:
-                k = bytes(data[p:p + r.keyLength])
-                key.append(k)
-                size += len(k)
-            else:
-                key.append(None)
-            p = r.p_val
-            if p is not None and r.valueLength >= 0:
-                v = bytes(data[p:p + r.valueLength])
-                value.append(v)
-                size += len(v)
-            else:
-                value.append(None)
-            if r.headers:
-                for x in r.headers:
-                    hkey.append(bytes(data[x.p_key:x.p_key + x.klen]).decode("utf-8", "backslashreplace"))
-                    hval.append(None if x.vlen < 0 else bytes(data[x.p_val:x.p_val + x.vlen]))
-            hend.append(len(hkey))
-        self.unit_of.extend([ui] * n)
-        self.headers_null.extend([False] * n)
-        self.unverified.extend([b.crc_ok is not True] * n)
         none = [None] * n
         self.control_type.extend(none)
         self.coordinator_epoch.extend(none)

@@ -302,6 +302,12 @@ class Batch(UnitBase):
         got = self.plain_table(internal=internal)
         return None if got is None else split(got[0], got[1], got[2], self.header)
 
+    def record_columns(self):
+        """``(header_json(), columns())`` of a plain valid batch (its records read now), else ``None``:
+        the unit member ``spark scan``'s columns read first."""
+        cols = self.columns()
+        return None if cols is None else (self.header_json(), cols)
+
     def record_lines(self, tail: str = "") -> str | None:
         """The ``dump --records`` lines of a plain valid batch (:func:`~.recordtable.record_lines`,
         straight from its table), each ending with ``tail``; ``None`` for any other batch."""
