@@ -99,3 +99,14 @@ def test_clashes_are_usage_errors():
     for extra in (["--json"], ["--summary"], ["--headers-only"], ["--bytes", "hex"], ["--hexdump"]):
         r = CliRunner().invoke(cli, ["dump", "--records", *extra, root])
         assert r.exit_code == 2, (extra, r.output)
+
+
+def test_content_filters_print_only_the_matching_records():
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
+    r = CliRunner().invoke(cli, ["dump", "--records", "--key", "key-8",
+                                 os.path.join(root, "transactional", "00000000000000000000.log")])
+    assert r.exit_code == 0 and r.output.count("\n") == 1 and 'key="key-8"' in r.output
+    r = CliRunner().invoke(cli, ["dump", "--records", "--key-regex", "^order-4[0-9]$",
+                                 os.path.join(root, "partition", "orders-0")])
+    lines = r.output.splitlines()
+    assert r.exit_code == 0 and lines and all(re.search(r'key="order-4[0-9]"', x) for x in lines)

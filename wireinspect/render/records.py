@@ -43,6 +43,8 @@ def unit_record_lines(unit) -> str:
     d = unit.to_json(_raw)
     recs = _records_of(d)
     contents = unit.record_contents() if unit.record_contents is not None else None
+    if contents is not None and len(contents) != len(recs) and (recs or len(contents) != 1):
+        contents = None  # the JSON shows a part of them (a content filter's show_records): its records say which
     out = []
     if contents is not None:
         for i, (key, value, headers) in enumerate(contents):
