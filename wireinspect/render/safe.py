@@ -10,6 +10,7 @@ from wireinspect.codec.times import MAX_MS, iso_ms
 from wireinspect.layout import ms_fields
 
 import re
+from codecs import escape_encode
 
 # ``dump --full``: values in the tree and the hexdump's annotations are shown whole, without "…".
 _full: ContextVar[bool] = ContextVar("full_values", default=False)
@@ -55,12 +56,21 @@ def terminal_line(text: str) -> str:
 _BYTE_TEXT = [chr(c) if 32 <= c < 127 and c != 92 else "\\\\" if c == 92 else f"\\x{c:02x}" for c in range(256)]
 
 
+_C0_OR_DEL = re.compile(b"[\\x00-\\x1f\\x7f]")
+
+
 def show_bytes(b: bytes, limit: int = 48) -> str:
     """A short, printable rendering of bytes: printable ASCII kept, the rest as \\xNN (all of them
     within :func:`full_values`)."""
     if _full.get():
         limit = len(b)
-    s = bytes(b[:limit]).decode("latin-1").translate(_BYTE_TEXT)
+    head = bytes(b[:limit])
+    if b"\t" in head or b"\n" in head or b"\r" in head:  # (escape_encode writes these three as \t \n \r)
+        s = "".join(map(_BYTE_TEXT.__getitem__, head))
+    else:  # the same text at C speed: \\ for a backslash, \xNN below 32 and from 127, and \' for ' (undone:
+        s = escape_encode(head)[0].decode("ascii")  # a ' only ever follows the backslash that escapes it)
+        if "'" in s:
+            s = s.replace("\\'", "'")
     more = f"… (+{len(b) - limit} bytes)" if len(b) > limit else ""
     return f'b"{s}"{more}'
 
@@ -68,10 +78,9 @@ def show_bytes(b: bytes, limit: int = 48) -> str:
 def show_text_or_bytes(b: bytes, limit: int = 48) -> str:
     """Bytes as people read them: valid, printable UTF-8 as double-quoted text (``"ключ-1"``), anything
     else as :func:`show_bytes`. Never carries control characters."""
-    try:
-        text = b.decode("utf-8")
-    except UnicodeDecodeError:
+    if _C0_OR_DEL.search(b) is not None:  # a byte below 32 or 127 is that character in UTF-8: not printable
         return show_bytes(b, limit)
+    text = b.decode("utf-8", "surrogateescape")  # what is not UTF-8 becomes lone surrogates: not printable
     if not text.isprintable():
         return show_bytes(b, limit)
     if _full.get():

@@ -12,7 +12,7 @@ from typing import Iterator
 from rich.text import Text
 
 from wireinspect.model import Node, PackedNode
-from wireinspect.render.safe import safe_text, show_node_value, time_ms_fields
+from wireinspect.render.safe import iso_text, safe_text, show_node_value, show_text_or_bytes, show_value, time_ms_fields
 
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 LINES_PER_WRITE = 256
@@ -102,12 +102,24 @@ def plain_lines(node: Node, enc=None) -> Iterator[str]:
     _push(stack, kids, "", node.space == "decompressed")
     while stack:
         n, prefix, last, dec = stack.pop()
-        if type(n) is tuple:
-            yield row_text(n[0], n[1], prefix, last, dec, enc, memo)
+        if type(n) is tuple:  # the rows of a packed node, from the first row on (nodes between them: pushed)
+            kids, i, prefix = n
+            k = len(kids) - 1
+            while i <= k:
+                e = kids[i]
+                if type(e) is not tuple:
+                    stack.append(((kids, i + 1, prefix), None, None, dec))
+                    stack.append((e, prefix, i == k, dec))
+                    break
+                yield row_text(e[0], e[1], prefix, i == k, dec, enc, memo)
+                i += 1
             continue
-        kids = n.entries() if type(n) is PackedNode else n.children
+        packed = type(n) is PackedNode and n.packed
+        kids = n.entries() if packed else n.children
         yield prefix + (LAST if last else BRANCH) + "".join(t for t, _ in label_parts(n, dec, enc, parent=bool(kids)))
-        if kids:
+        if packed:
+            stack.append(((kids, 0, prefix + (SPACE if last else PIPE)), None, None, dec or n.space == "decompressed"))
+        elif kids:
             _push(stack, kids, prefix + (SPACE if last else PIPE), dec or n.space == "decompressed")
 
 
@@ -121,8 +133,8 @@ _TEMPLATES: dict = {}  # (shape, prefix, last, decompressed, ms names) -> (forma
 
 def _template(shape, prefix: str, last: bool, dec: bool):
     """The lines of a row of ``shape`` as one ``%`` format (``label_parts``' text of each node) and
-    the row's slots to turn into text first: ``(slot, what, name)``, ``what`` 0 the root's name,
-    1 its display, 2 a value."""
+    the row's value slots to turn into text first (besides the root's name and display): ``(slot,
+    whether the name is a timestamp's, name)``."""
     ms = time_ms_fields()
     key = (shape, prefix, last, dec, len(ms))
     got = _TEMPLATES.get(key)
@@ -136,7 +148,7 @@ def _template(shape, prefix: str, last: bool, dec: bool):
         return text.replace("%", "%%")
 
     lines = [esc(prefix + (LAST if last else BRANCH)) + where + "%s%s"]
-    convs = [(2, 0, None), (3, 1, None)]
+    convs = []
     conts = [prefix + (SPACE if last else PIPE)]
     for j in range(1, len(shape.lines)):
         depth, name, kind, _, _ = shape.lines[j]
@@ -150,7 +162,7 @@ def _template(shape, prefix: str, last: bool, dec: bool):
             lines.append(text + " = %d")
         else:
             lines.append(text + " = %s")
-            convs.append((4 + 3 * (j - 1) + 2, 2, name))
+            convs.append((4 + 3 * (j - 1) + 2, name in ms, name))
     got = _TEMPLATES[key] = ("\n".join(lines), tuple(convs))
     return got
 
@@ -162,23 +174,28 @@ def row_text(shape, row, prefix: str, last: bool, dec: bool, enc=None, memo=None
     for the texts of short values met again (one per tree)."""
     fmt, convs = _template(shape, prefix, last, dec)
     args = list(row)
-    for slot, what, name in convs:
+    name = args[2]
+    args[2] = name if name.isascii() and name.isprintable() else safe_text(name)
+    d = args[3]
+    args[3] = "" if not d else "  " + (d if d.isascii() and d.isprintable() else safe_text(d))
+    for slot, ms, name in convs:
         v = args[slot]
-        if what == 2:
-            if memo is not None and type(v) in (bytes, str) and len(v) <= 64:
-                k = (name, v)
-                t = memo.get(k)
-                if t is None:
+        t = type(v)
+        if ms:  # a timestamp's value (show_node_value's text)
+            iso = iso_text(v)
+            args[slot] = value_text(name, v, enc) if iso is None else f"{v} ({iso})"
+        elif (t is bytes and enc is None) or t is str:  # (no bytes and str are equal: one memo for both)
+            if len(v) <= 64 and memo is not None:
+                text = memo.get(v)
+                if text is None:
                     if len(memo) > 4096:
                         memo.clear()
-                    t = memo[k] = value_text(name, v, enc)
-                args[slot] = t
+                    text = memo[v] = show_text_or_bytes(v) if t is bytes else show_value(v)
+                args[slot] = text
             else:
-                args[slot] = value_text(name, v, enc)
-        elif what == 1:
-            args[slot] = "  " + safe_text(v) if v else ""
+                args[slot] = show_text_or_bytes(v) if t is bytes else show_value(v)
         else:
-            args[slot] = safe_text(v)
+            args[slot] = value_text(name, v, enc)
     return fmt % tuple(args)
 
 

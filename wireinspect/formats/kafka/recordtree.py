@@ -54,38 +54,41 @@ def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
     first_bytes = REGISTRY_FIRST
     keys: dict = {}  # header keys seen in this batch: bytes -> str
     values: dict = {}  # short header values seen in this batch (one bytes object for equal values)
+    compiled = isinstance(recs, memoryview)  # (a row as a list: one conversion instead of one per slot)
     for i in range(first, stop):
         b = i * R
-        if recs[b + STATUS] >= FAIL:
+        x = recs[b:b + R].tolist() if compiled else recs[b:b + R]
+        if x[STATUS] >= FAIL:
             yield i, None
             continue
-        kl, vl = recs[b + KLEN], recs[b + VLEN]
-        pk, pv = recs[b + P_KEY], recs[b + P_VAL]
+        kl, vl = x[KLEN], x[VLEN]
+        pk, pv = x[P_KEY], x[P_VAL]
         if ((kl >= 5 and data[pk] in first_bytes and (strict or may_be_framed(data, pk, kl)))
                 or (vl >= 5 and data[pv] in first_bytes and (strict or may_be_framed(data, pv, vl)))):
             yield i, None
             continue
-        st, end, pa, ptsd, pod, pkl = (recs[b + START], recs[b + END], recs[b + P_ATTR], recs[b + P_TSD],
-                                       recs[b + P_OD], recs[b + P_KLEN])
-        pvl, phc, hc = recs[b + P_VLEN], recs[b + P_HC], recs[b + HC]
-        off = base_offset + recs[b + OD]
+        st, end, pa, ptsd, pod, pkl = x[START], x[END], x[P_ATTR], x[P_TSD], x[P_OD], x[P_KLEN]
+        pvl, phc, hc = x[P_VLEN], x[P_HC], x[HC]
+        od = x[OD]
+        off = base_offset + od
         row = [base + st, end - st, f"records[{i}]", f"offset {off}",
-               base + st, pa - st, recs[b + LENGTH],
-               base + pa, 1, recs[b + ATTR],
-               base + ptsd, pod - ptsd, recs[b + TSD],
-               base + pod, pkl - pod, recs[b + OD],
+               base + st, pa - st, x[LENGTH],
+               base + pa, 1, x[ATTR],
+               base + ptsd, pod - ptsd, x[TSD],
+               base + pod, pkl - pod, od,
                base + pkl, pk - pkl, kl,
                base + pk, max(kl, 0), None if kl < 0 else bytes(data[pk:pk + kl]),
                base + pvl, pv - pvl, vl,
                base + pv, max(vl, 0), None if vl < 0 else bytes(data[pv:pv + vl])]
         if hc:
-            x = recs[b + H_FIRST] * H
-            ph = hdrs[x + P_HKLEN]
-            row += (base + phc, ph - phc, hc, base + ph, hdrs[x + (hc - 1) * H + H_END] - ph, None)
+            h0 = x[H_FIRST] * H
+            hx = hdrs[h0:h0 + hc * H]
+            hx = hx.tolist() if compiled else hx
+            ph = hx[P_HKLEN]
+            row += (base + phc, ph - phc, hc, base + ph, hx[(hc - 1) * H + H_END] - ph, None)
             framed = False
-            for j in range(hc):
-                y = x + j * H
-                p_kl, hkl, p_k, p_vl, hvl, p_v, h_end = hdrs[y:y + H]
+            for y in range(0, hc * H, H):
+                p_kl, hkl, p_k, p_vl, hvl, p_v, h_end = hx[y:y + H]
                 kb = bytes(data[p_k:p_k + hkl])
                 if kb[:2] == b"__":  # __key_schema_id / __value_schema_id...: the registry's header framing
                     framed = True
@@ -106,5 +109,5 @@ def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
         else:
             ph = read_varint(data, phc)[1]
             row += (base + phc, ph - phc, 0, base + ph, 0, None)
-        row += (base + pod, pkl - pod, off, base + ptsd, pod - ptsd, max_ts if log_append else base_ts + recs[b + TSD])
+        row += (base + pod, pkl - pod, off, base + ptsd, pod - ptsd, max_ts if log_append else base_ts + x[TSD])
         yield i, row
