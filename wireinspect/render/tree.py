@@ -217,6 +217,8 @@ def print_tree(console, node: Node, enc=None) -> None:
 
 def _flush(console, batch: list, plain: bool) -> None:
     if plain:
-        console.file.write("\n".join(batch) + "\n")
+        write = console.file.write
+        write("\n".join(batch))
+        write("\n")
     else:
         console.print(Text("\n").join(batch), soft_wrap=True)

@@ -21,7 +21,7 @@ from wireinspect.formats.kafka.fields import partial_fields
 from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
                                                    read_records, record_at, record_lines, record_problem, records_json, split)
-from wireinspect.formats.kafka.recordtree import HC, record_rows, record_shape
+from wireinspect.formats.kafka.recordtree import record_rows
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text, declare_ms,
                                  compile_fixed, fixed_fields)
@@ -562,12 +562,12 @@ class Batch(UnitBase):
         if shown is None and t is not None and not control and self.internal is None:
             # the records read to their end as rows straight from the table (recordtree.py), the others as nodes
             rows = record_rows(t, data, base, self.header, 0, min(n, cap), HOOKS.registry_active())
-            pairs = ((i, self.record(i) if row is None else row) for i, row in rows)
+            pairs = ((i, self.record(i) if row is None else row) for i, row in rows)  # row: (shape, row)
         else:
             pairs = shown[:cap] if shown is not None else ((i, self.record(i)) for i in range(min(n, cap)))
         for i, r in pairs:
-            if type(r) is list:
-                recs.pack(record_shape(t.recs[i * R + HC]), r)
+            if type(r) is tuple:
+                recs.packed.append(r)
                 continue
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)

@@ -43,8 +43,8 @@ _INTS = frozenset(("length", "attributes", "timestampDelta", "offsetDelta", "key
 
 
 def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
-    """``(i, row)`` for records ``first..stop-1`` of table ``t``: ``row`` of :func:`record_shape`
-    (its header count: ``row``'s shape is ``record_shape(t.recs[i * R + HC])``), or ``None`` for a
+    """``(i, (shape, row))`` for records ``first..stop-1`` of table ``t``: ``row`` of ``shape``
+    (:func:`record_shape` of its header count), or ``(i, None)`` for a
     record the row does not serve (not read to its end; a key, value or header that may be registry
     framed: ``strict`` when a registry is loaded, as :func:`~.recordtable.records_json` decides).
     ``base``: the absolute position of ``data[0]`` (0 when decompressed); ``h``: the batch header."""
@@ -77,9 +77,9 @@ def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
                base + ptsd, pod - ptsd, x[TSD],
                base + pod, pkl - pod, od,
                base + pkl, pk - pkl, kl,
-               base + pk, max(kl, 0), None if kl < 0 else bytes(data[pk:pk + kl]),
+               base + pk, kl if kl > 0 else 0, None if kl < 0 else bytes(data[pk:pk + kl]),
                base + pvl, pv - pvl, vl,
-               base + pv, max(vl, 0), None if vl < 0 else bytes(data[pv:pv + vl])]
+               base + pv, vl if vl > 0 else 0, None if vl < 0 else bytes(data[pv:pv + vl])]
         if hc:
             h0 = x[H_FIRST] * H
             hx = hdrs[h0:h0 + hc * H]
@@ -102,7 +102,7 @@ def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
                     value = bytes(data[p_v:p_v + hvl])
                     value = values.setdefault(value, value) if hvl <= 64 else value
                 row += (base + p_kl, h_end - p_kl, None, base + p_kl, p_k - p_kl, hkl, base + p_k, hkl, key,
-                        base + p_vl, p_v - p_vl, hvl, base + p_v, max(hvl, 0), value)
+                        base + p_vl, p_v - p_vl, hvl, base + p_v, hvl if hvl > 0 else 0, value)
             if framed:
                 yield i, None
                 continue
@@ -110,4 +110,4 @@ def record_rows(t, data, base: int, h, first: int, stop: int, strict: bool):
             ph = read_varint(data, phc)[1]
             row += (base + phc, ph - phc, 0, base + ph, 0, None)
         row += (base + pod, pkl - pod, off, base + ptsd, pod - ptsd, max_ts if log_append else base_ts + x[TSD])
-        yield i, row
+        yield i, (record_shape(hc), row)
