@@ -109,9 +109,14 @@ class Node:
     def add(self, name: str, position: int, length: int, value: object = None, display: str | None = None,
             **kw) -> "Node":
         """Append and return a child node."""
-        child = Node(name, position, length, value, display, **kw)
+        child = Node(name, position, length, value, display, **kw) if kw else Node(name, position, length, value,
+                                                                                    display)
         self.children.append(child)
         return child
+
+    def last_end(self) -> int:
+        """Where the last child ends (``end`` of its span; the node's own position without children)."""
+        return self.children[-1].end if self.children else self.position
 
     def problem(self, code: str, position: int, message: str, expected: object = None,
                 actual: object = None) -> Problem:
@@ -164,6 +169,95 @@ class Node:
         out = [p for n in self.walk() for p in n.problems]
         out.sort(key=lambda p: p.position)
         return out
+
+
+_CHILDREN = Node.children  # the slot of Node's children (PackedNode puts a property in front of it)
+
+
+class Shape:
+    """The common form of many small subtrees (a record's fields, say): their nodes in preorder as
+    ``(depth, name, kind, derived, type)`` (the root at depth 0, each node's children right after it,
+    one deeper). A subtree of that shape is a *row*, a flat sequence: the root's position, length,
+    name and display text, then for every other node its position, length and value. The root and
+    every node with children, or of a kind other than ``"struct"``, have no value (``None`` in the
+    row). ``ints``: the names of the nodes whose value is always an ``int`` (never a bool).
+    :meth:`build` makes the :class:`Node` subtree of a row; ``render/tree.py`` writes a row's lines
+    without making it."""
+
+    __slots__ = ("lines", "parent", "last", "ints")
+
+    def __init__(self, lines, ints=frozenset()):
+        self.lines = tuple(lines)
+        self.ints = frozenset(ints)
+        depths = [d for d, *_ in self.lines]
+        n = len(depths)
+        # parent[j]: node j has children; last[j]: no sibling follows it
+        self.parent = tuple(j + 1 < n and depths[j + 1] > depths[j] for j in range(n))
+        last = []
+        for j, d in enumerate(depths):
+            k = j + 1
+            while k < n and depths[k] > d:
+                k += 1
+            last.append(k >= n or depths[k] < d)
+        self.last = tuple(last)
+
+    def build(self, row) -> Node:
+        """The :class:`Node` subtree of ``row``."""
+        root = Node(row[2], row[0], row[1], None, row[3] or None, [], [], *self.lines[0][2:])
+        path = [root]
+        k = 4
+        for depth, name, kind, derived, type_ in self.lines[1:]:
+            n = Node(name, row[k], row[k + 1], row[k + 2], None, [], [], kind, derived, type_)
+            k += 3
+            del path[depth:]
+            path[-1].children.append(n)
+            path.append(n)
+        return root
+
+
+class PackedNode(Node):
+    """A node whose children may be held packed, as ``(shape, row)`` pairs (:class:`Shape`) besides
+    nodes, in order: reading :attr:`children` makes their nodes (once). A printed tree's rows are
+    written without making nodes (``render/tree.py``)."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, *args, **kw):
+        self.packed = []
+        Node.__init__(self, *args, **kw)
+
+    @property
+    def children(self) -> list:
+        kids = _CHILDREN.__get__(self)
+        if self.packed:
+            kids.extend(e if isinstance(e, Node) else e[0].build(e[1]) for e in self.packed)
+            self.packed = []
+        return kids
+
+    @children.setter
+    def children(self, value) -> None:
+        _CHILDREN.__set__(self, value)
+
+    def entries(self) -> list:
+        """The children as they are held: nodes and ``(shape, row)`` pairs, in order (nothing is made)."""
+        kids = _CHILDREN.__get__(self)
+        return kids + self.packed if self.packed else kids
+
+    def pack(self, shape: Shape, row) -> None:
+        """Append a child subtree as a row of ``shape``."""
+        self.packed.append((shape, row))
+
+    def add(self, name: str, position: int, length: int, value: object = None, display: str | None = None,
+            **kw) -> Node:
+        child = Node(name, position, length, value, display, **kw)
+        (self.packed if self.packed else _CHILDREN.__get__(self)).append(child)
+        return child
+
+    def last_end(self) -> int:
+        if self.packed:
+            e = self.packed[-1]
+            return e.end if isinstance(e, Node) else e[1][0] + e[1][1]
+        return Node.last_end(self)
 
 
 def problem_codes(node: Node) -> set[str]:

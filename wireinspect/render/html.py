@@ -38,7 +38,34 @@ _ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 def script_json(obj) -> str:
     """``obj`` as JSON text safe inside a ``<script>`` element: ASCII only, ``<``, ``>`` and ``&``
     escaped (``</script>`` and ``<!--`` cannot occur), U+2028/2029 escaped."""
-    return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=str).translate(_ESCAPES)
+    return _escape_markup(json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=str))
+
+
+def _escape_markup(text: str) -> str:
+    """``<``, ``>`` and ``&`` as ``\\u003c``, ``\\u003e``, ``\\u0026`` (:data:`_ESCAPES`; replace is faster
+    than translate)."""
+    for c, e in _ESCAPES.items():
+        text = text.replace(chr(c), e)
+    return text
+
+
+try:
+    from orjson import dumps as _orjson_dumps
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _orjson_dumps = None
+
+
+def row_json(row: list) -> str:
+    """:func:`script_json` of a packed node row (ints, strings, None and lists of them), faster: by
+    orjson when its text is the same (ASCII, no DEL: json escapes those, orjson leaves them)."""
+    if _orjson_dumps is not None:
+        try:
+            text = _orjson_dumps(row).decode()
+        except TypeError:  # an int beyond 64 bits
+            text = None
+        if text is not None and text.isascii() and "\x7f" not in text:
+            return _escape_markup(text) if "<" in text or ">" in text or "&" in text else text
+    return script_json(row)
 
 
 def value_text(node: Node) -> tuple[str | None, str | None]:
@@ -90,16 +117,20 @@ def project(node: Node, data: bytes | None, first: int, limit: int = 64 << 10,
             cut += sum(1 for _ in n.walk())
             continue
         i = len(rows)
-        r = {"u": parent, "n": safe_text(n.name), "p": n.position, "l": n.length, "s": space}
+        name = n.name
+        r = {"u": parent, "n": name if name.isascii() and name.isprintable() else safe_text(name), "p": n.position,
+             "l": n.length, "s": space}
         v, d = value_text(n)
+        # the row as packed() writes it: NODE_KEYS' values, trailing None left out
+        row = [parent, r["n"], n.position, n.length, space, v, d, None, None, None]
         if v is not None:
             r["v"] = v
         if d is not None:
             r["d"] = d
         if n.derived:
-            r["x"] = 1
+            r["x"] = row[7] = 1
         if n.problems:
-            r["pr"] = [[p.code, p.position, safe_text(p.message)] for p in n.problems[:UNIT_PROBLEMS]]
+            r["pr"] = row[9] = [[p.code, p.position, safe_text(p.message)] for p in n.problems[:UNIT_PROBLEMS]]
         inner = space
         if n.space == "decompressed":
             inner = len(spaces)
@@ -109,12 +140,16 @@ def project(node: Node, data: bytes | None, first: int, limit: int = 64 << 10,
                   "name": safe_text(n.display or n.name)}
             spaces.append(sp)
             chars += len(sp["b"] or "") + 100
-            r["o"] = inner
+            r["o"] = row[8] = inner
+        while row[-1] is None:
+            row.pop()
         rows.append(r)
-        text = script_json(packed(r))
+        text = row_json(row)
         texts.append(text)
         chars += len(text) + 1
-        stack.extend((c, i, inner) for c in reversed(n.children))
+        kids = n.children
+        if kids:
+            stack.extend((c, i, inner) for c in reversed(kids))
     return {"nodes": rows, "spaces": spaces, "rows": texts, "chars": chars, "cut": cut}
 
 
@@ -124,7 +159,8 @@ NODE_KEYS = ("u", "n", "p", "l", "s", "v", "d", "x", "o", "pr")
 
 
 def packed(row: dict) -> list:
-    out = [row.get(k) for k in NODE_KEYS]
+    get = row.get
+    out = [get(k) for k in NODE_KEYS]
     while out[-1] is None:
         out.pop()
     return out

@@ -11,18 +11,25 @@ from typing import Iterator
 
 from rich.text import Text
 
-from wireinspect.model import Node
-from wireinspect.render.safe import safe_text, show_node_value
+from wireinspect.model import Node, PackedNode
+from wireinspect.render.safe import iso_text, safe_text, show_node_value, show_text_or_bytes, show_value, time_ms_fields
 
 BRANCH, LAST, PIPE, SPACE = "├── ", "└── ", "│   ", "    "
 LINES_PER_WRITE = 256
 
 
 def _value_text(node: Node, enc) -> str:
-    v = node.value
+    if node.display and not (enc is not None and isinstance(node.value, (bytes, bytearray, memoryview))):
+        return safe_text(node.display)
+    return value_text(node.name, node.value, enc)
+
+
+def value_text(name: str, v, enc) -> str:
+    """The text of a value ``v`` of a node called ``name`` without display text: ``enc`` (``--bytes``)
+    renders bytes values; default: escaped text (:func:`~.safe.show_node_value`)."""
     if enc is not None and isinstance(v, (bytes, bytearray, memoryview)):
         return safe_text(enc(bytes(v)))
-    return safe_text(node.display) if node.display else show_node_value(node.name, v)
+    return show_node_value(name, v)
 
 
 def label_parts(node: Node, decompressed: bool, enc=None, problems: bool = True,
@@ -85,14 +92,122 @@ def tree_lines(node: Node, enc=None) -> Iterator[list[tuple[str, str]]]:
             stack.extend((c, child_prefix, i == k, child_dec) for i, c in reversed(list(enumerate(n.children))))
 
 
+def plain_lines(node: Node, enc=None) -> Iterator[str]:
+    """The text of :func:`tree_lines` without styles, a line or a packed row's lines (``model.Shape``:
+    written by :func:`row_text` without making its nodes) at a time, without the final newline."""
+    kids = node.entries() if type(node) is PackedNode else node.children
+    yield "".join(t for t, _ in label_parts(node, False, enc, parent=bool(kids)))
+    memo: dict = {}
+    stack: list = []
+    _push(stack, kids, "", node.space == "decompressed")
+    while stack:
+        n, prefix, last, dec = stack.pop()
+        if type(n) is tuple:  # the rows of a packed node, from the first row on (nodes between them: pushed)
+            kids, i, prefix = n
+            k = len(kids) - 1
+            while i <= k:
+                e = kids[i]
+                if type(e) is not tuple:
+                    stack.append(((kids, i + 1, prefix), None, None, dec))
+                    stack.append((e, prefix, i == k, dec))
+                    break
+                yield row_text(e[0], e[1], prefix, i == k, dec, enc, memo)
+                i += 1
+            continue
+        packed = type(n) is PackedNode and n.packed
+        kids = n.entries() if packed else n.children
+        yield prefix + (LAST if last else BRANCH) + "".join(t for t, _ in label_parts(n, dec, enc, parent=bool(kids)))
+        if packed:
+            stack.append(((kids, 0, prefix + (SPACE if last else PIPE)), None, None, dec or n.space == "decompressed"))
+        elif kids:
+            _push(stack, kids, prefix + (SPACE if last else PIPE), dec or n.space == "decompressed")
+
+
+def _push(stack: list, kids: list, prefix: str, dec: bool) -> None:
+    k = len(kids) - 1
+    stack.extend((c, prefix, i == k, dec) for i, c in reversed(list(enumerate(kids))))
+
+
+_TEMPLATES: dict = {}  # (shape, prefix, last, decompressed, ms names) -> (format, conversions)
+
+
+def _template(shape, prefix: str, last: bool, dec: bool):
+    """The lines of a row of ``shape`` as one ``%`` format (``label_parts``' text of each node) and
+    the row's value slots to turn into text first (besides the root's name and display): ``(slot,
+    whether the name is a timestamp's, name)``."""
+    ms = time_ms_fields()
+    key = (shape, prefix, last, dec, len(ms))
+    got = _TEMPLATES.get(key)
+    if got is not None:
+        return got
+    if len(_TEMPLATES) > 256:
+        _TEMPLATES.clear()
+    where = "~%08x +%-5d " if dec else "0x%08x +%-5d "
+
+    def esc(text: str) -> str:
+        return text.replace("%", "%%")
+
+    lines = [esc(prefix + (LAST if last else BRANCH)) + where + "%s%s"]
+    convs = []
+    conts = [prefix + (SPACE if last else PIPE)]
+    for j in range(1, len(shape.lines)):
+        depth, name, kind, _, _ = shape.lines[j]
+        guide = conts[depth - 1] + (LAST if shape.last[j] else BRANCH)
+        del conts[depth:]
+        conts.append(conts[depth - 1] + (SPACE if shape.last[j] else PIPE))
+        text = esc(guide) + where + esc(safe_text(name))
+        if shape.parent[j] or kind != "struct":  # no value (Shape), no display: nothing more
+            lines.append(text + "%.0s")
+        elif name in shape.ints and name not in ms:  # an int shown as itself: str(v), as %d writes it
+            lines.append(text + " = %d")
+        else:
+            lines.append(text + " = %s")
+            convs.append((4 + 3 * (j - 1) + 2, name in ms, name))
+    got = _TEMPLATES[key] = ("\n".join(lines), tuple(convs))
+    return got
+
+
+def row_text(shape, row, prefix: str, last: bool, dec: bool, enc=None, memo=None) -> str:
+    """The lines (joined by newlines) that :func:`tree_lines` draws, without styles, for the subtree
+    ``shape.build(row)`` (``model.Shape``) drawn under ``prefix`` (``last``: the last of its siblings;
+    ``dec``: its positions count in decompressed bytes), without making its nodes. ``memo``: a dict
+    for the texts of short values met again (one per tree)."""
+    fmt, convs = _template(shape, prefix, last, dec)
+    args = list(row)
+    name = args[2]
+    args[2] = name if name.isascii() and name.isprintable() else safe_text(name)
+    d = args[3]
+    args[3] = "" if not d else "  " + (d if d.isascii() and d.isprintable() else safe_text(d))
+    for slot, ms, name in convs:
+        v = args[slot]
+        t = type(v)
+        if ms:  # a timestamp's value (show_node_value's text)
+            iso = iso_text(v)
+            args[slot] = value_text(name, v, enc) if iso is None else f"{v} ({iso})"
+        elif (t is bytes and enc is None) or t is str:  # (no bytes and str are equal: one memo for both)
+            if len(v) <= 64 and memo is not None:
+                text = memo.get(v)
+                if text is None:
+                    if len(memo) > 4096:
+                        memo.clear()
+                    text = memo[v] = show_text_or_bytes(v) if t is bytes else show_value(v)
+                args[slot] = text
+            else:
+                args[slot] = show_text_or_bytes(v) if t is bytes else show_value(v)
+        else:
+            args[slot] = value_text(name, v, enc)
+    return fmt % tuple(args)
+
+
 def print_tree(console, node: Node, enc=None) -> None:
     """Print ``node``'s tree on a rich ``console``, a few hundred lines per write; lines are never
     hard-wrapped (long values stay on one line for grep). Without colour the text is written
-    as it is, without rich's layout (a batch of 5,000 records is 90,000 lines)."""
+    as it is, without rich's layout (a batch of 5,000 records is 90,000 lines), and packed rows
+    without making their nodes (:func:`plain_lines`)."""
     plain = console.color_system is None
     batch: list = []
-    for parts in tree_lines(node, enc):
-        batch.append("".join(t for t, _ in parts) if plain else Text.assemble(*parts))
+    for parts in (plain_lines(node, enc) if plain else tree_lines(node, enc)):
+        batch.append(parts if plain else Text.assemble(*parts))
         if len(batch) >= LINES_PER_WRITE:
             _flush(console, batch, plain)
             batch = []
@@ -102,6 +217,8 @@ def print_tree(console, node: Node, enc=None) -> None:
 
 def _flush(console, batch: list, plain: bool) -> None:
     if plain:
-        console.file.write("\n".join(batch) + "\n")
+        write = console.file.write
+        write("\n".join(batch))
+        write("\n")
     else:
         console.print(Text("\n").join(batch), soft_wrap=True)

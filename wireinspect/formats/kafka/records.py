@@ -24,10 +24,12 @@ from wireinspect.formats.kafka.fields import partial_fields
 from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
                                                    read_records, record_at, record_lines, record_problem, records_json, split)
+from wireinspect.formats.kafka.recordtree import record_rows
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text, declare_ms,
                                  compile_fixed, fixed_fields)
 from wireinspect.model import TREE_MAX_RECORDS, Node, Problem, tree_max_records  # noqa: F401 (re-exported)
+from wireinspect.model import PackedNode
 
 # The declarations (wireinspect.layout): one per unit, read by the decoders below (the batch header
 # struct is compiled from BATCH; the record loop and the JSON fast path are hand-tuned projections of
@@ -526,7 +528,7 @@ class Batch(UnitBase):
                 add_attribute_nodes(child, value, base + off, size)
             elif name == "lastOffsetDelta":
                 node.add("lastOffset", base + off, size, h[0] + value, derived=True)
-        if self.records is not None:
+        if self.table is not None or self._records is not None:  # (without making Record objects)
             node.children.append(self._records_tree())
         return node
 
@@ -558,16 +560,26 @@ class Batch(UnitBase):
         add_schema_nodes = HOOKS.schema_nodes
         codec = self.header[5] & 7
         start = self.position + RECORD_BATCH_OVERHEAD
-        recs = Node("records", start, self.position + self.length - start, kind="list")
+        recs = PackedNode("records", start, self.position + self.length - start, kind="list")
         if self.data_base is None:
             recs.decompressed(codec_name(codec), self.compressed_length, len(self.data), data=self.data)
         base = self.data_base or 0
         data = self.data
         control = bool(self.header[5] & 0x20)
         shown = self._shown() if self.shown is not None else None
-        n = self.table.n if self.table is not None else len(self.records)
-        for i, r in (shown[:tree_max_records()] if shown is not None
-                     else ((i, self.record(i)) for i in range(min(n, tree_max_records())))):
+        t = self.table
+        n = t.n if t is not None else len(self.records)
+        cap = tree_max_records()
+        if shown is None and t is not None and not control and self.internal is None:
+            # the records read to their end as rows straight from the table (recordtree.py), the others as nodes
+            rows = record_rows(t, data, base, self.header, 0, min(n, cap), HOOKS.registry_active())
+            pairs = ((i, self.record(i) if row is None else row) for i, row in rows)  # row: (shape, row)
+        else:
+            pairs = shown[:cap] if shown is not None else ((i, self.record(i)) for i in range(min(n, cap)))
+        for i, r in pairs:
+            if type(r) is tuple:
+                recs.packed.append(r)
+                continue
             rn = recs.add(f"records[{i}]", base + r.start, r.end - r.start, type="record")
             _record_nodes(rn, r, data, base)
             if not control and self.internal is None:
@@ -592,8 +604,7 @@ def elided(parent: Node, total: int, what: str) -> None:
     given nodes."""
     shown = tree_max_records()
     if total > shown:
-        last = parent.children[-1]
-        parent.add("elided", last.position + last.length, 0, total - shown, derived=True,
+        parent.add("elided", parent.last_end(), 0, total - shown, derived=True,
                    display=f"{total - shown} more {what} not shown in the tree (dump --json lists them)")
 
 
