@@ -184,9 +184,10 @@ def test_layering():
 
 
 BATCH_CORE = ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.recordtable",
-              "wireinspect.formats.kafka.legacy")
+              "wireinspect.formats.kafka.recordtree", "wireinspect.formats.kafka.legacy")
 CORE_MAY_IMPORT = {"wireinspect.formats.kafka.control", "wireinspect.formats.kafka.fields",
                    "wireinspect.formats.kafka.hooks", "wireinspect.formats.kafka.recordtable",
+                   "wireinspect.formats.kafka.recordtree",
                    "wireinspect.formats.kafka.records"}
 
 
