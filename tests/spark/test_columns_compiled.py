@@ -70,10 +70,11 @@ def compiled(h, data, p, stop, dbase):
     got = C.read(data, p, stop, max(h[12], 0), MAX_RECORDS)
     if got is NotImplemented:
         return got
-    recs, hdrs, n, end, capped = got
-    t = rt.Table(memoryview(recs).cast("q"), memoryview(hdrs).cast("q"), n, end, bool(capped))
+    recs, hdrs, n, end, capped, bad = got
+    t = rt.Table(memoryview(recs).cast("q"), memoryview(hdrs).cast("q"), n, end, bool(capped), bad)
     py = rt._read_records_py(data, p, stop, max(h[12], 0), MAX_RECORDS)
-    assert (list(t.recs), list(t.hdrs), t.n, t.end, t.capped) == (py.recs, py.hdrs, py.n, py.end, py.capped)
+    assert (list(t.recs), list(t.hdrs), t.n, t.end, t.capped, t.bad) == (py.recs, py.hdrs, py.n, py.end, py.capped,
+                                                                       py.bad)
     if not _plain(t, h, stop):
         return None
     return C.split(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08)

@@ -90,8 +90,8 @@ class UnitBase:
       value, header counts, header keys, header values, bytes of keys and values)``, when it gives them
       straight from its bytes (a plain valid Kafka batch), else ``None``: ``spark scan``'s rows, which
       otherwise read ``to_json``.
-    * ``record_lines`` (None, or a method ``(tail: str) -> str | None``): the unit's ``dump --records``
-      lines (``codec/text.record_line``, each ending with ``tail``) when it writes them straight from its
+    * ``record_lines`` (None, or a method ``(tail: str) -> bytes | None``): the unit's ``dump --records``
+      lines (UTF-8; ``codec/text.record_line``, each ending with ``tail``) when it writes them straight from its
       bytes (a plain valid Kafka batch), else ``None``: then the op builds them from
       ``record_contents`` and ``to_json``.
     * ``tree_head`` (None, or a method ``() -> Node``): the root node of ``to_tree()`` without its
@@ -134,7 +134,7 @@ class UnitBase:
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
     record_columns: Callable[[], tuple | None] | None = None
-    record_lines: Callable[[str], str | None] | None = None
+    record_lines: Callable[[str], bytes | None] | None = None
     tree_head: Callable[[], object] | None = None
     show_records: Callable[[frozenset], None] | None = None
     protocol: str | None = None
@@ -171,7 +171,7 @@ class Unit(Protocol):
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None
     record_columns: Callable[[], tuple | None] | None
-    record_lines: Callable[[str], str | None] | None
+    record_lines: Callable[[str], bytes | None] | None
     tree_head: Callable[[], object] | None
     show_records: Callable[[frozenset], None] | None
     protocol: str | None

@@ -22,7 +22,7 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
 
     found = 0
     write = sys.stdout.write
-    if mode in ("json", "json-tree"):  # JSON Lines as UTF-8 bytes: the fast paths' lines are bytes already
+    if mode in ("json", "json-tree", "records"):  # UTF-8 bytes: the fast paths' lines are bytes already
         write = _bytes_writer(app.tty)
     sel = app.selection
     misses = []  # (input name, describe_miss sentence) of the inputs the selection kept nothing of
@@ -45,7 +45,8 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
 
 
 def _bytes_writer(tty: bool):
-    """``write(text)`` for JSON Lines: ``text`` str or UTF-8 bytes (``Unit.json_line`` may give either),
+    """``write(text)`` for JSON Lines and record lines: ``text`` str or UTF-8 bytes (``Unit.json_line``,
+    ``Unit.record_lines`` may give either),
     written to stdout's binary buffer (the text layer flushed first). On a terminal, no raw control
     character (``render.safe.terminal_line``); in a pipe, as is."""
     out = sys.stdout

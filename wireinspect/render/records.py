@@ -31,8 +31,9 @@ def _time(ts) -> str:
     return "null" if ts is None else str(ts)
 
 
-def unit_record_lines(unit) -> str:
-    """The ``dump --records`` lines of one unit (each ending in a newline; ``""`` for none)."""
+def unit_record_lines(unit) -> str | bytes:
+    """The ``dump --records`` lines of one unit (each ending in a newline; ``""`` for none): str, or
+    UTF-8 bytes when the unit wrote them itself (``Unit.record_lines``)."""
     tail = ""
     if unit.problems:
         tail = "  ✗ " + ",".join(dict.fromkeys(p.code for p in unit.problems))

@@ -64,7 +64,7 @@ def _compiled(fn, *args):
 
 
 def _as_lists(t):
-    return list(t.recs), list(t.hdrs), t.n, t.end, t.capped
+    return list(t.recs), list(t.hdrs), t.n, t.end, t.capped, t.bad
 
 
 def twins_agree(batch: bytes, mode: str, max_records: int = 1 << 17) -> None:

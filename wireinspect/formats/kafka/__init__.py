@@ -19,10 +19,15 @@ def _schema_nodes(node, data, r, base):
     add_schema_nodes(node, data, r, base)
 
 
-def _registry_active() -> bool:
-    from wireinspect.formats.kafka.registry.store import active
+_ACTIVE = []  # registry.store.active, once imported (asked once per batch on the JSON fast path)
 
-    return active() is not None
+
+def _registry_active() -> bool:
+    if not _ACTIVE:
+        from wireinspect.formats.kafka.registry.store import active
+
+        _ACTIVE.append(active)
+    return _ACTIVE[0]() is not None
 
 
 def _decode_records(records, data, base, kind, control, problems, place):

@@ -2,7 +2,7 @@
  * (org.apache.kafka.common.record.DefaultRecord) field by field, into a table of field positions, and
  * two projections of that table (the records as JSON text, the records as columns).
  *
- *   read(data, p, stop, count, max_records) -> (recs bytes, hdrs bytes, n, end, capped)
+ *   read(data, p, stop, count, max_records) -> (recs bytes, hdrs bytes, n, end, capped, bad)
  *   to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> bytes | None
  *   split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple of 9 lists and a size
  *
@@ -180,11 +180,13 @@ static PyObject *read_records(PyObject *self, PyObject *args) {
         r[STATUS] = s;
     }
     PyBuffer_Release(&view);
+    Py_ssize_t bad = 0; /* the records whose status is not OK */
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) bad += recs.v[i * R + STATUS] != OK;
     PyObject *res = NULL;
     if (rc == 0) {
         PyObject *rb = PyBytes_FromStringAndSize((const char *)recs.v, recs.len * (Py_ssize_t)sizeof(int64_t));
         PyObject *hb = PyBytes_FromStringAndSize((const char *)hdrs.v, hdrs.len * (Py_ssize_t)sizeof(int64_t));
-        if (rb && hb) res = Py_BuildValue("(OOnni)", rb, hb, n, p, capped);
+        if (rb && hb) res = Py_BuildValue("(OOnnin)", rb, hb, n, p, capped, bad);
         Py_XDECREF(rb);
         Py_XDECREF(hb);
     } else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
@@ -434,38 +436,81 @@ static PyObject *split(PyObject *self, PyObject *args) {
 /* Bytes as recordtable.line_text shows them: '\\' and '"' escaped by a backslash, undecodable bytes and
  * the characters never printed raw (C0, DEL, C1, U+061C, U+200E/F, U+2028/9, U+202A-E, U+2066-9) as
  * \xNN below 256, \uNNNN above. 0 ok, -1 error. */
+/* What put_line_text writes for a byte that is not the start of a well-formed UTF-8 sequence: itself
+ * (printable ASCII), '\\' and '"' after a backslash, \xNN (C0, DEL, an undecodable byte); padded to 8
+ * bytes, so that one 8-byte copy writes any of them. */
+static const char LINE_OUT[256][8] = {
+    "\134\170\060\060", "\134\170\060\061", "\134\170\060\062", "\134\170\060\063", "\134\170\060\064", "\134\170\060\065", "\134\170\060\066", "\134\170\060\067",
+    "\134\170\060\070", "\134\170\060\071", "\134\170\060\141", "\134\170\060\142", "\134\170\060\143", "\134\170\060\144", "\134\170\060\145", "\134\170\060\146",
+    "\134\170\061\060", "\134\170\061\061", "\134\170\061\062", "\134\170\061\063", "\134\170\061\064", "\134\170\061\065", "\134\170\061\066", "\134\170\061\067",
+    "\134\170\061\070", "\134\170\061\071", "\134\170\061\141", "\134\170\061\142", "\134\170\061\143", "\134\170\061\144", "\134\170\061\145", "\134\170\061\146",
+    "\040", "\041", "\134\042", "\043", "\044", "\045", "\046", "\047",
+    "\050", "\051", "\052", "\053", "\054", "\055", "\056", "\057",
+    "\060", "\061", "\062", "\063", "\064", "\065", "\066", "\067",
+    "\070", "\071", "\072", "\073", "\074", "\075", "\076", "\077",
+    "\100", "\101", "\102", "\103", "\104", "\105", "\106", "\107",
+    "\110", "\111", "\112", "\113", "\114", "\115", "\116", "\117",
+    "\120", "\121", "\122", "\123", "\124", "\125", "\126", "\127",
+    "\130", "\131", "\132", "\133", "\134\134", "\135", "\136", "\137",
+    "\140", "\141", "\142", "\143", "\144", "\145", "\146", "\147",
+    "\150", "\151", "\152", "\153", "\154", "\155", "\156", "\157",
+    "\160", "\161", "\162", "\163", "\164", "\165", "\166", "\167",
+    "\170", "\171", "\172", "\173", "\174", "\175", "\176", "\134\170\067\146",
+    "\134\170\070\060", "\134\170\070\061", "\134\170\070\062", "\134\170\070\063", "\134\170\070\064", "\134\170\070\065", "\134\170\070\066", "\134\170\070\067",
+    "\134\170\070\070", "\134\170\070\071", "\134\170\070\141", "\134\170\070\142", "\134\170\070\143", "\134\170\070\144", "\134\170\070\145", "\134\170\070\146",
+    "\134\170\071\060", "\134\170\071\061", "\134\170\071\062", "\134\170\071\063", "\134\170\071\064", "\134\170\071\065", "\134\170\071\066", "\134\170\071\067",
+    "\134\170\071\070", "\134\170\071\071", "\134\170\071\141", "\134\170\071\142", "\134\170\071\143", "\134\170\071\144", "\134\170\071\145", "\134\170\071\146",
+    "\134\170\141\060", "\134\170\141\061", "\134\170\141\062", "\134\170\141\063", "\134\170\141\064", "\134\170\141\065", "\134\170\141\066", "\134\170\141\067",
+    "\134\170\141\070", "\134\170\141\071", "\134\170\141\141", "\134\170\141\142", "\134\170\141\143", "\134\170\141\144", "\134\170\141\145", "\134\170\141\146",
+    "\134\170\142\060", "\134\170\142\061", "\134\170\142\062", "\134\170\142\063", "\134\170\142\064", "\134\170\142\065", "\134\170\142\066", "\134\170\142\067",
+    "\134\170\142\070", "\134\170\142\071", "\134\170\142\141", "\134\170\142\142", "\134\170\142\143", "\134\170\142\144", "\134\170\142\145", "\134\170\142\146",
+    "\134\170\143\060", "\134\170\143\061", "\134\170\143\062", "\134\170\143\063", "\134\170\143\064", "\134\170\143\065", "\134\170\143\066", "\134\170\143\067",
+    "\134\170\143\070", "\134\170\143\071", "\134\170\143\141", "\134\170\143\142", "\134\170\143\143", "\134\170\143\144", "\134\170\143\145", "\134\170\143\146",
+    "\134\170\144\060", "\134\170\144\061", "\134\170\144\062", "\134\170\144\063", "\134\170\144\064", "\134\170\144\065", "\134\170\144\066", "\134\170\144\067",
+    "\134\170\144\070", "\134\170\144\071", "\134\170\144\141", "\134\170\144\142", "\134\170\144\143", "\134\170\144\144", "\134\170\144\145", "\134\170\144\146",
+    "\134\170\145\060", "\134\170\145\061", "\134\170\145\062", "\134\170\145\063", "\134\170\145\064", "\134\170\145\065", "\134\170\145\066", "\134\170\145\067",
+    "\134\170\145\070", "\134\170\145\071", "\134\170\145\141", "\134\170\145\142", "\134\170\145\143", "\134\170\145\144", "\134\170\145\145", "\134\170\145\146",
+    "\134\170\146\060", "\134\170\146\061", "\134\170\146\062", "\134\170\146\063", "\134\170\146\064", "\134\170\146\065", "\134\170\146\066", "\134\170\146\067",
+    "\134\170\146\070", "\134\170\146\071", "\134\170\146\141", "\134\170\146\142", "\134\170\146\143", "\134\170\146\144", "\134\170\146\145", "\134\170\146\146"
+};
+static const unsigned char LINE_LEN[256] = {
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+    4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4
+};
+
 static int put_line_text(Out *o, const unsigned char *s, Py_ssize_t n) {
-    if (grow(o, 6 * n) < 0) return -1;
+    if (grow(o, 6 * n + 8) < 0) return -1; /* at most 6 characters a byte, and the last 8-byte copy */
     char *d = o->buf + o->len;
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
-        if (c >= 0x20 && c < 0x7f) {
-            if (c == '"' || c == '\\') *d++ = '\\';
-            *d++ = (char)c;
-            i++;
+        unsigned char k = TEXT_CLASS[c];
+        if (k - 2u <= 2u && n - i >= k && utf8_ok(s + i, k)) {
+            uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F)
+                        : k == 3 ? (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)
+                        : 0x10000; /* (4 bytes: above every escaped character) */
+            if (cp <= 0x9F) { /* C1 */
+                *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
+            } else if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
+                       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+                *d++ = '\\'; *d++ = 'u';
+                *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
+            } else {
+                memcpy(d, s + i, k);
+                d += k;
+            }
+            i += k;
             continue;
         }
-        int k = c < 0x80 ? 0 : utf8_len(s + i, n - i);
-        if (!k) { /* a control character or an undecodable byte */
-            *d++ = '\\'; *d++ = 'x'; *d++ = HEX[c >> 4]; *d++ = HEX[c & 15];
-            i++;
-            continue;
-        }
-        uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F)
-                    : k == 3 ? (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)
-                    : 0x10000; /* (4 bytes: above every escaped character) */
-        if (cp >= 0x80 && cp <= 0x9F) {
-            *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
-        } else if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
-                   (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
-            *d++ = '\\'; *d++ = 'u';
-            *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
-        } else {
-            memcpy(d, s + i, k);
-            d += k;
-        }
-        i += k;
+        memcpy(d, LINE_OUT[c], 8);
+        d += LINE_LEN[c];
+        i++;
     }
     o->len = d - o->buf;
     return 0;
@@ -541,7 +586,7 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     }
     proj_close(&j);
     PyObject *res;
-    if (rc == 0) res = PyUnicode_DecodeUTF8(o.buf ? o.buf : "", o.len, "strict");
+    if (rc == 0) res = PyBytes_FromStringAndSize(o.buf ? o.buf : "", o.len);
     else if (rc == 2) res = Py_NewRef(Py_NotImplemented);
     else res = NULL;
     PyMem_Free(o.buf);
@@ -550,13 +595,13 @@ static PyObject *lines(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"read", read_records, METH_VARARGS,
-     "read(data, p, stop, count, max_records) -> (recs, hdrs, n, end, capped) | NotImplemented"},
+     "read(data, p, stop, count, max_records) -> (recs, hdrs, n, end, capped, bad) | NotImplemented"},
     {"to_json", to_json, METH_VARARGS,
      "to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> bytes | None | NotImplemented"},
     {"split", split, METH_VARARGS,
      "split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple | NotImplemented"},
     {"lines", lines, METH_VARARGS,
-     "lines(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, tail) -> str | NotImplemented"},
+     "lines(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, tail) -> bytes | NotImplemented"},
     {NULL, NULL, 0, NULL},
 };
 

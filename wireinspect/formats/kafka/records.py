@@ -141,6 +141,8 @@ def parse_record(data, p: int, limit: int, problems: list, where) -> Record:
 
 def _table_problems(t, stop: int, problems: list, where, first: int, last: int) -> None:
     """The problems of records ``first..last-1`` of table ``t`` (the records' data ends at ``stop``)."""
+    if not t.bad:
+        return
     recs = t.recs
     for i in range(first, last):
         if recs[i * R + STATUS]:
@@ -310,7 +312,7 @@ class Batch(UnitBase):
         cols = self.columns()
         return None if cols is None else (self.header_json(), cols)
 
-    def record_lines(self, tail: str = "") -> str | None:
+    def record_lines(self, tail: str = "") -> bytes | None:
         """The ``dump --records`` lines of a plain valid batch (:func:`~.recordtable.record_lines`,
         straight from its table), each ending with ``tail``; ``None`` for any other batch."""
         got = self.plain_table()

@@ -62,13 +62,14 @@ class Table:
 
     ``recs``: ``n`` rows of :data:`R` integers, flat (a list, or a memoryview of int64 from the
     compiled twin); ``hdrs``: the header rows, :data:`H` integers each; ``end``: the index where
-    reading stopped; ``capped``: it stopped at ``max_records`` with records left to read.
+    reading stopped; ``capped``: it stopped at ``max_records`` with records left to read; ``bad``:
+    how many records have a status other than OK (0: no record problem).
     """
 
-    __slots__ = ("recs", "hdrs", "n", "end", "capped")
+    __slots__ = ("recs", "hdrs", "n", "end", "capped", "bad")
 
-    def __init__(self, recs, hdrs, n: int, end: int, capped: bool):
-        self.recs, self.hdrs, self.n, self.end, self.capped = recs, hdrs, n, end, capped
+    def __init__(self, recs, hdrs, n: int, end: int, capped: bool, bad: int = 0):
+        self.recs, self.hdrs, self.n, self.end, self.capped, self.bad = recs, hdrs, n, end, capped, bad
 
     def row(self, i: int):
         """Record ``i``'s row (a slice of :data:`R` integers)."""
@@ -80,8 +81,7 @@ class Table:
 
     def clean(self) -> bool:
         """Every record read and ending where its length says (no record problem)."""
-        recs = self.recs
-        return not any(recs[i * R + STATUS] for i in range(self.n))
+        return not self.bad
 
 
 def _read_records_py(data, p: int, stop: int, count: int, max_records: int) -> Table:
@@ -124,7 +124,7 @@ def _read_records_py(data, p: int, stop: int, count: int, max_records: int) -> T
         q += 1
         status = _read_fields(data, q, end, recs, base, hdrs)
         recs[base + STATUS] = status
-    return Table(recs, hdrs, n, p, capped)
+    return Table(recs, hdrs, n, p, capped, sum(1 for i in range(n) if recs[i * R + STATUS] != OK))
 
 
 def _read_fields(data, q: int, end: int, recs: list, base: int, hdrs: list) -> int:
@@ -202,8 +202,8 @@ def read_records(data, p: int, stop: int, count: int, max_records: int) -> Table
     if _compiled_read is not None:
         got = _compiled_read(data, p, stop, count, max_records)
         if got is not NotImplemented:
-            recs, hdrs, n, end, capped = got
-            return Table(memoryview(recs).cast("q"), memoryview(hdrs).cast("q"), n, end, bool(capped))
+            recs, hdrs, n, end, capped, bad = got
+            return Table(memoryview(recs).cast("q"), memoryview(hdrs).cast("q"), n, end, bool(capped), bad)
     return _read_records_py(data, p, stop, count, max_records)
 
 
@@ -488,14 +488,14 @@ def _lines_py(t: Table, data, dbase, h, tail: str) -> str:
         out.append(record_line(base_offset + recs[b + OD], None if dbase is None else dbase + recs[b + START],
                                iso_ms(ts) or str(ts), None if kl < 0 else data[pk:pk + kl],
                                None if vl < 0 else data[pv:pv + vl], hks, tail))
-    return "".join(out)
+    return "".join(out).encode()
 
 
 _compiled_lines = compiled_twin("wireinspect.formats.kafka._recordtable", "lines")
 
 
-def record_lines(t: Table, data, dbase, h, tail: str = "") -> str:
-    """The ``dump --records`` lines of a table's records (each ending in a newline): ``offset=...
+def record_lines(t: Table, data, dbase, h, tail: str = "") -> bytes:
+    """The ``dump --records`` lines of a table's records (UTF-8, each ending in a newline): ``offset=...
     position=... timestamp=<ISO-8601 UTC> keyLength=... valueLength=... headerKeys=[a,b]
     key="..." value="..."`` (``codec/text.record_line``; ``null`` for a null key or value; a timestamp that
     is no time, such as -1, as its number), then ``tail`` (the unit's problem codes). For records read
