@@ -518,15 +518,29 @@ static int put_line_text(Out *o, const unsigned char *s, Py_ssize_t n) {
 
 #define MAX_MS 253402300799999LL
 
-/* ms since the epoch as codec/times.iso_ms writes it (2023-11-14T22:13:20.080Z), or the number. */
-static int put_time(Out *o, int64_t ms) {
+/* ms since the epoch as codec/times.iso_ms writes it (2023-11-14T22:13:20.080Z), or the number. The text
+ * of the last second is kept in `cache` (a batch's records are mostly within one second). */
+typedef struct {
+    int64_t secs;
+    char text[24]; /* YYYY-MM-DDTHH:MM:SS. */
+} TimeCache;
+
+static int put_time(Out *o, int64_t ms, TimeCache *cache) {
     if (grow(o, 32) < 0) return -1;
     if (ms < 0 || ms > MAX_MS) { put_int(o, ms); return 0; }
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    if (!gmtime_r(&secs, &tm)) { put_int(o, ms); return 0; }
-    o->len += snprintf(o->buf + o->len, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                       tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+    int64_t secs = ms / 1000;
+    if (secs != cache->secs) {
+        time_t t = (time_t)secs;
+        struct tm tm;
+        if (!gmtime_r(&t, &tm)) { put_int(o, ms); return 0; }
+        snprintf(cache->text, sizeof cache->text, "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        cache->secs = secs;
+    }
+    put(o, cache->text, 20);
+    int m = (int)(ms % 1000);
+    char tail[4] = {(char)('0' + m / 100), (char)('0' + m / 10 % 10), (char)('0' + m % 10), 'Z'};
+    put(o, tail, 4);
     return 0;
 }
 
@@ -547,6 +561,7 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     Out o = {NULL, 0, 0};
     int rc = 0;
     const unsigned char *d = j.d;
+    TimeCache times = {-1, {0}};
     for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
         const int64_t *r = j.r + i * R;
         int64_t off, ts, pos = 0;
@@ -557,7 +572,7 @@ static PyObject *lines(PyObject *self, PyObject *args) {
         put(&o, " position=", 10);
         if (j.has_base) put_int(&o, pos); else put(&o, "null", 4);
         put(&o, " timestamp=", 11);
-        if (put_time(&o, ts) < 0 || grow(&o, 60) < 0) { rc = -1; break; }
+        if (put_time(&o, ts, &times) < 0 || grow(&o, 60) < 0) { rc = -1; break; }
         put(&o, " keyLength=", 11);
         put_int(&o, r[KLEN]);
         put(&o, " valueLength=", 13);
