@@ -111,3 +111,11 @@ def test_content_filters_print_only_the_matching_records():
                                  os.path.join(root, "partition", "orders-0")])
     lines = r.output.splitlines()
     assert r.exit_code == 0 and lines and all(re.search(r'key="order-4[0-9]"', x) for x in lines)
+
+
+def test_control_records_say_their_marker():
+    """A control record's line ends with its marker's fields, as kafka-dump-log prints ``endTxnMarker``."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "samples")
+    r = CliRunner().invoke(cli, ["dump", "--records", os.path.join(root, "transactional", "00000000000000000000.log")])
+    lines = [x for x in r.output.splitlines() if "controlType=" in x]
+    assert [x.split("controlType=")[1] for x in lines] == ["COMMIT coordinatorEpoch=7", "ABORT coordinatorEpoch=7"]

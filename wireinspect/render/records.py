@@ -4,7 +4,8 @@ prints, with wireinspect's field names, ISO-8601 UTC times and problem codes::
     offset=42 position=4242 timestamp=2023-11-14T22:13:20.080Z keyLength=5 valueLength=120 headerKeys=[trace-id] key="key-1" value="..."
 
 Keys and values are text (``codec/text.line_text``: UTF-8, undecodable bytes and control characters
-escaped); ``null`` for a null key or value. The records of a unit with problems end with its
+escaped); ``null`` for a null key or value; a record's other plain fields follow (a control record's
+``controlType=COMMIT coordinatorEpoch=7``). The records of a unit with problems end with its
 problem codes (``✗ crc_mismatch``). A unit without records (an index entry, a frame carrying no
 batch) prints no line.
 
@@ -53,14 +54,27 @@ def unit_record_lines(unit) -> str | bytes:
             offset = rec.get("offset", unit.base_offset if len(contents) == 1 else None)
             ts = rec.get("timestamp", unit.max_timestamp if len(contents) == 1 else None)
             out.append(record_line(offset, rec.get("position", unit.position if len(contents) == 1 else None),
-                                   _time(ts), key, value, [h[0] for h in headers], tail))
+                                   _time(ts), key, value, [h[0] for h in headers], _extra(rec) + tail))
         return "".join(out)
     for rec in recs:
         headers = rec.get("headers") or []
         out.append(record_line(rec.get("offset"), rec.get("position"), _time(rec.get("timestamp")),
                                _bytes(rec.get("key")), _bytes(rec.get("value")),
-                               [_bytes(h[0]) for h in headers if isinstance(h, (list, tuple)) and h], tail))
+                               [_bytes(h[0]) for h in headers if isinstance(h, (list, tuple)) and h],
+                               _extra(rec) + tail))
     return "".join(out)
+
+
+_SHOWN = frozenset(("position", "length", "offset", "timestamp", "key", "value", "headers"))
+
+
+def _extra(rec: dict) -> str:
+    """The record's other plain fields as ``name=value`` after its value (a control record's
+    ``controlType=COMMIT coordinatorEpoch=7``, as kafka-dump-log prints the marker), or ``""``."""
+    from wireinspect.codec.text import safe_text
+
+    return "".join(f" {safe_text(k)}={safe_text(str(v))}" for k, v in rec.items()
+                   if k not in _SHOWN and isinstance(v, (str, int)) and not isinstance(v, bool))
 
 
 def _bytes(v):
