@@ -25,7 +25,7 @@ NOT_AT_START = (
     "wireinspect.formats.kafka.logcheck", "wireinspect.formats.kafka.partition", "wireinspect.formats.kafka.indexes",
     "wireinspect.formats.kafka.internal.groups", "wireinspect.formats.kafka.internal.image",
     "wireinspect.formats.kafka.internal.transactions",
-    "wireinspect.formats.kafka.fastjson", "wireinspect.formats.kafka.registry.labels",
+    "wireinspect.formats.kafka.recordtable", "wireinspect.formats.kafka.registry.labels",
     "wireinspect.inputs.capture.connections", "wireinspect.inputs.tcp",
     "rich",
 )

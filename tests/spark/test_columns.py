@@ -158,7 +158,7 @@ def test_plain_batches_take_the_byte_path_and_batches_are_bounded(tmp_path, monk
     assert max(b.num_rows for b in batches) <= 64 + 10  # a batch fills up to one unit past the bound
 
 
-def test_fill_plain_reads_long_varints_and_repeated_header_keys():
+def test_columns_read_long_varints_and_repeated_header_keys():
     """The byte path takes what the inline varints leave to the reader (a timestampDelta of 6 bytes,
     lengths of 2 and 3 bytes) and repeated header keys, not ASCII too, and gives ``Batch.to_json``'s
     values."""
