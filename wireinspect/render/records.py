@@ -18,7 +18,7 @@ records of the batches nested in its fields.
 
 from __future__ import annotations
 
-from wireinspect.codec.text import record_line
+from wireinspect.codec.text import record_line, safe_text
 from wireinspect.codec.times import iso_ms
 
 
@@ -71,8 +71,6 @@ _SHOWN = frozenset(("position", "length", "offset", "timestamp", "key", "value",
 def _extra(rec: dict) -> str:
     """The record's other plain fields as ``name=value`` after its value (a control record's
     ``controlType=COMMIT coordinatorEpoch=7``, as kafka-dump-log prints the marker), or ``""``."""
-    from wireinspect.codec.text import safe_text
-
     return "".join(f" {safe_text(k)}={safe_text(str(v))}" for k, v in rec.items()
                    if k not in _SHOWN and isinstance(v, (str, int)) and not isinstance(v, bool))
 

@@ -327,35 +327,25 @@ class Batch(UnitBase):
         t = self.table
         if t is None:
             return []
+        if not t.bad:  # every record read to its end: its columns (compiled), header names back to their bytes
+            keys, values, counts, hkeys, hvals = split(t, self.data, self.data_base, self.header)[4:9]
+            if not hkeys:
+                return [(k, v, ()) for k, v in zip(keys, values)]
+            if not any("\\" in k for k in hkeys):  # (a name not UTF-8 was backslash-escaped: its bytes below)
+                out, j = [], 0
+                for k, v, n in zip(keys, values, counts):
+                    out.append((k, v, [(hkeys[x].encode(), hvals[x]) for x in range(j, j + n)] if n else ()))
+                    j += n
+                return out
         data = self.data
-        recs, hdrs = t.recs, t.hdrs
         out = []
-        from wireinspect.formats.kafka import recordtable as rt
-
         for i in range(t.n):
-            b = i * R
-            if recs[b + STATUS] >= FAIL:
-                r = record_at(t, i)
-                key = None if r.keyLength is None or r.keyLength < 0 else bytes(data[r.p_key:r.p_key + r.keyLength])
-                value = None if r.valueLength is None or r.valueLength < 0 else bytes(
-                    data[r.p_val:r.p_val + r.valueLength])
-                out.append((key, value, [(bytes(data[h.p_key:h.p_key + h.klen]),
-                                          None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
-                                         for h in r.headers]))
-                continue
-            kl, vl = recs[b + rt.KLEN], recs[b + rt.VLEN]
-            key = None if kl < 0 else bytes(data[recs[b + rt.P_KEY]:recs[b + rt.P_KEY] + kl])
-            value = None if vl < 0 else bytes(data[recs[b + rt.P_VAL]:recs[b + rt.P_VAL] + vl])
-            headers = ()
-            if recs[b + rt.HC]:
-                h0 = recs[b + rt.H_FIRST] * rt.H
-                headers = []
-                for j in range(recs[b + rt.HC]):
-                    x = h0 + j * rt.H
-                    hv = hdrs[x + rt.HVLEN]
-                    headers.append((bytes(data[hdrs[x + rt.P_HKEY]:hdrs[x + rt.P_HKEY] + hdrs[x + rt.HKLEN]]),
-                                    None if hv < 0 else bytes(data[hdrs[x + rt.P_HVAL]:hdrs[x + rt.P_HVAL] + hv])))
-            out.append((key, value, headers))
+            r = self.record(i)
+            out.append((None if r.keyLength is None or r.keyLength < 0 else bytes(data[r.p_key:r.p_key + r.keyLength]),
+                        None if r.valueLength is None or r.valueLength < 0 else bytes(
+                            data[r.p_val:r.p_val + r.valueLength]),
+                        [(bytes(data[h.p_key:h.p_key + h.klen]), None if h.vlen < 0 else bytes(data[h.p_val:h.p_val + h.vlen]))
+                         for h in r.headers]))
         return out
 
     def show_records(self, indexes: frozenset) -> None:
@@ -389,7 +379,7 @@ class Batch(UnitBase):
         got = self.plain_table(capped)
         if got is None:
             return None
-        return records_json(*got, self.header, mode, _registry_active())
+        return records_json(*got, self.header, mode, HOOKS.registry_active())
 
     def settle(self, mode: str = "base64") -> None:
         """Parse the records now (``records="lazy"``), unless the fast JSON path takes them: then their
@@ -809,27 +799,7 @@ def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_recor
                                 expected=h[6], actual=od))
 
 
-def _registry_active() -> bool:
-    return HOOKS.registry_active()
-
-
 def _records_limit(position: int, count: int, max_records: int) -> Problem:
-    return Problem("records_limit", position + 57, f"recordsCount {count} is more than the {max_records} records "
+    return Problem("records_limit", position + BATCH_AT["recordsCount"], f"recordsCount {count} is more than the {max_records} records "
                    "decoded per batch (raise it with --max-batch-records); the rest were not decoded",
                    expected=max_records, actual=count)
-
-
-def _records_data(b: Batch, buf, pos: int, base: int, limit: int):
-    """(data, first index, stop index, absolute base or None) of a batch's records, decompressing
-    if needed; ``None`` if decompression reported anything."""
-    start = pos + RECORD_BATCH_OVERHEAD
-    end = pos + b.length
-    codec = b.header[5] & 7
-    if not codec:
-        return buf, start, end, base
-    data, err = decompress(codec, buf[start:end], limit)
-    if err:
-        return None
-    return data, 0, len(data), None
-
-

@@ -71,14 +71,6 @@ class Table:
     def __init__(self, recs, hdrs, n: int, end: int, capped: bool, bad: int = 0):
         self.recs, self.hdrs, self.n, self.end, self.capped, self.bad = recs, hdrs, n, end, capped, bad
 
-    def row(self, i: int):
-        """Record ``i``'s row (a slice of :data:`R` integers)."""
-        return self.recs[i * R:(i + 1) * R]
-
-    def ok(self, i: int) -> bool:
-        """Whether record ``i`` was read to its end (its status is OK or TRAILING)."""
-        return self.recs[i * R + STATUS] < FAIL
-
     def clean(self) -> bool:
         """Every record read and ending where its length says (no record problem)."""
         return not self.bad

@@ -14,8 +14,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from wireinspect.codec.varint import read_varint
-from wireinspect.formats.kafka.recordtable import (END, FAIL, H, H_END, H_FIRST, HC, HKLEN, HVLEN, KLEN, LENGTH, OD,
-                                                   P_ATTR, P_HC, P_HKEY, P_HKLEN, P_HVAL, P_HVLEN, P_KEY, P_KLEN, P_OD,
+from wireinspect.formats.kafka.recordtable import (END, FAIL, H, H_END, H_FIRST, HC, KLEN, LENGTH, OD,
+                                                   P_ATTR, P_HC, P_HKLEN, P_KEY, P_KLEN, P_OD,
                                                    P_TSD, P_VAL, P_VLEN, R, REGISTRY_FIRST, START, STATUS, TSD, VLEN,
                                                    ATTR, may_be_framed)
 from wireinspect.model import Shape

@@ -25,7 +25,7 @@ import struct
 
 from wireinspect.codec.varint import read_uvarint as _uvarint
 from wireinspect.formats.kafka.protocol.specs_loader import (
-    T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_RECORDS, T_STR, T_STRUCT, T_U16, T_U32,
+    T_ARRAY, T_BOOL, T_BYTES, T_F64, T_I8, T_I16, T_I32, T_I64, T_STR, T_STRUCT, T_U16, T_U32,
     T_UUID, Plan)
 from wireinspect.formats.kafka.protocol.walker import uuid_text
 
@@ -165,7 +165,7 @@ class _Gen:
         if code == T_STR or code == T_BYTES:
             self.prefix(out, compact, code != T_STR, end)
             out.append("if n < 0:")
-            out.append(f"    if n != -1: raise _D" if nullable else "    raise _D")
+            out.append("    if n != -1: raise _D" if nullable else "    raise _D")
             out.append(f"    {tgt} = None")
             out.append("else:")
             out.append(f"    if p + n > {end}: raise _D")
@@ -200,7 +200,7 @@ class _Gen:
         if code == T_ARRAY:
             self.prefix(out, compact, True, end)
             out.append("if n < 0:")
-            out.append(f"    if n != -1: raise _D" if nullable else "    raise _D")
+            out.append("    if n != -1: raise _D" if nullable else "    raise _D")
             out.append(f"    {tgt} = None")
             out.append("else:")
             out.append(f"    if n > {end} - p: raise _D")
@@ -210,7 +210,7 @@ class _Gen:
                 fn = self.struct_fn(op.sub)
                 lst = self.name("_l")
                 inner.append(f"{lst} = []")
-                inner.append(f"for _ in range(n):")
+                inner.append("for _ in range(n):")
                 inner.append(f"    _e, p = {fn}(buf, p, {end}, enc)")
                 inner.append(f"    {lst}.append(_e)")
                 inner.append(f"{tgt} = {lst}")
