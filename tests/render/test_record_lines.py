@@ -119,3 +119,16 @@ def test_control_records_say_their_marker():
     r = CliRunner().invoke(cli, ["dump", "--records", os.path.join(root, "transactional", "00000000000000000000.log")])
     lines = [x for x in r.output.splitlines() if "controlType=" in x]
     assert [x.split("controlType=")[1] for x in lines] == ["COMMIT coordinatorEpoch=7", "ABORT coordinatorEpoch=7"]
+
+
+def test_an_input_without_records_says_so(tmp_path):
+    """No line at all is never silent: an empty file, or bytes that hold no record, say so on stderr
+    (with the problems' count; exit 1 when there are problems, 0 for an empty file)."""
+    empty = tmp_path / "00000000000000000000.log"
+    empty.write_bytes(b"")
+    r = CliRunner().invoke(cli, ["dump", "--records", str(empty)])
+    assert r.exit_code == 0 and r.stdout == "" and "no record to print (0 units read)" in r.stderr
+    garbage = tmp_path / "x.log"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    r = CliRunner().invoke(cli, ["dump", "--records", str(garbage)])
+    assert r.exit_code == 1 and r.stdout == "" and "no record to print" in r.stderr and "problem" in r.stderr

@@ -24,6 +24,14 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
     write = sys.stdout.write
     if mode in ("json", "json-tree", "records"):  # UTF-8 bytes: the fast paths' lines are bytes already
         write = _bytes_writer(app.tty)
+    wrote = [False]  # (--records) whether any record line was written for this path
+    if mode == "records":
+        out = write
+
+        def write(text) -> None:
+            if text:
+                wrote[0] = True
+                out(text)
     sel = app.selection
     misses = []  # (input name, describe_miss sentence) of the inputs the selection kept nothing of
     kept = 0
@@ -41,6 +49,9 @@ def dump_items(app, items, mode: str, enc, enc_mode: str | None = "base64", labe
     sys.stdout.flush()
     if sel is not None and sel.active and not kept and misses:
         _say_miss(app, misses, label, safe_text)
+    elif mode == "records" and not wrote[0] and (kept or not misses):  # an empty answer says why
+        app.say(f"{label or 'the input'}: no record to print ({kept} unit{'s' * (kept != 1)} read"
+                + (f", {found} problem{'s' * (found != 1)}: see dump --summary)" if found else ")"))
     return found
 
 
