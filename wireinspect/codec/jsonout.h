@@ -140,34 +140,59 @@ static inline int utf8_ok(const unsigned char *s, int k) {
     return k == 3 || (s[3] & 0xC0) == 0x80;
 }
 
-/* The length of the well-formed UTF-8 sequence at s[0..n) (1-4), or 0 when s[0] starts none. */
-static inline int utf8_len(const unsigned char *s, Py_ssize_t n) {
-    unsigned char k = TEXT_CLASS[s[0]];
-    if (k < 2) return s[0] < 0x80;
-    if (k == 5 || n < k) return 0;
-    return utf8_ok(s, k) ? k : 0;
-}
-
 /* Bytes as a JSON string of their text: UTF-8, each byte of an undecodable sequence as the four
  * characters \xNN (backslashreplace, whose backslash JSON escapes), JSON's escapes for '"', '\' and
  * the control characters (as orjson and json.dumps(ensure_ascii=False) write them). 0 ok, -1 error.
  * (The maximal subpart of an ill-formed sequence is replaced byte by byte; the next byte is read
  * afresh: a continuation byte never starts a sequence, so this is the decoder's replacement.) */
-static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
-    if (grow(o, 6 * n + 2 + 8) < 0) return -1; /* at most 6 characters a byte, and the last 8-byte copy */
+/* The one escaping loop of the text writers: each byte that starts no well-formed UTF-8 sequence as
+ * out[byte] (len[byte] characters of an 8-byte entry), well-formed sequences copied, except, with
+ * `controls`, the code points never printed raw (C1, U+061C, U+200E/F, U+2028/9, U+202A-E, U+2066-9:
+ * codec/text.py's BIDI) as \xNN or \uNNNN. Room for 6 characters a byte plus 8 is reserved here.
+ * Inlined with constant tables and `controls`: one specialised loop per writer. 0 ok, -1 error. */
+static inline int put_escaped(Out *o, const unsigned char *s, Py_ssize_t n, const char (*out)[8],
+                              const unsigned char *len, int controls) {
+    if (grow(o, 6 * n + 8) < 0) return -1;
     char *d = o->buf + o->len;
-    *d++ = '"';
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
         unsigned char k = TEXT_CLASS[c];
-        if (k - 2u <= 2u && n - i >= k && utf8_ok(s + i, k)) { memcpy(d, s + i, k); d += k; i += k; continue; }
-        memcpy(d, TEXT_OUT[c], 8);
-        d += TEXT_LEN[c];
+        if (k - 2u <= 2u && n - i >= k && utf8_ok(s + i, k)) {
+            if (controls && k <= 3) {
+                uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F)
+                                     : (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+                if (cp <= 0x9F) { /* C1 */
+                    *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
+                    i += k;
+                    continue;
+                }
+                if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
+                    (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+                    *d++ = '\\'; *d++ = 'u';
+                    *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
+                    i += k;
+                    continue;
+                }
+            }
+            memcpy(d, s + i, k);
+            d += k;
+            i += k;
+            continue;
+        }
+        memcpy(d, out[c], 8);
+        d += len[c];
         i++;
     }
-    *d++ = '"';
     o->len = d - o->buf;
+    return 0;
+}
+
+static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
+    if (grow(o, 2) < 0) return -1;
+    o->buf[o->len++] = '"';
+    if (put_escaped(o, s, n, TEXT_OUT, TEXT_LEN, 0) < 0 || grow(o, 1) < 0) return -1;
+    o->buf[o->len++] = '"';
     return 0;
 }
 

@@ -484,36 +484,10 @@ static const unsigned char LINE_LEN[256] = {
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4
 };
 
+/* Bytes as codec/text.line_text shows them (dump --records): put_escaped with LINE_OUT, the
+ * characters never printed raw escaped too. 0 ok, -1 error. */
 static int put_line_text(Out *o, const unsigned char *s, Py_ssize_t n) {
-    if (grow(o, 6 * n + 8) < 0) return -1; /* at most 6 characters a byte, and the last 8-byte copy */
-    char *d = o->buf + o->len;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        unsigned char k = TEXT_CLASS[c];
-        if (k - 2u <= 2u && n - i >= k && utf8_ok(s + i, k)) {
-            uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F)
-                        : k == 3 ? (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F)
-                        : 0x10000; /* (4 bytes: above every escaped character) */
-            if (cp <= 0x9F) { /* C1 */
-                *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
-            } else if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
-                       (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
-                *d++ = '\\'; *d++ = 'u';
-                *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
-            } else {
-                memcpy(d, s + i, k);
-                d += k;
-            }
-            i += k;
-            continue;
-        }
-        memcpy(d, LINE_OUT[c], 8);
-        d += LINE_LEN[c];
-        i++;
-    }
-    o->len = d - o->buf;
-    return 0;
+    return put_escaped(o, s, n, LINE_OUT, LINE_LEN, 1);
 }
 
 #define MAX_MS 253402300799999LL
