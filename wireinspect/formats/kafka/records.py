@@ -198,10 +198,6 @@ class Batch(UnitBase):
             self._records = [record_at(t, i) for i in range(t.n)]
         return self._records
 
-    @records.setter
-    def records(self, value) -> None:
-        self._records = value
-
     def record(self, i: int) -> Record:
         """Record ``i`` as a :class:`Record` (without making the others)."""
         if self._records is not None:
