@@ -132,3 +132,14 @@ def test_an_input_without_records_says_so(tmp_path):
     garbage.write_bytes(bytes(range(256)) * 4)
     r = CliRunner().invoke(cli, ["dump", "--records", str(garbage)])
     assert r.exit_code == 1 and r.stdout == "" and "no record to print" in r.stderr and "problem" in r.stderr
+
+
+def test_twins_agree_on_every_sequence_start():
+    """Every first and second byte after and before continuation bytes: the C and Python lines agree
+    (C1 and bidi controls escaped on the compiled loop's four-byte path and in its tail)."""
+    value = b"".join(bytes((b0, b1)) + t + b"|" for b0 in range(0x80, 0x100) for b1 in range(0x70, 0xc8)
+                     for t in (b"\x80\x80", b"\xbf", b""))
+    for v in (value, "\u202e\u0085\u2066".encode() * 3, value + "\u2069".encode()):
+        data = build([(v, v, [])], 0)
+        b = parse_batch(data, records="lazy")
+        assert b.record_lines("") == rt._lines_py(*b.plain_table(), b.header, "")

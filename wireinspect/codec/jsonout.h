@@ -24,6 +24,15 @@ static int grow(Out *o, Py_ssize_t need) {
     return 0;
 }
 
+/* A little-endian 32-bit word as the machine holds it (a no-op on x86 and little-endian ARM). */
+static inline uint32_t le32(uint32_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap32(w);
+#else
+    return w;
+#endif
+}
+
 static inline void put(Out *o, const char *s, Py_ssize_t n) { memcpy(o->buf + o->len, s, n); o->len += n; }
 
 /* (room for 20 characters checked by the caller) */
@@ -126,6 +135,45 @@ static const unsigned char TEXT_LEN[256] = {
     5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5
 };
 
+/* What must follow a byte for it to start a well-formed UTF-8 sequence (Unicode's table 3-7, the
+ * strict decoder's rule), packed for put_escaped's four-byte check: bits 0-7 the lowest second byte,
+ * bits 8-15 how many second-byte values are allowed from there (0: the byte starts no sequence),
+ * bits 16-23 and 24-31 0xC0 when the third and fourth bytes must be continuation bytes. */
+static const uint32_t UTF8_NEXT[256] = {
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080,
+    0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080,
+    0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080,
+    0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080, 0x00004080,
+    0x00c020a0, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080,
+    0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c04080, 0x00c02080, 0x00c04080, 0x00c04080,
+    0xc0c03090, 0xc0c04080, 0xc0c04080, 0xc0c04080, 0xc0c01080, 0x00000000, 0x00000000, 0x00000000,
+    0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000
+};
+
 /* Whether s[0..k) (k = 2..4, s[0] of that class, k bytes there) is a well-formed UTF-8 sequence (no
  * overlongs, no surrogates, nothing past U+10FFFF: the strict decoder's rule). */
 static inline int utf8_ok(const unsigned char *s, int k) {
@@ -138,6 +186,29 @@ static inline int utf8_ok(const unsigned char *s, int k) {
     if (c == 0xF4 && s[1] > 0x8F) return 0;
     if ((s[2] & 0xC0) != 0x80) return 0;
     return k == 3 || (s[3] & 0xC0) == 0x80;
+}
+
+/* A well-formed UTF-8 sequence s[0..k) written at d: copied, except, with `controls`, the code points
+ * never printed raw (C1, U+061C, U+200E/F, U+2028/9, U+202A-E, U+2066-9: codec/text.py's BIDI) as
+ * \xNN or \uNNNN. Returns where the writing stopped. */
+static inline char *put_sequence(char *d, const unsigned char *s, unsigned k, int controls) {
+    if (controls && k <= 3) {
+        unsigned c = s[0];
+        uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[1] & 0x3F)
+                             : (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
+        if (cp <= 0x9F) { /* C1 */
+            *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
+            return d;
+        }
+        if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
+            (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
+            *d++ = '\\'; *d++ = 'u';
+            *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
+            return d;
+        }
+    }
+    memcpy(d, s, k);
+    return d + k;
 }
 
 /* Bytes as a JSON string of their text: UTF-8, each byte of an undecodable sequence as the four
@@ -155,28 +226,30 @@ static inline int put_escaped(Out *o, const unsigned char *s, Py_ssize_t n, cons
     if (grow(o, 6 * n + 8) < 0) return -1;
     char *d = o->buf + o->len;
     Py_ssize_t i = 0;
-    while (i < n) {
+    /* Four bytes readable: whether a well-formed sequence starts here is worked out from one load and
+     * one table entry without a branch (on random bytes the branches on each byte's class mispredict),
+     * then one branch that is rarely taken on bytes that are not text and predictable on text. */
+    while (i + 4 <= n) {
+        uint32_t w, t = UTF8_NEXT[s[i]], m = t & 0xC0C00000u;
+        memcpy(&w, s + i, 4);
+        w = le32(w);
+        unsigned c = s[i];
+        unsigned ok = ((((w >> 8) - t) & 0xFF) < ((t >> 8) & 0xFF)) & ((w & m) == (m & 0x80800000u));
+        if (__builtin_expect(ok, 0)) {
+            unsigned k = TEXT_CLASS[c];
+            d = put_sequence(d, s + i, k, controls);
+            i += k;
+            continue;
+        }
+        memcpy(d, out[c], 8);
+        d += len[c];
+        i++;
+    }
+    while (i < n) {  /* the last bytes, where a sequence may be cut short */
         unsigned char c = s[i];
         unsigned char k = TEXT_CLASS[c];
         if (k - 2u <= 2u && n - i >= k && utf8_ok(s + i, k)) {
-            if (controls && k <= 3) {
-                uint32_t cp = k == 2 ? (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F)
-                                     : (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-                if (cp <= 0x9F) { /* C1 */
-                    *d++ = '\\'; *d++ = 'x'; *d++ = HEX[cp >> 4]; *d++ = HEX[cp & 15];
-                    i += k;
-                    continue;
-                }
-                if (cp == 0x061C || cp == 0x200E || cp == 0x200F || cp == 0x2028 || cp == 0x2029 ||
-                    (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069)) {
-                    *d++ = '\\'; *d++ = 'u';
-                    *d++ = HEX[cp >> 12]; *d++ = HEX[(cp >> 8) & 15]; *d++ = HEX[(cp >> 4) & 15]; *d++ = HEX[cp & 15];
-                    i += k;
-                    continue;
-                }
-            }
-            memcpy(d, s + i, k);
-            d += k;
+            d = put_sequence(d, s + i, k, controls);
             i += k;
             continue;
         }

@@ -370,3 +370,18 @@ def test_every_sample_against_kafka_python(path):
             continue
         theirs += [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in batch]
     assert ours == theirs and ours
+
+
+def test_text_mode_every_sequence_start():
+    """Every first and second byte, followed by continuation and non-continuation bytes, inside a value
+    (the four-byte check of the compiled loop) and at its end (the tail loop): the compiled text equals
+    Python's ``bytes.decode("utf-8", "backslashreplace")``, and the twins agree."""
+    if COMPILED["_compiled_read"] is None:
+        return
+    for tail in (b"\x80\x80", b"\xbf\x41", b"\x41\x80", b""):
+        value = b"".join(bytes((b0, b1)) + tail + b"|" for b0 in range(0x80, 0x100) for b1 in range(0x70, 0xc8))
+        for v in (value, value[-3:], value[:-1] + b"\xf0\x90\x80"):
+            rec = build([(b"k", v, [])], 0)
+            twins_agree(rec, "text")
+            text = parse_batch(rec, records="lazy")._fast_text("text")
+            assert json.loads(b"[" + text + b"]")[0]["value"] == v.decode("utf-8", "backslashreplace")
