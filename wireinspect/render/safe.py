@@ -57,6 +57,7 @@ _BYTE_TEXT = [chr(c) if 32 <= c < 127 and c != 92 else "\\\\" if c == 92 else f"
 
 
 _C0_OR_DEL = re.compile(b"[\\x00-\\x1f\\x7f]")
+_NOT_PLAIN = re.compile(b'[\\x00-\\x1f\\x7f"\\\\]')  # (in ASCII: what quote() would escape)
 
 
 def show_bytes(b: bytes, limit: int = 48) -> str:
@@ -65,12 +66,17 @@ def show_bytes(b: bytes, limit: int = 48) -> str:
     if _full.get():
         limit = len(b)
     head = bytes(b[:limit])
-    if b"\t" in head or b"\n" in head or b"\r" in head:  # (escape_encode writes these three as \t \n \r)
-        s = "".join(map(_BYTE_TEXT.__getitem__, head))
-    else:  # the same text at C speed: \\ for a backslash, \xNN below 32 and from 127, and \' for ' (undone:
-        s = escape_encode(head)[0].decode("ascii")  # a ' only ever follows the backslash that escapes it)
-        if "'" in s:
-            s = s.replace("\\'", "'")
+    # _BYTE_TEXT's text at C speed: escape_encode writes \\ for a backslash, \xNN below 32 and from 127,
+    # \' for ' (undone: a ' only ever follows the backslash that escapes it) and \t \n \r for those three
+    # (made \x09 \x0a \x0d where no backslash byte is there to make a \\t that is not a tab's escape).
+    s = escape_encode(head)[0].decode("ascii")
+    if "'" in s:
+        s = s.replace("\\'", "'")
+    if b"\t" in head or b"\n" in head or b"\r" in head:
+        if b"\\" in head:
+            s = "".join(map(_BYTE_TEXT.__getitem__, head))
+        else:
+            s = s.replace("\\t", "\\x09").replace("\\n", "\\x0a").replace("\\r", "\\x0d")
     more = f"… (+{len(b) - limit} bytes)" if len(b) > limit else ""
     return f'b"{s}"{more}'
 
@@ -78,6 +84,8 @@ def show_bytes(b: bytes, limit: int = 48) -> str:
 def show_text_or_bytes(b: bytes, limit: int = 48) -> str:
     """Bytes as people read them: valid, printable UTF-8 as double-quoted text (``"ключ-1"``), anything
     else as :func:`show_bytes`. Never carries control characters."""
+    if b.isascii() and _NOT_PLAIN.search(b) is None and (len(b) <= limit or _full.get()):
+        return '"' + b.decode("ascii") + '"'  # printable ASCII, nothing to escape: quote()'s text, sooner
     if _C0_OR_DEL.search(b) is not None:  # a byte below 32 or 127 is that character in UTF-8: not printable
         return show_bytes(b, limit)
     text = b.decode("utf-8", "surrogateescape")  # what is not UTF-8 becomes lone surrogates: not printable
