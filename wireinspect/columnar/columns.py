@@ -206,7 +206,7 @@ class RecordColumns:
     def _add_json(self, unit, frame) -> None:
         """Any unit, through its ``dump --json`` object."""
         d = unit.to_json(F.raw_bytes)
-        for head, recs in F.containers(d, nested=self.nested and unit.protocol is not None):
+        for head, recs in F.containers(d, nested=self.nested):
             if not recs:
                 continue
             ui = self._unit(head, unit, frame)

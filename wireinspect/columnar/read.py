@@ -167,7 +167,7 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
         opts = replace(opts, headers_only=True)
     units = _units(item, opts, selection)
     if table == "records":
-        cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=columns, nested=True,
+        cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=columns, nested=capture,
                              counters=counters)
         for n, u in enumerate(units):
             counters.units_read += 1
@@ -183,25 +183,25 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
         d = u.to_json(F.raw_bytes)
         frame = n if capture else None
         if table == "frames":
-            if u.protocol is None:
+            if u.protocol is None and d.get("protocol") is None:  # (the capture's summary)
                 continue
             row, extra = F.frame_fields(d)
             row.update(path=src.name, frame=frame, valid=bool(u.valid), problemCount=len(u.problems),
                        frameExtra=extra, topic=topic, partition=partition)
             yield row
             continue
-        for head in _batch_heads(d, u, counters, not opts.headers_only):
+        for head in _batch_heads(d, capture, counters, not opts.headers_only):
             row, extra = F.unit_fields(head)
             row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=frame,
                        unitExtra=extra, topic=topic, partition=partition)
             yield row
 
 
-def _batch_heads(d: dict, unit, counters: Counters, decoded: bool) -> list:
+def _batch_heads(d: dict, capture: bool, counters: Counters, decoded: bool) -> list:
     """The ``batches`` rows of one unit's JSON ``d``: its record sets' heads
     (:func:`~wireinspect.columnar.fields.containers`; a capture's frame: the sets in its fields), or
     the unit itself when it is a batch or message read without its records."""
-    sets = F.containers(d, nested=unit.protocol is not None)
+    sets = F.containers(d, nested=capture)
     if sets:
         if decoded:
             counters.records_decoded += sum(len(recs) for _, recs in sets)
