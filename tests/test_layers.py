@@ -18,7 +18,8 @@ The layers, from the ground up (docs/architecture.md "Layers"):
   ``wireinspect.catalog`` only; neither imports ``spark/`` or ``cli.py``, and ``inputs/`` no ``ops/``;
 * ``catalog`` and ``captures`` (the capture formats, which the catalog binds to its stream protocols)
   import no ``ops/``, ``render/``, ``spark/`` or ``cli.py``;
-* ``spark/`` sits above ``ops/``: only ``cli.py`` imports it; nothing imports ``cli.py`` but ``__main__``;
+* ``columnar/`` (the Arrow tables, ``sql``) sits above ``ops/``: only ``spark/`` and ``cli.py`` import it;
+* ``spark/`` sits above ``columnar/``: only ``cli.py`` imports it; nothing imports ``cli.py`` but ``__main__``;
 * no import circle between modules, through any import, at module level or inside a function.
 
 Within ``inputs/`` the capture machinery (``pcap``, ``tcp``, ``capture/``) sits below the catalog (the
@@ -131,6 +132,9 @@ def _allowed(importer: str, imported: str) -> str | None:
         return "nothing imports cli.py (the top of the house) but __main__"
     if _under(imported, "wireinspect.spark") and not _under(importer, "wireinspect.spark", "wireinspect.cli"):
         return "only cli.py imports spark/ (it sits above ops/)"
+    if _under(imported, "wireinspect.columnar") and not _under(importer, "wireinspect.columnar", "wireinspect.spark",
+                                                                  "wireinspect.cli"):
+        return "only spark/ and cli.py import columnar/ (it sits above ops/, below spark/)"
     if _under(importer, "wireinspect.codec"):
         return None if _under(imported, "wireinspect.codec") else "codec imports only codec"
     if importer in CORE:

@@ -655,6 +655,54 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, per_record, byte
 
 
 @cli.command()
+@click.argument("query")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="The answer as JSON Lines: one object per row.")
+@click.option("--csv", "as_csv", is_flag=True, help="The answer as CSV: a header line, then one line per row.")
+@click.option("-o", "--output", "out", metavar="FILE", type=click.Path(dir_okay=False, writable=True),
+              help="Write the answer to FILE as Parquet (a temporary file renamed into place).")
+@click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
+              help="How byte values (keys, values...) appear in --json and --csv.")
+@click.option("--offsets", "offsets", metavar="A..B", help="Read only batches overlapping offsets A..B (N, A.. and "
+              "..B too; a Kafka segment is entered through its .index).")
+@click.option("--time", "times", metavar="T1..T2", help="Read only batches with timestamps in T1..T2, or a capture's "
+              "frames captured in T1..T2 (ms since the epoch or ISO-8601).")
+@click.option("--topic", "topics", multiple=True, metavar="NAME",
+              help="Read only the files of this topic, as their directory names it (repeatable).")
+@click.option("--partition", "partitions", multiple=True, type=int, metavar="N",
+              help="Read only the files of this partition, as their directory names it (repeatable).")
+@common_options
+@records_as_option
+def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, offsets, times, topics, partitions):
+    """Answer SQL QUERY over the tables of PATH...: batches, records, problems, files, frames
+    (docs/columnar.md), with DuckDB in this process. Only the tables and columns the query reads are
+    decoded, as DuckDB reads them.
+
+    Exit status: 0 answered; 2 the SQL is not valid over the tables (DuckDB's message), a usage error,
+    or an input that could not be read (after the answer: the files table lists it).
+
+    \b
+    Examples:
+      wireinspect sql 'SELECT producerId, count(*) FROM batches GROUP BY 1' samples/partition/orders-0
+      wireinspect sql 'SELECT key, count(*) FROM records GROUP BY key ORDER BY 2 DESC' /var/lib/kafka/data/orders-3
+      wireinspect sql --json 'SELECT "offset", value FROM records WHERE key = $$order-42$$::BLOB' samples/partition/
+      wireinspect sql -o problems.parquet 'SELECT * FROM problems' /var/lib/kafka/data
+    """
+    from wireinspect.columnar.sql import Request, answer
+
+    if sum((as_json, as_csv, out is not None)) > 1:
+        raise click.UsageError("--json, --csv and -o are different outputs: give one")
+    selection = _selection(None, offsets, times, None, None, None, None)
+    if not query.strip():
+        raise click.UsageError("QUERY is empty")
+    _use_schemas(app, paths, None, hexdump=False, summary=False, headers_only=False)
+    request = Request(tuple(paths), selection if selection.active else None, app.forced, app.opts, tuple(topics),
+                      tuple(partitions))
+    mode = "json" if as_json else "csv" if as_csv else "parquet" if out is not None else "table"
+    answer(app, query, request, mode, bytes_encoder(bytes_mode), out)
+
+
+@cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per input (skipped and unreadable files too).")
 @click.option("--deep", is_flag=True, help="Also decode every record (decompressing); slower.")

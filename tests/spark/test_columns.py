@@ -142,13 +142,13 @@ def test_damaged_segments_equal_dump_json(tmp_path):
 
 
 def test_plain_batches_take_the_byte_path_and_batches_are_bounded(tmp_path, monkeypatch):
-    from wireinspect.spark import columns
+    from wireinspect.columnar import columns  # (spark/columns.py re-exports the one RecordColumns)
 
     p = tmp_path / "t-0" / "00000000000000000000.log"
     p.parent.mkdir()
     p.write_bytes(_segment(0, 0, 30, 10))
     calls = []
-    monkeypatch.setattr(columns.RecordColumns, "_add_json", lambda self, u: calls.append(u))
+    monkeypatch.setattr(columns.RecordColumns, "_add_json", lambda self, u, frame=None: calls.append(u))
     monkeypatch.setattr(columns, "BATCH_ROWS", 64)
     from wireinspect.spark.task import FileDesc, scan_file
 

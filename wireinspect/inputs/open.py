@@ -116,7 +116,7 @@ def split_forced(arg: str) -> tuple[str, str | None]:
     return arg, None
 
 
-def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None):
+def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None, keep=None):
     """Yield :class:`Item` objects for every argument, directories walked to the bottom
     (:func:`wireinspect.inputs.listing.walk`).
 
@@ -126,7 +126,9 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
     once, by that report, not again as holding nothing. Inside a directory,
     ``on_skip(path, why)`` hears about files passed over (not a recognised format, not a regular
     file) and ``on_unreadable(path, why)`` about entries that could not be read (the caller makes
-    the exit status 2); without a callback they are passed over silently.
+    the exit status 2); without a callback they are passed over silently. ``keep(path)``, when given,
+    is asked before a file or directory below a directory is opened: one it refuses is neither opened
+    nor reported (``sql --topic`` narrows what is read by the file's place).
     """
     for arg in args:
         path, fid = split_forced(arg)
@@ -139,10 +141,19 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
                 _told.append(p)
                 on_unreadable(p, why)
 
-            for item in iter_directory(path, fid, on_skip, unreadable if on_unreadable else None):
+            refused = []  # entries keep() refused: a narrowing, not an empty directory
+
+            def kept(p, _refused=refused):
+                if keep(p):
+                    return True
+                _refused.append(p)
+                return False
+
+            for item in iter_directory(path, fid, on_skip, unreadable if on_unreadable else None,
+                                       kept if keep is not None else None):
                 found += 1
                 yield item
-            if not found and not told:
+            if not found and not told and not refused:
                 raise InputError(f"{path}: directory holds no file wireinspect can read")
             continue
         src = open_source(path)
@@ -157,8 +168,8 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
         yield Item(src, fmt)
 
 
-def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None):
-    """Items for everything below directory ``path`` (see :func:`iter_items`). A directory that a
+def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None, keep=None):
+    """Items for everything below directory ``path`` (see :func:`iter_items`, ``keep`` too). A directory that a
     directory format claims (a Kafka partition directory) gets one item of that format after its
     files; with ``fid`` naming a directory format, only those items; with ``fid`` naming another
     format, every file is read as that format."""
@@ -167,6 +178,8 @@ def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None)
     forced = get_format(fid) if fid else None
     dir_only = forced is not None and forced.dir_sniff is not None
     for entry in walk(path):
+        if keep is not None and entry.kind in ("directory", "file") and not keep(entry.path):
+            continue
         if entry.kind == "directory":
             if forced is None or forced.id == entry.format:
                 yield Item(DirectorySource(entry.path), get_format(entry.format))

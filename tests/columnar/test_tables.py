@@ -1,0 +1,258 @@
+"""The columnar tables (wireinspect/columnar) equal what ``dump --json`` and ``verify --json`` print,
+field for field, for every bundled sample of every format (Kafka magic 0/1/2 with every codec,
+damaged, transactional, internal topics, Schema Registry framing, partition directories, Kafka 0.7/Jafka,
+RocketMQ, captures) and every external file in ``../shared/external`` (skipped when absent); and the
+reader reads only what is asked (its counters)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tests.paths import EXTERNAL, SAMPLES
+from wireinspect.catalog import ENTRY_TYPES
+from wireinspect.cli import cli
+from wireinspect.columnar import fields as F
+from wireinspect.columnar.columns import Counters
+from wireinspect.columnar.tables import RECORD_READINGS, TABLES, UNIT_BACK, UNIT_COLUMNS, VERDICTS
+
+pa = pytest.importorskip("pyarrow")
+
+from wireinspect.columnar.read import reader  # noqa: E402
+
+
+def _sample_paths():
+    out = [p for p in sorted(SAMPLES.iterdir()) if p.suffix not in (".py", ".json", ".md")]
+    return [str(p) for p in out]
+
+
+def _external_paths():
+    if not EXTERNAL.is_dir():
+        return []
+    return [str(p) for d in sorted(EXTERNAL.iterdir()) if d.is_dir() for p in sorted(d.iterdir())]
+
+
+PATHS = _sample_paths() + _external_paths()
+
+
+def _b64(b):
+    return None if b is None else base64.b64encode(b).decode()
+
+
+def _clean(d: dict) -> dict:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _key(x) -> str:
+    return json.dumps(x, sort_keys=True)
+
+
+def _dump(path: str) -> list:
+    r = CliRunner().invoke(cli, ["dump", "--json", path])
+    assert r.exit_code in (0, 1), r.output
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def _table(path: str, table: str, columns=None, counters=None) -> list:
+    """The rows, read as ``sql`` reads them: with the Schema Registry of the ``_schemas-N`` partitions
+    among the inputs active (as ``dump`` has it), in a context of their own."""
+    import contextvars
+
+    from wireinspect.catalog import use_schemas
+
+    def read():
+        use_schemas([path], None, 64 << 20)
+        return reader([path], table, columns, counters=counters).read_all().to_pylist()
+    return contextvars.copy_context().run(read)
+
+
+def _sets(d):
+    return F.containers(d, _b64, nested=d.get("protocol") is not None or d.get("type") == "capture_summary")
+
+
+def _expected_batches(units) -> list:
+    out = []
+    for d in units:
+        sets = _sets(d)
+        heads = [h for h, _ in sets] if sets else \
+            [{k: v for k, v in d.items() if k not in ("records", "problems", "path")}] if d.get("type") in ENTRY_TYPES \
+            else []
+        out += [_key([d["path"], _clean(h)]) for h in heads]
+    return sorted(out)
+
+
+def _batch_back(row) -> str:
+    unit = {UNIT_BACK.get(n, n): row[n] for n, _ in UNIT_COLUMNS if n not in VERDICTS and row[n] is not None}
+    if row["unitExtra"]:
+        unit.update(json.loads(row["unitExtra"]))
+    return _key([row["path"], _clean(unit)])
+
+
+def _expected_records(units) -> list:
+    out = []
+    for d in units:
+        for head, recs in _sets(d):
+            for r in recs:
+                r = {k: v for k, v in r.items() if not (k == "unverified" and v is False)}
+                out.append(_key([d["path"], head.get("position"), _clean(r)]))
+    return sorted(out)
+
+
+def _record_back(row) -> str:
+    rec = {}
+    for name in ("position", "length", "offset", "timestamp", "controlType", "coordinatorEpoch"):
+        rec[name] = row[name]
+    rec["key"], rec["value"] = _b64(row["key"]), _b64(row["value"])
+    if row["headers"] is not None:
+        rec["headers"] = [[h["key"], _b64(h["value"])] for h in row["headers"]]
+    if row["unverified"]:
+        rec["unverified"] = True
+    for name, _ in RECORD_READINGS:
+        if row[name] is not None:
+            rec[name] = json.loads(row[name])
+    if row["recordExtra"]:
+        rec.update(json.loads(row["recordExtra"]))
+    return _key([row["path"], row["unitPosition"], _clean(rec)])
+
+
+def _b64_bytes(v):
+    """Bytes inside a JSON column as dump --json shows them (the JSON columns already hold base64)."""
+    return v
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_batches_and_records_equal_dump_json(path):
+    units = _dump(path)
+    assert sorted(_batch_back(r) for r in _table(path, "batches")) == _expected_batches(units)
+    assert sorted(_record_back(r) for r in _table(path, "records")) == _expected_records(units)
+    # the batches of the record sets, whichever way they were read (headers alone or decoded)
+    decoded = _table(path, "batches", ["path", "unitPosition", "unitProblems", "baseOffset", "crcValid"])
+    alone = _table(path, "batches", ["path", "unitPosition", "baseOffset", "crcValid"])
+    assert [{k: v for k, v in r.items() if k != "unitProblems"} for r in decoded] == alone
+
+
+def _verify(path: str) -> list:
+    r = CliRunner().invoke(cli, ["verify", "--json", path])
+    assert r.exit_code in (0, 1, 2), r.output
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_problems_and_files_equal_verify_json(path):
+    reports = _verify(path)
+    files = [{"path": v["path"], "format": v.get("format"), "size": v.get("size"), "status": v["status"],
+              "batches": v.get("batches"), "records": v.get("records"), "validBytes": v.get("validBytes"),
+              "problemCount": len(v["problems"]) if "problems" in v else None, "message": v.get("reason")}
+             for v in reports]
+    got = [{k: v for k, v in r.items() if k not in ("topic", "partition")} for r in _table(path, "files")]
+    for r in got:  # a skipped file's size is the table's own (verify --json says none)
+        if r["status"] in ("skipped", "unreadable"):
+            r["size"] = None
+    assert sorted(map(_key, got)) == sorted(map(_key, files))
+    problems = [_clean({"path": v["path"], "index": i, **p}) for v in reports for i, p in enumerate(v.get("problems", ()))]
+    back = []
+    for r in _table(path, "problems"):
+        d = {k: v for k, v in r.items() if k not in ("topic", "partition")}
+        for k in ("expected", "actual"):
+            if d[k] is not None:
+                d[k] = json.loads(d[k])
+        back.append(_clean(d))
+    assert sorted(map(_key, back)) == sorted(map(_key, problems))
+
+
+def _frame_back(row) -> str:
+    d = {k: row[k] for k, _ in TABLES["frames"] if k not in ("path", "frame", "connection", "client", "server",
+                                                              "valid", "problemCount", "frameExtra", "topic",
+                                                              "partition", "header", "body")}
+    if row["connection"] is not None or row["client"] is not None:
+        d["connection"] = _clean({"index": row["connection"], "client": row["client"], "server": row["server"]})
+    for k in ("header", "body"):
+        if row[k] is not None:
+            d[k] = json.loads(row[k])
+    if row["frameExtra"]:
+        d.update(json.loads(row["frameExtra"]))
+    return _key([row["path"], _clean(d)])
+
+
+CAPTURES = [p for p in PATHS if p.endswith(".pcap")] + [str(SAMPLES / "capture"), str(SAMPLES / "rocketmq")]
+
+
+@pytest.mark.parametrize("path", CAPTURES)
+def test_frames_equal_dump_json(path):
+    units = [d for d in _dump(path) if d.get("protocol") is not None]
+    want = sorted(_key([d["path"], _clean({k: v for k, v in d.items() if k not in ("problems", "path")})])
+                  for d in units)
+    rows = _table(path, "frames")
+    assert sorted(map(_frame_back, rows)) == want
+    assert [r["problemCount"] for r in rows] == [len(d["problems"]) for d in units]
+
+
+# -- what is read ---------------------------------------------------------------------------------
+
+ORDERS = str(SAMPLES / "partition" / "orders-0")
+
+
+def test_a_read_of_keys_materialises_no_value():
+    c = Counters()
+    rows = _table(ORDERS, "records", ["key"], c)
+    assert rows and c.key_bytes > 0 and c.value_bytes == 0
+    c2 = Counters()
+    _table(ORDERS, "records", ["key", "value"], c2)
+    assert c2.value_bytes > 0 and c2.key_bytes == c.key_bytes
+
+
+def test_batch_columns_decode_no_record():
+    c = Counters()
+    rows = _table(ORDERS, "batches", ["producerId", "baseOffset"], c)
+    assert rows and c.records_decoded == 0 and c.units_read > 0
+    c2 = Counters()
+    _table(ORDERS, "batches", ["producerId", "unitProblems"], c2)
+    assert c2.records_decoded > 0
+
+
+def test_topic_and_partition_narrow_files_before_opening():
+    every, some, none = Counters(), Counters(), Counters()
+    reader([str(SAMPLES)], "batches", ["path"], counters=every).read_all()
+    rows = reader([str(SAMPLES)], "batches", ["path", "topic"], counters=some, topics=["orders"]).read_all()
+    reader([str(SAMPLES)], "batches", ["path"], counters=none, topics=["orders"], partitions=[7]).read_all()
+    assert 0 < some.files_opened < every.files_opened and none.files_opened == 0
+    assert set(rows.column("topic").to_pylist()) == {"orders"}
+
+
+def test_offsets_narrow_units_before_decoding():
+    from wireinspect.ops.select import Selection
+
+    every, some = Counters(), Counters()
+    all_rows = _table(ORDERS, "records", ["offset"], every)
+    rows = reader([ORDERS], "records", ["offset"], Selection(offsets=(20, 24)), counters=some).read_all().to_pylist()
+    assert some.units_read < every.units_read and some.records_decoded < every.records_decoded
+    assert {20, 21, 22, 23, 24} <= {r["offset"] for r in rows} < {r["offset"] for r in all_rows}
+
+
+def test_batches_are_bounded(monkeypatch):
+    from wireinspect.columnar import columns
+
+    monkeypatch.setattr(columns, "BATCH_ROWS", 16)
+    batches = list(reader([ORDERS], "records", ["offset"]))
+    assert sum(b.num_rows for b in batches) == 106 and max(b.num_rows for b in batches) <= 16 + 10
+
+
+def test_unknown_table_or_column():
+    with pytest.raises(KeyError):
+        reader([ORDERS], "nope")
+    with pytest.raises(ValueError):
+        reader([ORDERS], "records", ["nope"])
+
+
+def test_unreadable_and_skipped_inputs_are_files_rows(tmp_path):
+    (tmp_path / "junk.bin").write_bytes(b"not a segment at all")
+    c = Counters()
+    rows = reader([str(tmp_path), str(tmp_path / "missing.log")], "files", counters=c).read_all().to_pylist()
+    by = {r["path"]: r for r in rows}
+    assert by[str(tmp_path / "junk.bin")]["status"] == "skipped"
+    assert by[str(tmp_path / "missing.log")]["status"] == "unreadable"
+    assert by[str(tmp_path / "missing.log")]["message"] == "no such file"
+    assert c.unreadable and c.skipped

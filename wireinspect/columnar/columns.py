@@ -1,0 +1,345 @@
+"""Rows of the columnar tables gathered as Arrow columns, in bounded record batches.
+
+:class:`RecordColumns` gathers the records of the units given to ``add`` straight into one Python
+list per wanted column (no row tuples): a unit's own columns are kept once per unit and spread over
+its records with one ``take`` per column when the batch is built; headers are three flat columns
+(list offsets, keys, values) that become one ``list<struct<key, value>>`` array without per-row
+objects. ``take()`` returns a ``pyarrow.RecordBatch`` of the wanted columns in the table's order, at
+most :data:`BATCH_ROWS` rows or about :data:`BATCH_BYTES` bytes of keys and values (``full`` says
+when to take it): memory stays bounded whatever the file size. It serves the ``records`` table
+(:data:`~wireinspect.columnar.tables.RECORDS`: the unit's join key only) and ``spark scan``'s
+records dataset (:data:`~wireinspect.columnar.tables.SPARK_RECORDS`: the unit's columns repeated).
+
+Two ways in, tested equal to ``dump --json`` (tests/columnar/, tests/spark/test_columns.py):
+
+* a unit that gives its records as columns (``Unit.record_columns``: a plain valid Kafka magic-2
+  batch, CRC checked, no problems, not control, not an internal topic's) has them projected from the
+  one record reader's table (``formats/kafka/recordtable.split``, compiled or its Python twin), with
+  no per-record objects;
+* every other unit (a damaged or control batch, an internal topic's, legacy messages, Redpanda,
+  Jafka, RocketMQ, a capture's frames, any format added later) goes through its ``to_json`` object
+  and :mod:`~wireinspect.columnar.fields` (``containers``, ``unit_fields``, ``record_fields``).
+
+:class:`RowColumns` gathers whole rows (dicts) of the small tables (``batches``, ``frames``,
+``problems``, ``files``).
+"""
+
+from __future__ import annotations
+
+from wireinspect.catalog import ENTRY_TYPES
+from wireinspect.columnar import fields as F
+from wireinspect.columnar.tables import (LABELS, RECORD_COLUMNS, RECORD_READINGS, SPARK_RECORDS, UNIT_COLUMNS,
+                                         arrow_type)
+
+BATCH_ROWS = 8192  # rows in one Arrow record batch at most
+BATCH_BYTES = 16 << 20  # ... or fewer when keys and values reach this many bytes
+
+_UNIT_NAMES = tuple(n for n, _ in UNIT_COLUMNS)
+_UNIT_INDEX = {n: i for i, n in enumerate(_UNIT_NAMES + ("unitExtra", "frame"))}
+_RECORD_TYPES = dict(RECORD_COLUMNS + RECORD_READINGS)
+_PLAIN = {"position", "length", "offset", "timestamp", "key", "value", "headers"}
+_BYTES = (bytes, type(None))
+_INT = (int, type(None))
+
+
+class Counters:
+    """What a read did, for tests and callers: ``files_opened`` (inputs opened and decoded),
+    ``units_read`` (units taken from the formats, after the selection), ``records_decoded`` (records
+    of decoded record sets that became rows or were counted for them), ``key_bytes`` and
+    ``value_bytes`` (bytes of keys and values put into Arrow columns); ``unreadable`` and
+    ``skipped``: ``(path, why)`` of the inputs that could not be read / were passed over."""
+
+    __slots__ = ("files_opened", "units_read", "records_decoded", "key_bytes", "value_bytes", "unreadable",
+                 "skipped")
+    COUNTS = ("files_opened", "units_read", "records_decoded", "key_bytes", "value_bytes")
+
+    def __init__(self):
+        self.files_opened = self.units_read = self.records_decoded = self.key_bytes = self.value_bytes = 0
+        self.unreadable: list = []
+        self.skipped: list = []
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.COUNTS}
+
+    def __repr__(self) -> str:
+        return f"Counters({self.as_dict()})"
+
+
+def arrow_schema(columns=SPARK_RECORDS):
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(t)) for name, t in columns])
+
+
+def _ints(r: dict) -> bool:
+    return (type(r["position"]) in _INT and type(r["length"]) in _INT and type(r["offset"]) in _INT
+            and type(r["timestamp"]) in _INT)
+
+
+def _headers_ok(h) -> bool:
+    return type(h) is list and all(len(x) == 2 and type(x[0]) is str and type(x[1]) in _BYTES for x in h)
+
+
+class RecordColumns:
+    """The records rows of the units given to ``add`` (see the module's docstring).
+
+    ``table``: the declaration of the rows (:data:`~wireinspect.columnar.tables.SPARK_RECORDS` or
+    :data:`~wireinspect.columnar.tables.RECORDS`); ``columns``: the names wanted (None: all), the
+    others never built (keys and values not wanted are not kept); ``headers_only``: one row per
+    batch or message, its record columns null (``spark scan --headers-only``); ``nested``: a
+    capture's frames give the records of the batches in their fields; ``counters``: a
+    :class:`Counters` to count into."""
+
+    def __init__(self, path: str, topic, partition, headers_only: bool = False, table=SPARK_RECORDS,
+                 columns=None, nested: bool = False, counters: Counters | None = None):
+        self.path, self.topic, self.partition = path, topic, partition
+        self.headers_only = headers_only  # --headers-only: one row per batch or message, the record columns null
+        self.nested = nested
+        self.counters = counters if counters is not None else Counters()
+        self.decl = tuple((n, t) for n, t in table if columns is None or n in set(columns))
+        self.schema = arrow_schema(self.decl)
+        self.types = {n: t for n, t in table if n in _RECORD_TYPES}  # the table's record columns
+        wanted = {n for n, _ in self.decl}
+        self.want = {n for n in self.types if n in wanted}
+        self.want_key, self.want_value = "key" in self.want, "value" in self.want
+        self.want_headers = "headers" in self.want
+        self.labels = bool(self.want & set(LABELS))  # Schema Registry labels: only the JSON path has them
+        self._reset()
+
+    def _reset(self) -> None:
+        self.units: list = []  # one tuple per unit: its UNIT_COLUMNS values, unitExtra, frame
+        self.unit_of: list = []  # per row: index into self.units
+        self.cols = {n: [] for n in self.want if n != "headers"}
+        self.header_end: list = [0]  # list offsets into header_key / header_value
+        self.header_key: list = []
+        self.header_value: list = []
+        self.headers_null: list = []  # per row: headers column null (no headers field at all)
+        self.any_headers_null = False
+        self.record_extra: list = []
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self.unit_of)
+
+    @property
+    def full(self) -> bool:
+        return len(self.unit_of) >= BATCH_ROWS or self.bytes >= BATCH_BYTES
+
+    # -- in ------------------------------------------------------------------------------------
+    def add(self, unit, frame: int | None = None) -> None:
+        """Add the records of one unit (none for a unit without records; with ``headers_only``, one row
+        for a batch or message, its record columns null). ``frame``: the unit's index in a capture."""
+        if self.headers_only:
+            d = unit.to_json(F.raw_bytes)
+            if d.get("type") in ENTRY_TYPES:
+                self._add_header_row(self._unit(d, unit, frame))
+            return
+        if not self.labels and unit.record_columns is not None:
+            got = unit.record_columns()
+            if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
+                self._add_plain(unit, *got)
+                return
+        self._add_json(unit, frame)
+
+    def _unit(self, d: dict, unit, frame=None) -> int:
+        cols, extra = F.unit_fields(d)
+        cols["unitValid"] = bool(unit.valid)
+        cols["unitProblems"] = len(unit.problems)
+        self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra, frame))
+        return len(self.units) - 1
+
+    def _add_plain(self, unit, head: dict, cols) -> None:
+        """A unit's records from its columns (``Unit.record_columns``: a plain Kafka batch's, from the one
+        record reader's table); ``head``: the unit's JSON object without its records."""
+        position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
+        n = len(position)
+        if not n:
+            return
+        self.counters.records_decoded += n
+        ui = self._unit(head, unit)
+        self.unit_of.extend([ui] * n)
+        c = self.cols
+        for name, got in (("position", position), ("length", length), ("offset", offset), ("timestamp", timestamp)):
+            if name in c:
+                c[name] += got
+        if self.want_key:
+            c["key"] += key
+            kb = sum(len(k) for k in key if k is not None)
+            self.counters.key_bytes += kb
+            self.bytes += kb
+        if self.want_value:
+            c["value"] += value
+            vb = sum(len(v) for v in value if v is not None)
+            self.counters.value_bytes += vb
+            self.bytes += vb
+        if self.want_headers:
+            end = self.header_end
+            if hkey:
+                last = end[-1]
+                for hc in hcount:
+                    last += hc
+                    end.append(last)
+                self.header_key += hkey
+                self.header_value += hval
+            else:
+                end.extend([end[-1]] * n)
+            self.headers_null.extend([False] * n)
+        if "unverified" in c:
+            c["unverified"] += [False] * n  # a plain batch's CRC matched
+        none = [None] * n
+        for name in self.want:
+            if name not in ("position", "length", "offset", "timestamp", "key", "value", "headers", "unverified"):
+                c[name] += none
+        self.record_extra += none
+
+    def _add_header_row(self, ui: int) -> None:
+        """One row of unit ``ui`` whose record columns are all null (``--headers-only``)."""
+        self.unit_of.append(ui)
+        for col in self.cols.values():
+            col.append(None)
+        self.record_extra.append(None)
+        if self.want_headers:
+            self.headers_null.append(True)
+            self.any_headers_null = True
+            self.header_end.append(len(self.header_key))
+
+    def _add_json(self, unit, frame) -> None:
+        """Any unit, through its ``dump --json`` object."""
+        d = unit.to_json(F.raw_bytes)
+        for head, recs in F.containers(d, nested=self.nested):
+            if not recs:
+                continue
+            ui = self._unit(head, unit, frame)
+            for r in recs:
+                self._add_record(ui, r)
+
+    def _add_record(self, ui: int, r: dict) -> None:
+        if r.keys() == _PLAIN and type(k := r["key"]) in _BYTES and type(v := r["value"]) in _BYTES and \
+                _ints(r) and _headers_ok(h := r["headers"]):
+            cols, extra = {**r, "unverified": False}, None
+        else:
+            cols, extra = F.record_fields(r, self.types)
+            k, v = cols.get("key"), cols.get("value")
+            h = cols.get("headers")
+            if h is not None:
+                h = [(x["key"], x["value"]) for x in h]
+        self.counters.records_decoded += 1
+        self.unit_of.append(ui)
+        c = self.cols
+        for name, col in c.items():
+            col.append(cols.get(name))
+        if self.want_key and k:
+            self.counters.key_bytes += len(k)
+            self.bytes += len(k)
+        if self.want_value and v:
+            self.counters.value_bytes += len(v)
+            self.bytes += len(v)
+        if self.want_headers:
+            if h is None:
+                self.headers_null.append(True)
+                self.any_headers_null = True
+            else:
+                self.headers_null.append(False)
+                for hk, hv in h:
+                    self.header_key.append(hk)
+                    self.header_value.append(hv)
+            self.header_end.append(len(self.header_key))
+        self.record_extra.append(extra)
+
+    # -- out -----------------------------------------------------------------------------------
+    def take(self):
+        """The gathered rows as one ``pyarrow.RecordBatch`` (None when there are none); starts afresh."""
+        import pyarrow as pa
+
+        n = len(self.unit_of)
+        if not n:
+            return None
+        idx = None
+        units = self.units
+        arrays = []
+        for name, t in self.decl:
+            at = arrow_type(t)
+            if name == "path":
+                arr = pa.array([self.path] * n, at)
+            elif name == "topic":
+                arr = pa.array([self.topic] * n, at)
+            elif name == "partition":
+                arr = pa.array([self.partition] * n, at)
+            elif name in _UNIT_INDEX:
+                if idx is None:
+                    idx = pa.array(self.unit_of, pa.int32())
+                j = _UNIT_INDEX[name]
+                arr = _array([u[j] for u in units], at).take(idx)
+            elif name == "headers":
+                items = pa.StructArray.from_arrays([pa.array(self.header_key, pa.string()),
+                                                    pa.array(self.header_value, pa.binary())],
+                                                   fields=list(at.value_type))
+                mask = pa.array(self.headers_null, pa.bool_()) if self.any_headers_null else None
+                arr = pa.ListArray.from_arrays(pa.array(self.header_end, pa.int32()), items, type=at, mask=mask)
+            elif name == "recordExtra":
+                arr = pa.array(self.record_extra, at)
+            else:
+                arr = _array(self.cols[name], at)
+            arrays.append(arr)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema) if arrays else _empty_columns(n)
+        self._reset()
+        return batch
+
+
+def _empty_columns(n: int):
+    """A record batch of ``n`` rows and no column (a query that counts rows and reads none)."""
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_struct_array(pa.array([{}] * n, pa.struct([])))
+
+
+class RowColumns:
+    """Whole rows (dicts keyed by column name) of a small table, as Arrow record batches of the wanted
+    ``columns`` of ``table`` (a declaration; None: all)."""
+
+    def __init__(self, table, columns=None):
+        self.decl = tuple((n, t) for n, t in table if columns is None or n in set(columns))
+        self.schema = arrow_schema(self.decl)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.cols = {n: [] for n, _ in self.decl}
+        self.n = 0
+
+    @property
+    def full(self) -> bool:
+        return self.n >= BATCH_ROWS
+
+    def add(self, row: dict) -> None:
+        self.n += 1
+        for name, col in self.cols.items():
+            col.append(row.get(name))
+
+    def take(self):
+        """The rows gathered as one ``pyarrow.RecordBatch`` (None when there are none); starts afresh."""
+        import pyarrow as pa
+
+        n = self.n
+        if not n:
+            return None
+        if not self.decl:
+            batch = _empty_columns(n)
+        else:
+            batch = pa.RecordBatch.from_arrays([_array(self.cols[name], arrow_type(t)) for name, t in self.decl],
+                                               schema=self.schema)
+        self._reset()
+        return batch
+
+
+def _array(values: list, arrow_t):
+    """``pyarrow.array(values, arrow_t)``; for a ``long`` column, a value outside the 64-bit range
+    (only a damaged or hostile batch makes one: baseOffset + lastOffsetDelta past 2^63 - 1) is null,
+    where ``dump --json`` prints the number (docs/spark.md)."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values, arrow_t)
+    except (OverflowError, pa.ArrowInvalid):
+        if not pa.types.is_int64(arrow_t):
+            raise
+        return pa.array([v if type(v) is not int or -(1 << 63) <= v < 1 << 63 else None for v in values], arrow_t)
