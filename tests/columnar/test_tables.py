@@ -256,3 +256,20 @@ def test_unreadable_and_skipped_inputs_are_files_rows(tmp_path):
     assert by[str(tmp_path / "missing.log")]["status"] == "unreadable"
     assert by[str(tmp_path / "missing.log")]["message"] == "no such file"
     assert c.unreadable and c.skipped
+
+
+def test_a_read_of_keys_never_copies_a_value(monkeypatch):
+    """The one record reader's ``split`` is told what to skip: values and headers not asked for are
+    never copied out of the batch (not merely dropped before Arrow)."""
+    from wireinspect.formats.kafka import recordtable as rt
+
+    seen = []
+    real = rt.split
+
+    def spy(t, data, dbase, h, skip=0):
+        seen.append(skip)
+        return real(t, data, dbase, h, skip)
+
+    monkeypatch.setattr("wireinspect.formats.kafka.records.split", spy)
+    _table(ORDERS, "records", ["key", "offset"], Counters())
+    assert seen and set(seen) == {rt.SKIP_VALUE | rt.SKIP_HEADERS}

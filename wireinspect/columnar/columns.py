@@ -103,6 +103,7 @@ class RecordColumns:
         self.want = {n for n in self.types if n in wanted}
         self.want_key, self.want_value = "key" in self.want, "value" in self.want
         self.want_headers = "headers" in self.want
+        self.want_contents = frozenset(self.want & {"key", "value", "headers"})  # what record_columns builds
         self.labels = bool(self.want & set(LABELS))  # Schema Registry labels: only the JSON path has them
         self._reset()
 
@@ -135,7 +136,7 @@ class RecordColumns:
                 self._add_header_row(self._unit(d, unit, frame))
             return
         if not self.labels and unit.record_columns is not None:
-            got = unit.record_columns()
+            got = unit.record_columns(self.want_contents)
             if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
                 self._add_plain(unit, *got)
                 return

@@ -85,11 +85,12 @@ class UnitBase:
       (``dump --key``..., :mod:`wireinspect.ops.content`); a format without keys or headers gives
       ``None``/``()`` for them (Kafka 0.7's payload is the value; RocketMQ's key is the ``KEYS``
       property, its headers the properties, its value the body, decompressed).
-    * ``record_columns`` (None, or a method ``() -> (dict, tuple) | None``): the unit's JSON object
-      without its records, and its records as columns ``(position, length, offset, timestamp, key,
-      value, header counts, header keys, header values, bytes of keys and values)``, when it gives them
-      straight from its bytes (a plain valid Kafka batch), else ``None``: ``spark scan``'s rows, which
-      otherwise read ``to_json``.
+    * ``record_columns`` (None, or a method ``(want=None) -> (dict, tuple) | None``): the unit's JSON
+      object without its records, and its records as columns ``(position, length, offset, timestamp,
+      key, value, header counts, header keys, header values, bytes of keys and values)``, when it gives
+      them straight from its bytes (a plain valid Kafka batch), else ``None``: the columnar tables'
+      rows (``sql``, ``scan``, Spark), which otherwise read ``to_json``. ``want``: the names among
+      ``key``, ``value``, ``headers`` to build (None: all); the others are ``None``, never copied.
     * ``record_lines`` (None, or a method ``(tail: str) -> bytes | None``): the unit's ``dump --records``
       lines (UTF-8; ``codec/text.record_line``, each ending with ``tail``) when it writes them straight from its
       bytes (a plain valid Kafka batch), else ``None``: then the op builds them from
@@ -133,7 +134,7 @@ class UnitBase:
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None = None
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
-    record_columns: Callable[[], tuple | None] | None = None
+    record_columns: Callable[..., tuple | None] | None = None
     record_lines: Callable[[str], bytes | None] | None = None
     tree_head: Callable[[], object] | None = None
     show_records: Callable[[frozenset], None] | None = None
@@ -170,7 +171,7 @@ class Unit(Protocol):
     raw_json: Callable[[Callable[[int, int], bytes], Callable], dict] | None
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None
-    record_columns: Callable[[], tuple | None] | None
+    record_columns: Callable[..., tuple | None] | None
     record_lines: Callable[[str], bytes | None] | None
     tree_head: Callable[[], object] | None
     show_records: Callable[[frozenset], None] | None

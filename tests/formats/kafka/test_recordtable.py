@@ -89,7 +89,17 @@ def twins_agree(batch: bytes, mode: str, max_records: int = 1 << 17) -> None:
     if pt.clean() and pt.n:
         assert _compiled(rt.records_json, ct, data, b.data_base, h, mode) == _pure(rt.records_json, pt, data,
                                                                                   b.data_base, h, mode)
-        assert _compiled(rt.split, ct, data, b.data_base, h) == _pure(rt.split, pt, data, b.data_base, h)
+        full = _compiled(rt.split, ct, data, b.data_base, h)
+        assert full == _pure(rt.split, pt, data, b.data_base, h)
+        for skip in (rt.SKIP_KEY, rt.SKIP_VALUE | rt.SKIP_HEADERS, rt.SKIP_KEY | rt.SKIP_VALUE | rt.SKIP_HEADERS):
+            got = _compiled(rt.split, ct, data, b.data_base, h, skip)
+            assert got == _pure(rt.split, pt, data, b.data_base, h, skip)
+            # what is skipped is None; the rest as without skip; the byte count only of what was built
+            gone = ({4} if skip & rt.SKIP_KEY else set()) | ({5} if skip & rt.SKIP_VALUE else set()) | (
+                {7, 8} if skip & rt.SKIP_HEADERS else set())
+            assert all(got[c] is None for c in gone)
+            assert all(got[c] == full[c] for c in range(9) if c not in gone)
+            assert got[9] == sum(len(x) for c in (4, 5) if c not in gone for x in full[c] if x is not None)
 
 
 

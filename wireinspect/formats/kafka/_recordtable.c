@@ -385,8 +385,8 @@ enum { C_POSITION, C_LENGTH, C_OFFSET, C_TIMESTAMP, C_KEY, C_VALUE, C_HCOUNT, C_
 static PyObject *split(PyObject *self, PyObject *args) {
     PyObject *recs, *hdrs, *data, *dbase, *bo, *bt, *mt;
     Py_ssize_t n;
-    int log_append;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOi", &recs, &hdrs, &n, &data, &dbase, &bo, &bt, &mt, &log_append)) {
+    int log_append, skip = 0;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOi|i", &recs, &hdrs, &n, &data, &dbase, &bo, &bt, &mt, &log_append, &skip)) {
         PyErr_Clear();
         Py_RETURN_NOTIMPLEMENTED;
     }
@@ -401,7 +401,11 @@ static PyObject *split(PyObject *self, PyObject *args) {
     Key keys[NKEYS];
     int nkeys = 0, rc = 0;
     int64_t size = 0;
-    for (int c = 0; c < NCOLS; c++) if (!(cols[c] = PyList_New(0))) rc = -1;
+    /* skip (SKIP_KEY | SKIP_VALUE | SKIP_HEADERS): those columns are None, their bytes never copied */
+    for (int c = 0; c < NCOLS; c++) {
+        int skipped = (c == C_KEY && (skip & 1)) || (c == C_VALUE && (skip & 2)) || ((c == C_HKEY || c == C_HVAL) && (skip & 4));
+        if (!(cols[c] = skipped ? Py_NewRef(Py_None) : PyList_New(0))) rc = -1;
+    }
     const unsigned char *d = j.d;
     for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
         const int64_t *r = j.r + i * R;
@@ -412,12 +416,12 @@ static PyObject *split(PyObject *self, PyObject *args) {
             append_new(cols[C_LENGTH], PyLong_FromLongLong(r[END] - r[START])) < 0 ||
             append_new(cols[C_OFFSET], PyLong_FromLongLong(off)) < 0 ||
             append_new(cols[C_TIMESTAMP], PyLong_FromLongLong(ts)) < 0 ||
-            append_new(cols[C_KEY], bytes_or_none(d + r[P_KEY], r[KLEN])) < 0 ||
-            append_new(cols[C_VALUE], bytes_or_none(d + r[P_VAL], r[VLEN])) < 0 ||
+            (!(skip & 1) && append_new(cols[C_KEY], bytes_or_none(d + r[P_KEY], r[KLEN])) < 0) ||
+            (!(skip & 2) && append_new(cols[C_VALUE], bytes_or_none(d + r[P_VAL], r[VLEN])) < 0) ||
             append_new(cols[C_HCOUNT], PyLong_FromLongLong(r[HC])) < 0) { rc = -1; break; }
-        size += (r[KLEN] > 0 ? r[KLEN] : 0) + (r[VLEN] > 0 ? r[VLEN] : 0);
+        size += (!(skip & 1) && r[KLEN] > 0 ? r[KLEN] : 0) + (!(skip & 2) && r[VLEN] > 0 ? r[VLEN] : 0);
         const int64_t *hh = j.h + r[H_FIRST] * H;
-        for (int64_t k = 0; k < r[HC]; k++) {
+        for (int64_t k = 0; k < (skip & 4 ? 0 : r[HC]); k++) {
             const int64_t *x = hh + k * H;
             if (append_new(cols[C_HKEY], key_str(keys, &nkeys, d + x[P_HKEY], (Py_ssize_t)x[HKLEN])) < 0 ||
                 append_new(cols[C_HVAL], bytes_or_none(d + x[P_HVAL], x[HVLEN])) < 0) { rc = -1; break; }

@@ -23,7 +23,8 @@ from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fields import partial_fields
 from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
-                                                   read_records, record_at, record_lines, record_problem, records_json, split)
+                                                   read_records, record_at, record_lines, record_problem, records_json, split,
+                                                   SKIP_HEADERS, SKIP_KEY, SKIP_VALUE)
 from wireinspect.formats.kafka.recordtree import record_rows
 from wireinspect.formats.unit import UnitBase
 from wireinspect.layout import (VARINT, VARLONG, Array, Bytes, Count, Crc, Int, Layout, Length, Text, declare_ms,
@@ -295,17 +296,21 @@ class Batch(UnitBase):
             return None
         return self.table, self.data, self.data_base
 
-    def columns(self, internal: bool = False):
+    def columns(self, internal: bool = False, skip: int = 0):
         """The records of a plain valid batch (:meth:`plain_table`) as columns
         (:func:`~.recordtable.split`: ``(position, length, offset, timestamp, key, value, header
-        counts, header keys, header values, bytes of keys and values)``); ``None`` when it is not."""
+        counts, header keys, header values, bytes of keys and values)``; ``skip``: the columns not
+        built, as ``split`` takes it); ``None`` when it is not."""
         got = self.plain_table(internal=internal)
-        return None if got is None else split(got[0], got[1], got[2], self.header)
+        return None if got is None else split(got[0], got[1], got[2], self.header, skip)
 
-    def record_columns(self):
+    def record_columns(self, want=None):
         """``(header_json(), columns())`` of a plain valid batch (its records read now), else ``None``:
-        the unit member ``spark scan``'s columns read first."""
-        cols = self.columns()
+        the unit member the columnar tables read first. ``want``: the names among ``key``, ``value``,
+        ``headers`` whose columns are built (None: all); the others are ``None``, their bytes not copied."""
+        skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
+                                        | ("headers" not in want) * SKIP_HEADERS)
+        cols = self.columns(skip=skip)
         return None if cols is None else (self.header_json(), cols)
 
     def record_lines(self, tail: str = "") -> bytes | None:

@@ -407,12 +407,18 @@ def records_json(t: Table, data, dbase, h, mode: str, strict: bool = False) -> b
     return _records_json_py(t, data, dbase, h, mode, strict)
 
 
-def _split_py(t: Table, data, dbase, h):
+SKIP_KEY, SKIP_VALUE, SKIP_HEADERS = 1, 2, 4  # split's skip: columns not built (None), their bytes never copied
+
+
+def _split_py(t: Table, data, dbase, h, skip: int = 0):
     base_offset, base_ts, max_ts = h[0], h[7], h[8]
     log_append = h[5] & 0x08
     recs, hdrs = t.recs, t.hdrs
-    position, length, offset, timestamp, key, value = [], [], [], [], [], []
-    hcount, hkey, hval = [], [], []
+    position, length, offset, timestamp = [], [], [], []
+    key = None if skip & SKIP_KEY else []
+    value = None if skip & SKIP_VALUE else []
+    hcount = []
+    hkey, hval = (None, None) if skip & SKIP_HEADERS else ([], [])
     hkeys = {}
     size = 0
     for i in range(t.n):
@@ -423,6 +429,8 @@ def _split_py(t: Table, data, dbase, h):
         offset.append(base_offset + recs[b + OD])
         timestamp.append(max_ts if log_append else base_ts + recs[b + TSD])
         for n_slot, p_slot, col in ((KLEN, P_KEY, key), (VLEN, P_VAL, value)):
+            if col is None:
+                continue
             n = recs[b + n_slot]
             if n < 0:
                 col.append(None)
@@ -432,6 +440,8 @@ def _split_py(t: Table, data, dbase, h):
                 size += n
         hc = recs[b + HC]
         hcount.append(hc)
+        if hkey is None:
+            continue
         h0 = recs[b + H_FIRST] * H
         for j in range(hc):
             x = h0 + j * H
@@ -447,18 +457,20 @@ def _split_py(t: Table, data, dbase, h):
     return position, length, offset, timestamp, key, value, hcount, hkey, hval, size
 
 
-def split(t: Table, data, dbase, h):
+def split(t: Table, data, dbase, h, skip: int = 0):
     """The columns of a table's records (read to their end: every status below FAIL): ``(position,
     length, offset, timestamp, key, value, header counts, header keys, header values, bytes of keys
     and values)``, lists (positions absolute, ``None`` when decompressed; offsets and timestamps in
     ms since the epoch made absolute from the batch header ``h``; header keys ``str``, UTF-8 with
-    backslashreplace). For ``spark scan``'s columns, the internal-topic JSON fast path and the
-    content filters."""
+    backslashreplace). ``skip``: :data:`SKIP_KEY` | :data:`SKIP_VALUE` | :data:`SKIP_HEADERS`, those
+    columns ``None`` (header keys and values both), their bytes never copied nor counted. For the
+    columnar tables (``sql``, ``scan``, Spark), the internal-topic JSON fast path and the content
+    filters."""
     if _compiled_split is not None:
-        got = _compiled_split(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08)
+        got = _compiled_split(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08, skip)
         if got is not NotImplemented:
             return got
-    return _split_py(t, data, dbase, h)
+    return _split_py(t, data, dbase, h, skip)
 
 
 # -- one line per record (dump --records) ------------------------------------------------------------------
