@@ -43,3 +43,38 @@ def test_backslash_before_letters_is_not_taken_for_an_escape():
     assert safe.show_bytes(b"\\t\t\\n") == 'b"\\\\t\\x09\\\\n"'
     assert safe.show_bytes(b"a\tb'c") == 'b"a\\x09b\'c"'
     assert safe.show_text_or_bytes(b'key-"1"\\') == '"key-\\"1\\"\\\\"'
+
+
+# -- the tree's row formatting: the compiled twin of `fmt % args` (render/_rowformat.c) -------------------
+
+from wireinspect.render import tree  # noqa: E402
+
+ROW_FORMAT = tree._format_row
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(["0x%08x +%-5d ", "~%08x +%-5d ", "%d", "%s", "%.0s", "%%", "├── ", "= ", "\n", "é"]),
+                max_size=16),
+       st.lists(st.one_of(st.integers(-(1 << 70), 1 << 70), st.text(max_size=8), st.booleans(), st.none()),
+                min_size=40, max_size=40))
+def test_row_format_twin(parts, values):
+    """The compiled formatter writes what ``%`` writes, or declines (NotImplemented) and ``%`` does it."""
+    if ROW_FORMAT is None:
+        return
+    fmt = "".join(parts)
+    pieces, codes = tree._split_format(fmt)
+    args = []
+    for c in codes.decode():  # an argument of a type the conversion takes (or not: then C declines)
+        v = values[len(args)]
+        if c in "xld" and isinstance(v, str):
+            v = len(v)
+        if c == "x" and isinstance(v, int) and not isinstance(v, bool):
+            v = abs(v)
+        args.append(v)
+    try:
+        want = fmt % tuple(args)
+    except (TypeError, ValueError):
+        want = None
+    got = ROW_FORMAT(pieces, codes, args)
+    if got is not NotImplemented:
+        assert got == want

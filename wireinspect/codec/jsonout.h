@@ -13,7 +13,7 @@ typedef struct {
     Py_ssize_t len, cap;
 } Out;
 
-static int grow(Out *o, Py_ssize_t need) {
+static inline int grow(Out *o, Py_ssize_t need) {
     if (o->len + need <= o->cap) return 0;
     Py_ssize_t cap = o->cap ? o->cap : 4096;
     while (cap < o->len + need) cap *= 2;
@@ -49,7 +49,7 @@ static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 static const char HEX[] = "0123456789abcdef";
 
 /* A bytes value as a JSON string ('"' + base64 or hex + '"'). 0 ok, -1 error. */
-static int put_bytes(Out *o, const unsigned char *s, Py_ssize_t n, int hex) {
+static inline int put_bytes(Out *o, const unsigned char *s, Py_ssize_t n, int hex) {
     if (grow(o, (hex ? 2 * n : 4 * ((n + 2) / 3)) + 2) < 0) return -1;
     char *d = o->buf + o->len;
     *d++ = '"';
@@ -261,7 +261,7 @@ static inline int put_escaped(Out *o, const unsigned char *s, Py_ssize_t n, cons
     return 0;
 }
 
-static int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
+static inline int put_text(Out *o, const unsigned char *s, Py_ssize_t n) {
     if (grow(o, 2) < 0) return -1;
     o->buf[o->len++] = '"';
     if (put_escaped(o, s, n, TEXT_OUT, TEXT_LEN, 0) < 0 || grow(o, 1) < 0) return -1;

@@ -7,10 +7,12 @@ names and values pass through :func:`safe_text`, so they cannot carry terminal e
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from rich.text import Text
 
+from wireinspect.codec.native import compiled_twin
 from wireinspect.model import Node, PackedNode
 from wireinspect.render.safe import iso_text, safe_text, show_node_value, show_text_or_bytes, show_value, time_ms_fields
 
@@ -128,6 +130,7 @@ def _push(stack: list, kids: list, prefix: str, dec: bool) -> None:
     stack.extend((c, prefix, i == k, dec) for i, c in reversed(list(enumerate(kids))))
 
 
+_format_row = compiled_twin("wireinspect.render._rowformat", "format_row")  # fmt % args, compiled (or None)
 _TEMPLATES: dict = {}  # (shape, prefix, last, decompressed, ms names) -> (format, conversions)
 
 
@@ -163,8 +166,31 @@ def _template(shape, prefix: str, last: bool, dec: bool):
         else:
             lines.append(text + " = %s")
             convs.append((4 + 3 * (j - 1) + 2, name in ms, name))
-    got = _TEMPLATES[key] = ("\n".join(lines), tuple(convs))
+    fmt = "\n".join(lines)
+    got = _TEMPLATES[key] = (fmt, tuple(convs), _split_format(fmt))
     return got
+
+
+_CONVERSION = re.compile(r"%(%|08x|-5d|d|s|\.0s)")
+_CODES = {"08x": "x", "-5d": "l", "d": "d", "s": "s", ".0s": "0"}
+
+
+def _split_format(fmt: str) -> tuple:
+    """``fmt`` (a row template) as the compiled formatter takes it: ``(literal pieces as UTF-8 bytes,
+    one code a conversion)``; the pieces are one more than the codes (``_rowformat.c``)."""
+    pieces, codes, lit, last = [], [], [], 0
+    for m in _CONVERSION.finditer(fmt):
+        lit.append(fmt[last:m.start()])
+        last = m.end()
+        if m.group(1) == "%":
+            lit.append("%")
+            continue
+        pieces.append("".join(lit).encode())
+        lit = []
+        codes.append(_CODES[m.group(1)])
+    lit.append(fmt[last:])
+    pieces.append("".join(lit).encode())
+    return tuple(pieces), "".join(codes).encode()
 
 
 def row_text(shape, row, prefix: str, last: bool, dec: bool, enc=None, memo=None) -> str:
@@ -172,7 +198,7 @@ def row_text(shape, row, prefix: str, last: bool, dec: bool, enc=None, memo=None
     ``shape.build(row)`` (``model.Shape``) drawn under ``prefix`` (``last``: the last of its siblings;
     ``dec``: its positions count in decompressed bytes), without making its nodes. ``memo``: a dict
     for the texts of short values met again (one per tree)."""
-    fmt, convs = _template(shape, prefix, last, dec)
+    fmt, convs, split = _template(shape, prefix, last, dec)
     args = list(row)
     name = args[2]
     args[2] = name if name.isascii() and name.isprintable() else safe_text(name)
@@ -196,6 +222,10 @@ def row_text(shape, row, prefix: str, last: bool, dec: bool, enc=None, memo=None
                 args[slot] = show_text_or_bytes(v) if t is bytes else show_value(v)
         else:
             args[slot] = value_text(name, v, enc)
+    if _format_row is not None:
+        got = _format_row(split[0], split[1], args)
+        if got is not NotImplemented:
+            return got
     return fmt % tuple(args)
 
 
