@@ -110,6 +110,46 @@ def test_stream_bytes_are_kept_up_to_the_limit(monkeypatch):
     assert items[0].data == b"\xff" * 10 and items[0].raw_json(None, bytes.hex) == {"rawBytes": "/////////////w=="}
 
 
+class _InStep(LengthSplitter):
+    """A toy protocol on the hooks: in step any length is a frame (``plausible`` only asked while
+    resynchronising, as Kafka's), and resynchronisation skips to the next b'F' frame that is all there."""
+
+    check_every_frame = False
+
+    def find(self, buf, p, final):
+        while len(buf) - p >= 5:
+            size = frame_size(buf, p, self.minimum, self.maximum) if buf[p + 4] == 0x46 else False
+            if size:
+                return p, True
+            if size is None and not final:
+                return p, False  # a candidate still arriving: wait for it
+            p += 1
+        return None if final else (p, False)
+
+
+def test_hooks_change_what_is_checked_not_the_loop():
+    stream = fr(b"Xany") + struct.pack(">i", 5000) + b"junk" + fr(b"Fok") + fr(b"Fpart")[:7]
+    want = [("frame", 0, fr(b"Xany")), ("unparsed", 8, 8, struct.pack(">i", 5000) + b"junk", ["garbage"]),
+            ("frame", 16, fr(b"Fok")), ("partial", 23, fr(b"Fpart")[:7])]
+    for chunks in ([stream], [stream[i:i + 1] for i in range(len(stream))]):
+        sp = _InStep(None, _describe, minimum=1, maximum=1000)
+        out = []
+        for c in chunks:
+            sp.feed(c)
+            out += list(sp.frames())
+        out += list(sp.frames(final=True))
+        assert _view(out) == want
+
+
+def test_every_stream_protocol_splits_with_the_one_loop():
+    from wireinspect.formats.kafka.protocol.stream import _Splitter
+    from wireinspect.formats.rocketmq.stream import FrameSplitter
+
+    for cls in (_Splitter, FrameSplitter):
+        assert issubclass(cls, LengthSplitter) and cls.frames is LengthSplitter.frames
+        assert cls._run is LengthSplitter._run
+
+
 def test_keep_is_bounded():
     k = framing.keep(bytearray(b"ab"), b"cd")
     assert k == b"abcd"

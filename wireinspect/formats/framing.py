@@ -10,14 +10,15 @@ the bytes and wait for the next feed); a length outside ``minimum..maximum`` is 
 (``False``: the protocol's maximum, e.g. Netty's 16 MiB for RocketMQ, 256 MiB for Kafka, is checked
 before anything is allocated or waited for); else the frame's whole size.
 
-:class:`LengthSplitter` splits one direction with it. ``feed(bytes)`` appends; ``frames(final)``
-yields, in stream order:
+:class:`LengthSplitter` splits one direction with it: the one splitting and resynchronisation
+loop of every stream protocol (Kafka's protocol, RocketMQ remoting, Jafka). ``feed(bytes)``
+appends; ``frames(final)`` yields, in stream order:
 
 * ``("frame", position, bytes)``: a complete frame, its length field included;
-* :class:`~wireinspect.formats.common.Unparsed` units for bytes that cannot start a frame (the
-  protocol's ``plausible(buf, p)`` says False, or the length is impossible), one per stretch, up to
-  the next position where a frame plausibly starts (*resynchronisation*: the splitter tries the next
-  byte until one is plausible); the unit keeps the bytes (up to
+* units (by default :class:`~wireinspect.formats.common.Unparsed`) for bytes that cannot start a
+  frame (the protocol's ``plausible(buf, p)`` says False, or the length is impossible), one per
+  stretch, up to the next position where a frame plausibly starts (*resynchronisation*: by default
+  the splitter tries the next byte until one is plausible); the unit keeps the bytes (up to
   :data:`~wireinspect.formats.common.STREAM_KEEP_MAX`) since a stream's positions are not positions
   in the input file;
 * with ``final`` (end of the stream, or a TCP gap: bytes are never glued across one), what is left:
@@ -26,9 +27,17 @@ yields, in stream order:
 
 An incomplete frame is never cut early: without ``final`` the splitter stops at it and keeps its
 bytes for the next feed (any chunking of the stream gives the same frames). ``reset(base)`` forgets
-the buffer after a gap. Positions count from ``base``. Kafka's protocol stream
-(:mod:`wireinspect.formats.kafka.protocol.stream`) uses :func:`frame_size` and :func:`keep` with a
-resynchronisation of its own (it prefers a response whose CorrelationId a request waits for).
+the buffer after a gap. Positions count from ``base``.
+
+What differs between protocols is in hooks, not in a loop of their own: whether ``plausible`` is
+asked of every frame or only while resynchronising (``check_every_frame``); how the next frame start
+is found (``find``: Kafka's prefers a response whose CorrelationId a request waits for, and a frame
+that is all there over an earlier one still arriving); the unit of a skipped stretch (``stretch``)
+and the problems at the end of the stream (``hunt_end``, ``last_frame``, ``short_tail``). A decoder
+may open a resynchronisation itself (``start_hunt``: Kafka after a TCP gap or at a mid-connection
+start) and move the stream on over a gap without closing it (``restart``).
+(:mod:`wireinspect.formats.kafka.protocol.stream` keeps its own TCP gap policy, above the splitter:
+the frame a gap cuts is decoded with the gap's problems and the rest of it skipped.)
 
 :class:`StreamDecoder` drives one splitter per direction from a capture's events (data, TCP gaps,
 TCP problems, end) and turns complete and partial frames into units with the protocol's ``parse``;
@@ -98,81 +107,224 @@ def keep(kept, data):
 
 
 class LengthSplitter:
-    """Split one direction of a stream of ``int32 length | length bytes`` frames (see the module
-    docstring). ``plausible(buf, p)``: can a frame start at ``buf[p]`` (True, False, or ``None``
-    when it needs more bytes to tell); ``describe(buf, p, base)``: the :class:`Problem` of a position
-    that cannot start a frame; ``minimum``/``maximum``: the lengths a frame may have."""
+    """Split one direction of a stream of ``int32 length | length bytes`` frames and resynchronise
+    past damage: the one splitting loop of every stream protocol (see the module docstring).
 
-    def __init__(self, plausible, describe, base: int = 0, *, minimum: int = 0, maximum: int = INT32_MAX):
-        self.plausible, self.describe = plausible, describe
+    ``plausible(buf, p)``: can a frame start at ``buf[p]`` (True, False, or ``None`` when it needs
+    more bytes to tell); ``describe(buf, p, base)``: the :class:`Problem` of a position that cannot
+    start a frame; ``minimum``/``maximum``: the lengths a frame may have (read at every frame, so a
+    subclass may make ``minimum`` a property of the protocol's state).
+
+    A protocol changes what is its own by overriding the hooks below (Kafka's protocol stream does;
+    RocketMQ remoting and Jafka take the defaults):
+
+    * ``check_every_frame``: True (default): a frame is cut only where ``plausible`` holds; False:
+      in step, any length inside the limits is a frame and ``plausible`` is only asked while
+      resynchronising (through ``find``);
+    * ``find(buf, p, final)``: resynchronisation, the search of the next frame start from ``buf[p]``
+      (see :meth:`find`);
+    * ``stretch(start, end, problems, preview, data)``: the unit of the bytes ``[start, end)``
+      skipped by one resynchronisation;
+    * ``hunt_end(position, n)``: problems added when the stream ends with ``n`` bytes in which no
+      frame starts; ``last_frame(buf, p)``: at the end of the stream, a problem when the incomplete
+      frame at ``buf[p]`` cannot be one (the splitter then resynchronises inside it);
+      ``short_tail(position, n)``: the problem of fewer than 4 bytes at the end.
+
+    State: ``buf`` holds the bytes not yet cut, from stream position ``base``; ``hunt`` the open
+    resynchronisation (:class:`Hunt`) or None. ``start_hunt``/``restart`` let a decoder open a
+    resynchronisation or move the stream on (a TCP gap) itself."""
+
+    check_every_frame = True
+
+    def __init__(self, plausible=None, describe=None, base: int = 0, *, minimum: int = 0, maximum: int = INT32_MAX):
+        if plausible is not None:  # (else the subclass's methods)
+            self.plausible = plausible
+        if describe is not None:
+            self.describe = describe
         self.minimum, self.maximum = minimum, maximum
         self.buf = bytearray()
         self.base = base
-        self.gap = None  # an unframeable stretch still open: [start, problem, preview, kept bytes or None]
+        self.hunt = None
+        self.fed = False  # bytes fed since the last cut
 
     def feed(self, data) -> None:
         self.buf += data
+        self.fed = True
 
     def reset(self, base: int) -> None:
-        """Forget buffered bytes; the next byte fed is at ``base`` (after a capture gap)."""
+        """Forget buffered bytes and any open resynchronisation; the next byte fed is at ``base``
+        (after a capture gap)."""
         self.buf.clear()
         self.base = base
-        self.gap = None
+        self.hunt = None
+
+    def restart(self, base: int) -> None:
+        """Forget buffered bytes (kept as the open resynchronisation's, if any), which goes on; the
+        next byte fed is at ``base``."""
+        if self.hunt is not None:
+            self.hunt.keep(self.buf)
+        self.buf.clear()
+        self.base = base
 
     @property
     def end(self) -> int:
         return self.base + len(self.buf)
 
+    @property
+    def hunting(self) -> bool:
+        return self.hunt is not None
+
+    def start_hunt(self, at: int, problems: list, preview: bytes = b"") -> None:
+        """Resynchronise from stream position ``at`` because of ``problems`` (added to the open
+        resynchronisation's when there is one)."""
+        if self.hunt is None:
+            self.hunt = Hunt(at, list(problems), preview)
+        else:
+            self.hunt.problems.extend(problems)
+
+    # -- the hooks ---------------------------------------------------------------------------------
     def _ok(self, buf, p: int):
         if frame_size(buf, p, self.minimum, self.maximum) is False:
             return False
         return self.plausible(buf, p)
 
-    def _close_gap(self, end: int) -> Unparsed:
-        start, problem, preview, data = self.gap
-        self.gap = None
-        return Unparsed(start, end - start, [problem], preview, data=None if data is None else bytes(data),
+    def find(self, buf, p: int, final: bool):
+        """The next frame start from ``buf[p]`` while resynchronising: ``(j, True)``: a frame
+        plausibly starts at ``buf[j]``; ``(j, False)``: none starts before ``buf[j]``, more bytes
+        are needed to tell (never with ``final``); ``None``: none starts in the rest (``final``).
+        Default: the first position where the length is possible and ``plausible`` holds (with
+        ``final``, or where it cannot tell)."""
+        n = len(buf)
+        while n - p >= 4:
+            ok = self._ok(buf, p)
+            if ok is None and not final or ok is not False:
+                return p, ok is not None or final
+            p += 1
+        return None if final else (p, False)
+
+    def stretch(self, start: int, end: int, problems: list, preview: bytes, data):
+        """The unit of the bytes ``[start, end)`` skipped by one resynchronisation (``data``: the
+        bytes kept, None when over :data:`STREAM_KEEP_MAX`), or None for no unit."""
+        return Unparsed(start, end - start, problems, preview, data=None if data is None else bytes(data),
                         dropped=data is None, what="frame")
 
+    def hunt_end(self, position: int, n: int) -> list:
+        return []
+
+    def last_frame(self, buf, p: int):
+        return None
+
+    def short_tail(self, position: int, n: int) -> Problem:
+        return Problem("truncated", position, f"{n} bytes at the end are too few for a frame length",
+                       expected=4, actual=n)
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def _close(self, at: int):
+        h, self.hunt = self.hunt, None
+        return self.stretch(h.start, at, h.problems, h.preview, h.kept)
+
+    def _run(self, p: int):
+        """Cut what can be cut from ``buf[p]`` without the end of the stream; yields items, returns
+        (StopIteration.value) where it stopped."""
+        buf = self.buf
+        base = self.base
+        while True:
+            if self.hunt is not None:
+                j, ready = self.find(buf, p, False)
+                self.hunt.keep(buf[p:j])
+                p = j
+                if not ready:
+                    return p
+                u = self._close(base + p)
+                if u is not None:
+                    yield u
+            if len(buf) - p < 4:
+                return p
+            size = frame_size(buf, p, self.minimum, self.maximum)
+            ok = size is not False and (not self.check_every_frame or self.plausible(buf, p))
+            if ok is False:
+                self.start_hunt(base + p, [self.describe(buf, p, base)], bytes(buf[p:p + 64]))
+                self.hunt.keep(buf[p:p + 1])
+                p += 1
+                continue
+            if ok is None or size is None:
+                return p  # incomplete (or plausible cannot tell yet): left for the next feed
+            yield "frame", base + p, bytes(buf[p:p + size])
+            p += size
+
     def frames(self, final: bool = False):
+        """Yield what the buffered bytes hold, in stream order (see the module docstring);
+        ``final``: the stream ends here (or at a TCP gap)."""
         buf = self.buf
         p = 0
-        g = 0  # where the open gap's bytes start in buf
-        while len(buf) - p >= 4:
-            ok = self._ok(buf, p)
-            if ok is None and not final:
+        checked = False  # the last frame was found implausible once: the rest is cut without asking again
+        # At the end, bytes already cut as far as they go are not run through the loop again: the
+        # end of the stream is decided on what the last feed left (a protocol's state may have moved).
+        run = not final or self.fed
+        while True:
+            if run:
+                p = yield from self._run(p)
+            run = True
+            if not final:
                 break
-            if ok is False:
-                if self.gap is None:
-                    self.gap = [self.base + p, self.describe(buf, p, self.base), bytes(buf[p:p + 64]), bytearray()]
-                    g = p
-                p += 1
-                while len(buf) - p >= 4 and self._ok(buf, p) is False:
-                    p += 1
-                continue
-            if self.gap is not None:
-                self.gap[3] = keep(self.gap[3], buf[g:p])
-                yield self._close_gap(self.base + p)
-            size = frame_size(buf, p, self.minimum, self.maximum)
-            if not size:
-                break  # incomplete: left for the next feed (or the partial frame below)
-            yield "frame", self.base + p, bytes(buf[p:p + size])
-            p += size
-        if final and p < len(buf):
+            base = self.base
             n = len(buf) - p
-            if self.gap is None and n >= 4:
-                yield "partial", self.base + p, bytes(buf[p:])
-            elif self.gap is None:  # not even a length field
-                yield Unparsed(self.base + p, n, [Problem("truncated", self.base + p, f"{n} bytes at the end are too "
-                                                          "few for a frame length", expected=4, actual=n)],
-                               bytes(buf[p:]), data=bytes(buf[p:]), what="frame")
+            if self.hunt is not None:
+                checked = False
+                if n:
+                    found = self.find(buf, p, True)
+                    if found is not None:
+                        self.hunt.keep(buf[p:found[0]])
+                        p = found[0]
+                        u = self._close(base + p)
+                        if u is not None:
+                            yield u
+                        continue
+                    self.hunt.problems.extend(self.hunt_end(base + p, n))
+                self.hunt.keep(buf[p:])
+                p = len(buf)
+                u = self._close(base + p)
+                if u is not None:
+                    yield u
+                break
+            if n >= 4:
+                size = frame_size(buf, p, self.minimum, self.maximum)
+                if size:  # complete, where plausible could not tell: the stream ends, so it is cut
+                    yield "frame", base + p, bytes(buf[p:p + size])
+                    p += size
+                    continue
+                problem = None if checked else self.last_frame(buf, p)
+                if problem is not None:
+                    checked = True
+                    self.start_hunt(base + p, [problem])
+                    self.hunt.keep(buf[p:p + 1])
+                    p += 1
+                    continue
+                yield "partial", base + p, bytes(buf[p:])
+            elif n:
+                yield Unparsed(base + p, n, [self.short_tail(base + p, n)], bytes(buf[p:]), data=bytes(buf[p:]),
+                               what="frame")
             p = len(buf)
-        if self.gap is not None:
-            self.gap[3] = keep(self.gap[3], buf[g:p])
-            if final:
-                yield self._close_gap(self.base + p)
+            break
         del buf[:p]
         self.base += p
+        self.fed = False
+
+
+class Hunt:
+    """An open resynchronisation of a :class:`LengthSplitter`: from stream position ``start``,
+    because of ``problems``; ``preview``: up to 64 bytes from there; ``kept``: the bytes skipped so
+    far (a bytearray, None past :data:`STREAM_KEEP_MAX`: :func:`keep`)."""
+
+    __slots__ = ("start", "problems", "preview", "kept")
+
+    def __init__(self, start: int, problems: list, preview: bytes = b""):
+        self.start, self.problems, self.preview = start, problems, preview
+        self.kept = bytearray()
+
+    def keep(self, data) -> None:
+        if data:
+            self.kept = keep(self.kept, data)
 
 
 class StreamDecoder:

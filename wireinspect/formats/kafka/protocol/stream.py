@@ -1,18 +1,22 @@
 """Kafka conversations: splitting each direction into frames, matching responses to requests.
 
-The splitter follows h2's ``frame_buffer`` through the shared
-:func:`~wireinspect.formats.framing.frame_size`: without a whole Size it keeps the bytes for the next
-feed; with a Size it checks it against the limits, waits for the whole frame, then cuts it. It is
+Each direction is split by the shared :class:`~wireinspect.formats.framing.LengthSplitter` (the one
+splitting and resynchronisation loop of every stream protocol) with Kafka's hooks (:class:`_Splitter`):
+without a whole Size it keeps the bytes for the next feed; with a Size it checks it against the limits
+(the minimum follows the direction and SASL state), waits for the whole frame, then cuts it. It is
 incremental (any chunking of the stream gives the same frames). Responses are decoded with the API
 key and version of the request with the same CorrelationId on the same connection (oldest first).
 
 Resynchronisation: after a bad Size, a TCP gap that does not end inside a known frame, or at the
 start of a capture that begins mid-connection, the splitter hunts for the next position where a
-frame plausibly starts: for requests a sane Size, a known API key and version and a ClientId length
-that fits; for responses a sane Size and a CorrelationId that a request is waiting for, or else two
-consecutive sane frames. The bytes skipped become an ``unparsed`` unit
-(:class:`~wireinspect.formats.common.Unparsed`, its bytes kept up to ``STREAM_KEEP_MAX``) with the
-problem that caused the hunt; TCP findings on no frame become a :class:`~wireinspect.formats.common.Note`.
+frame plausibly starts (Kafka's ``find`` hook, :meth:`KafkaDecoder._hunt`): for requests a sane
+Size, a known API key and version and a ClientId length that fits; for responses a sane Size and a
+CorrelationId that a request is waiting for, or else two consecutive sane frames. The bytes skipped
+become an ``unparsed`` unit (:class:`~wireinspect.formats.common.Unparsed`, its bytes kept up to
+``STREAM_KEEP_MAX``) with the problem that caused the hunt; TCP findings on no frame become a
+:class:`~wireinspect.formats.common.Note`. A TCP gap inside a frame is Kafka's own policy
+(:meth:`KafkaDecoder._gap`): the frame is decoded with the gap's problems and the bytes after the gap
+up to that frame's end are skipped.
 
 :data:`KAFKA` is the stream protocol object (interface in :mod:`wireinspect.streams`). The frame
 decoder (:mod:`.frames`, :mod:`.walker`) is imported when a conversation is decoded or sniffed, not
@@ -26,7 +30,7 @@ import struct
 from collections import deque
 
 from wireinspect.formats.common import Note, Unparsed
-from wireinspect.formats.framing import frame_size, keep, mid_stream_start
+from wireinspect.formats.framing import LengthSplitter, keep, mid_stream_start
 from wireinspect.formats.kafka.protocol.dumpformat import DUMP
 from wireinspect.model import Problem
 from wireinspect.streams import Spans, latency_ms, split_notes
@@ -43,44 +47,76 @@ _ANY_START = re.compile(rb"(?=[\x00-\x0f])")
 _REQUEST_START = re.compile(rb"(?=[\x00-\x0f][\x00-\xff]{3}\x00[\x00-\x7f]\x00)")
 
 
-class _Dir:
-    """Splitter state of one direction: ``buf[i:]`` holds the bytes from stream position ``start``."""
+class _Splitter(LengthSplitter):
+    """One direction of a conversation: the shared :class:`~wireinspect.formats.framing.LengthSplitter`
+    with Kafka's hooks (a frame in step is any sane Size; resynchronisation by :meth:`find`, which
+    prefers a response that a pending request waits for), the capture facts of its bytes
+    (``spans``), and the rest of a frame cut by a TCP gap (``skip_to``, ``cut_from``, ``cut``)."""
 
-    __slots__ = ("name", "buf", "i", "start", "hunting", "hunt_from", "hunt_problems", "skip_to", "cut_problems",
-                 "spans", "hunt_mid", "kept", "cut_from", "cut")
+    check_every_frame = False
 
-    def __init__(self, name):
-        self.name = name
-        self.buf = bytearray()
-        self.i = 0
-        self.start = 0
-        self.hunting = False
-        self.hunt_from = 0
-        self.hunt_problems = []
+    def __init__(self, name, dec):
+        super().__init__(None, None, maximum=MAX_FRAME)
+        self.name, self.dec = name, dec
         self.skip_to = None
-        self.cut_problems = []
         self.spans = Spans()  # captures: packet time and file position of the stream's bytes
-        self.hunt_mid = False  # the hunt is for the first frame of a stream captured mid-connection
-        self.kept = bytearray()  # the bytes skipped by the current hunt (None past STREAM_KEEP_MAX): its data
+        self.mid = False  # the hunt is for the first frame of a stream captured mid-connection
         self.cut_from = None  # stream position of the bytes after a gap that are the rest of a cut frame
         self.cut = bytearray()  # those bytes
 
-    def keep(self, data) -> None:
-        """Keep ``data`` as bytes of the current hunt's unparsed stretch (:func:`~wireinspect.formats.framing.keep`)."""
-        self.kept = keep(self.kept, data)
-
     @property
-    def avail(self):
-        return len(self.buf) - self.i
+    def minimum(self) -> int:
+        if self.dec.raw_sasl:
+            return 0
+        return MIN_RESPONSE if self.dec._dname(self) == "response" else MIN_REQUEST
 
-    def consume(self, n):
-        if self.hunting and n > 0:
-            self.keep(self.buf[self.i:self.i + n])
-        self.i += n
-        self.start += n
-        if self.i > (1 << 20) and self.i * 2 > len(self.buf):
-            del self.buf[:self.i]
-            self.i = 0
+    @minimum.setter
+    def minimum(self, value) -> None:
+        pass  # computed from the conversation's state (SASL tokens, direction)
+
+    def describe(self, buf, p: int, base: int) -> Problem:
+        size, lo = _I32(buf, p)[0], self.minimum
+        return Problem("bad_frame_length", base + p, f"frame Size {size} (0x{size & 0xFFFFFFFF:08x}) is "
+                       f"{'too small' if size < lo else f'larger than {MAX_FRAME}'}; resynchronising", actual=size)
+
+    def find(self, buf, p: int, final: bool):
+        """Kafka's resynchronisation: the first plausible frame start from ``buf[p]``, preferring
+        one whose whole frame is buffered (see :meth:`KafkaDecoder._hunt`). Without a candidate
+        and without ``final``, all but the last 16 bytes are skipped (a start may lie in them)."""
+        found = self.dec._hunt(self, buf, p, final)
+        if found is None and not final:
+            return max(p, len(buf) - 16), False
+        return found
+
+    def stretch(self, start: int, end: int, problems: list, preview: bytes, data):
+        n = end - start
+        data = None if data is None else bytes(data)
+        mid, self.mid = self.mid, False
+        if not n and not problems:
+            return None
+        if mid and not problems:
+            # The capture began inside a frame: its tail is expected, not damage.
+            return Unparsed(start, n, [], notes=[mid_stream_start(start, n)], data=data, dropped=data is None,
+                            what="frame", **self.dec._where(self))
+        if n > 0:
+            problems.append(Problem("unparsed_bytes", start, f"{n} bytes skipped before a plausible frame at "
+                                    f"position {end}", actual=n))
+        return Unparsed(start, n, problems, data=data, dropped=data is None, what="frame", **self.dec._where(self))
+
+    def hunt_end(self, position: int, n: int) -> list:
+        return [Problem("unparsed_bytes", position, f"{n} bytes at the end of the stream hold no frame", actual=n)]
+
+    def last_frame(self, buf, p: int):
+        if len(buf) - p < 12 or self.dec._plausible_start(self, buf, p):
+            return None
+        # A truncated last frame whose start is implausible (a stream that begins mid-frame):
+        # look inside it for real frames instead of reporting one huge truncated frame.
+        return Problem("bad_frame_length", self.base + p, f"frame Size {_I32(buf, p)[0]} runs past the end of the "
+                       "stream and no frame starts here; resynchronising")
+
+    def short_tail(self, position: int, n: int) -> Problem:
+        return Problem("frame_truncated", position, f"the stream ends with {n} bytes, too few for a frame Size",
+                       expected=4, actual=n)
 
 
 class KafkaDecoder:
@@ -110,8 +146,8 @@ class KafkaDecoder:
         self.ts = ev.timestamp
         d = self.dirs.get(ev.direction)
         if d is None:
-            d = self.dirs[ev.direction] = _Dir(ev.direction)
-            d.start = ev.position
+            d = self.dirs[ev.direction] = _Splitter(ev.direction, self)
+            d.base = ev.position
         kind = ev.kind
         if kind == "data":
             self._data(d, ev.position, ev.data, out, ev.timestamp, getattr(ev, "file_position", None))
@@ -119,9 +155,9 @@ class KafkaDecoder:
             self._gap(d, ev, out)
         elif kind == "problem":
             probs, notes = split_notes(ev.problems)
-            if any(p.code == "tcp_no_handshake" for p in notes) and not d.avail and not d.hunting:
-                self._start_hunt(d, ev.position, [])
-                d.hunt_mid = True
+            if any(p.code == "tcp_no_handshake" for p in notes) and not d.buf and not d.hunting:
+                d.start_hunt(ev.position, [])
+                d.mid = True
             out.append(Note(ev.position, 0, probs, notes=notes, **self._where(d)))
         elif kind == "end":
             self._end(d, out)
@@ -138,7 +174,7 @@ class KafkaDecoder:
         """Requests still waiting for their response."""
         return sum(len(q) for q in self.pending.values())
 
-    # -- splitting -------------------------------------------------------------------------------
+    # -- splitting (the shared LengthSplitter, with Kafka's hooks) -----------------------------
     def _dname(self, d):
         return self.resolved.get(d.name, d.name if d.name != "unknown" else None)
 
@@ -146,13 +182,25 @@ class KafkaDecoder:
         """The stream fields of a unit of direction ``d`` (:class:`~wireinspect.formats.common.Unparsed`, Note)."""
         return {"protocol": "kafka", "conversation": self.conv, "direction": self._dname(d)}
 
-    def _data(self, d: _Dir, pos: int, data: bytes, out: list, ts=None, fpos=None) -> None:
+    def _cut(self, d: _Splitter, out: list, final: bool = False) -> None:
+        """The frames and unparsed stretches ``d`` cuts from its bytes, decoded, onto ``out``."""
+        for it in d.frames(final):
+            if isinstance(it, tuple):
+                out.append(self._decode(d, it[2], it[1], []))
+            else:
+                if it.protocol is None:  # a short tail: the stream fields are set here
+                    for k, v in self._where(d).items():
+                        if v is not None:
+                            setattr(it, k, v)
+                out.append(it)
+
+    def _data(self, d: _Splitter, pos: int, data: bytes, out: list, ts=None, fpos=None) -> None:
         d.spans.add(pos, len(data), ts, fpos)
         if d.skip_to is not None:
             if pos + len(data) <= d.skip_to:
                 self._keep_cut(d, pos, data)
-                d.start = pos + len(data)
-                d.spans.prune(d.start)
+                d.base = pos + len(data)
+                d.spans.prune(d.base)
                 return
             if pos < d.skip_to:
                 self._keep_cut(d, pos, data[:d.skip_to - pos])
@@ -160,23 +208,20 @@ class KafkaDecoder:
                 pos = d.skip_to
             d.skip_to = None
             self._flush_cut(d, out)
-        if not d.avail:
-            d.buf = bytearray(data)
-            d.i = 0
-            d.start = pos
-        else:
-            d.buf += data
-        self._drain(d, out)
-        d.spans.prune(d.start)  # bytes no frame can start in any more
+        if not d.buf:
+            d.base = pos
+        d.feed(data)
+        self._cut(d, out)
+        d.spans.prune(d.base)  # bytes no frame can start in any more
 
-    def _keep_cut(self, d: _Dir, pos: int, data) -> None:
+    def _keep_cut(self, d: _Splitter, pos: int, data) -> None:
         """Bytes after a gap that belong to the frame the gap cut (up to its Size): kept for a note."""
         if d.cut_from is None:
             d.cut_from = pos
             d.cut = bytearray()
         d.cut = keep(d.cut, data)
 
-    def _flush_cut(self, d: _Dir, out: list) -> None:
+    def _flush_cut(self, d: _Splitter, out: list) -> None:
         """The rest of a frame cut by a gap, as an ``unparsed`` note (its problem is on the frame)."""
         if d.cut_from is None:
             return
@@ -186,89 +231,23 @@ class KafkaDecoder:
                             **self._where(d)))
         d.cut_from, d.cut = None, bytearray()
 
-    def _start_hunt(self, d: _Dir, at: int, problems: list) -> None:
-        if not d.hunting:
-            d.hunting = True
-            d.hunt_from = at
-            d.hunt_problems = list(problems)
-            d.kept = bytearray()
-        else:
-            d.hunt_problems.extend(problems)
-
-    def _stop_hunt(self, d: _Dir, at: int, out: list) -> None:
-        d.hunting = False
-        n = at - d.hunt_from
-        mid, d.hunt_mid = d.hunt_mid, False
-        if n > 0 or d.hunt_problems:
-            probs = d.hunt_problems or []
-            data = None if d.kept is None else bytes(d.kept)
-            if mid and not probs:
-                # The capture began inside a frame: its tail is expected, not damage.
-                out.append(Unparsed(d.hunt_from, n, [], notes=[mid_stream_start(d.hunt_from, n)], data=data,
-                                    dropped=data is None, what="frame", **self._where(d)))
-                d.hunt_problems = []
-                d.kept = bytearray()
-                return
-            if n > 0:
-                probs.append(Problem("unparsed_bytes", d.hunt_from, f"{n} bytes skipped before a plausible frame at "
-                                     f"position {at}", actual=n))
-            out.append(Unparsed(d.hunt_from, n, probs, data=data, dropped=data is None, what="frame", **self._where(d)))
-        d.hunt_problems = []
-        d.kept = bytearray()
-
-    def _drain(self, d: _Dir, out: list) -> None:
-        while True:
-            if d.hunting:
-                found = self._hunt(d)
-                if found is None:
-                    keep = 16
-                    if d.avail > keep:
-                        d.consume(d.avail - keep)
-                    return
-                j, fits = found
-                d.consume(j - d.start)
-                if not fits:
-                    return
-                self._stop_hunt(d, j, out)
-            if d.avail < 4:
-                return
-            buf, i = d.buf, d.i
-            direction = self._dname(d) or "unknown"
-            lo = 0 if self.raw_sasl else MIN_RESPONSE if direction == "response" else MIN_REQUEST
-            total = frame_size(buf, i, lo, MAX_FRAME)
-            if total is False:
-                size = _I32(buf, i)[0]
-                prob = Problem("bad_frame_length", d.start, f"frame Size {size} (0x{size & 0xFFFFFFFF:08x}) is "
-                               f"{'too small' if size < lo else f'larger than {MAX_FRAME}'}; resynchronising",
-                               actual=size)
-                self._start_hunt(d, d.start, [prob])
-                d.consume(1)
-                continue
-            if total is None:
-                return  # incomplete: wait for the rest
-            frame = buf[i:i + total]
-            pos = d.start
-            d.consume(total)
-            out.append(self._decode(d, frame, pos, []))
-
-    def _hunt(self, d: _Dir, final: bool = False):
-        """``(position, fits)`` of the first plausible frame start in the buffer, preferring one
-        whose whole frame is buffered; ``None`` when there is none. Without ``final``, a plausible
-        start whose frame is not yet all buffered is returned with ``fits=False`` (wait for more)."""
+    def _hunt(self, d: _Splitter, buf, i: int, final: bool = False):
+        """``(index, fits)`` of the first plausible frame start in ``buf[i:]``, preferring one whose
+        whole frame is buffered; ``None`` when there is none. Without ``final``, a plausible start
+        whose frame is not yet all buffered is returned with ``fits=False`` (wait for more)."""
         from wireinspect.formats.kafka.protocol.frames import plausible_request
 
-        buf = d.buf
         stop = len(buf) - 12
         direction = self._dname(d)
         first_open = None
         pattern = _REQUEST_START if direction == "request" else _ANY_START
-        for m in pattern.finditer(buf, d.i, max(stop, d.i)):
+        for m in pattern.finditer(buf, i, max(stop, i)):
             j = m.start()
             ok = (direction != "response" and plausible_request(buf, j, MAX_FRAME)) or \
                 (direction != "request" and self._plausible_response(buf, j, d))
             if ok is None:  # a first frame of a mid-connection stream: wait for what follows it
                 if final and j + 4 + _I32(buf, j)[0] <= len(buf):
-                    return d.start + (j - d.i), True
+                    return j, True
                 if first_open is None and not final:
                     first_open = j
                 continue
@@ -276,11 +255,11 @@ class KafkaDecoder:
                 if j + 4 + _I32(buf, j)[0] <= len(buf):
                     if first_open is not None and not final and len(buf) - first_open < HUNT_PATIENCE:
                         break  # the earlier candidate may be a real frame still arriving: wait
-                    return d.start + (j - d.i), True
+                    return j, True
                 if first_open is None:
                     first_open = j
         if first_open is not None and not final:
-            return d.start + (first_open - d.i), False
+            return first_open, False
         return None
 
     def _plausible_response(self, buf, j, d):
@@ -297,12 +276,14 @@ class KafkaDecoder:
             s2 = _I32(buf, nxt)[0]
             # two sane frames in a row; at the start of a stream captured mid-connection the first
             # responses answer requests sent before the capture, so pending requests do not count
-            return MIN_RESPONSE <= s2 <= MAX_FRAME and (not self.pending or d.hunt_mid)
-        if d.hunt_mid and size <= HUNT_PATIENCE:
+            return MIN_RESPONSE <= s2 <= MAX_FRAME and (not self.pending or d.mid)
+        if d.mid and size <= HUNT_PATIENCE:
             return None
         return False
 
-    def _gap(self, d: _Dir, ev, out: list) -> None:
+    def _gap(self, d: _Splitter, ev, out: list) -> None:
+        """A TCP gap: the frame it cuts is decoded with its problems and the bytes up to that
+        frame's end are skipped; otherwise the splitter resynchronises after the gap."""
         probs = list(ev.problems)
         gap_end = ev.position + ev.length
         self._flush_cut(d, out)
@@ -310,92 +291,49 @@ class KafkaDecoder:
             if gap_end <= d.skip_to:
                 return  # inside a frame already reported as cut: nothing more is lost
             d.skip_to = None
-            self._start_hunt(d, gap_end, probs)
-            d.buf, d.i, d.start = bytearray(), 0, gap_end
+            d.start_hunt(gap_end, probs)
+            d.restart(gap_end)
             return
         if d.hunting:
-            d.hunt_problems.extend(probs)
-            d.hunt_mid = False
-            if d.avail:
-                d.keep(d.buf[d.i:])
-            d.buf, d.i, d.start = bytearray(), 0, gap_end
+            d.hunt.problems.extend(probs)
+            d.mid = False
+            d.restart(gap_end)
             return
-        if d.avail >= 4:
-            size = _I32(d.buf, d.i)[0]
-            frame = bytes(d.buf[d.i:])
-            pos = d.start
-            out.append(self._decode(d, frame, pos, probs))
+        n = len(d.buf)
+        if n >= 4:
+            size = _I32(d.buf, 0)[0]
+            pos = d.base
+            out.append(self._decode(d, bytes(d.buf), pos, probs))
             frame_end = pos + 4 + size
-            d.buf, d.i = bytearray(), 0
             if gap_end < frame_end:
+                d.reset(frame_end)
                 d.skip_to = frame_end
-                d.start = frame_end
             else:
-                d.start = gap_end
-                self._start_hunt(d, gap_end, [])
+                d.reset(gap_end)
+                d.start_hunt(gap_end, [])
             return
-        if d.avail:
-            probs.append(Problem("frame_truncated", d.start, f"{d.avail} bytes of a frame Size before a gap",
-                                 expected=4, actual=d.avail))
-        out.append(Unparsed(d.start if d.avail else ev.position, d.avail + ev.length, probs,
-                            data=bytes(d.buf[d.i:]), what="frame", **self._where(d)))
-        d.buf, d.i, d.start = bytearray(), 0, gap_end
-        self._start_hunt(d, gap_end, [])
+        if n:
+            probs.append(Problem("frame_truncated", d.base, f"{n} bytes of a frame Size before a gap",
+                                 expected=4, actual=n))
+        out.append(Unparsed(d.base if n else ev.position, n + ev.length, probs,
+                            data=bytes(d.buf), what="frame", **self._where(d)))
+        d.reset(gap_end)
+        d.start_hunt(gap_end, [])
 
-    def _end(self, d: _Dir, out: list) -> None:
+    def _end(self, d: _Splitter, out: list) -> None:
         self._flush_cut(d, out)
-        if d.hunting and d.avail:
-            found = self._hunt(d, final=True)
-            if found is not None:
-                j = found[0]
-                d.consume(j - d.start)
-                self._stop_hunt(d, j, out)
-                self._drain(d, out)
-                self._end(d, out)
-                return
-        if d.hunting:
-            n = d.avail
-            if n:
-                d.hunt_problems.append(Problem("unparsed_bytes", d.start, f"{n} bytes at the end of the stream hold no "
-                                               "frame", actual=n))
-            end = d.start + n
-            d.consume(n)
-            self._stop_hunt(d, end, out)
-            d.buf, d.i = bytearray(), 0
-            return
-        if d.avail >= 12 and not self._plausible_start(d):
-            # A truncated last frame whose start is implausible (a stream that begins mid-frame):
-            # look inside it for real frames instead of reporting one huge truncated frame.
-            self._start_hunt(d, d.start, [Problem("bad_frame_length", d.start, f"frame Size "
-                                                  f"{_I32(d.buf, d.i)[0]} runs past the end of the stream and "
-                                                  "no frame starts here; resynchronising")])
-            d.consume(1)
-            self._drain(d, out)
-            if d.hunting:
-                self._end(d, out)
-                return
-        if d.avail:
-            if d.avail >= 4:
-                out.append(self._decode(d, bytes(d.buf[d.i:]), d.start, []))
-            else:
-                out.append(Unparsed(d.start, d.avail, [Problem(
-                    "frame_truncated", d.start, f"the stream ends with {d.avail} bytes, too few for a frame Size",
-                    expected=4, actual=d.avail)], bytes(d.buf[d.i:]), data=bytes(d.buf[d.i:]), what="frame",
-                    **self._where(d)))
-            d.consume(d.avail)
-        d.buf, d.i = bytearray(), 0
+        self._cut(d, out, final=True)
 
-    def _plausible_start(self, d: _Dir) -> bool:
+    def _plausible_start(self, d: _Splitter, buf, i: int) -> bool:
         from wireinspect.formats.kafka.protocol.frames import plausible_request
 
         direction = self._dname(d)
-        buf, i = d.buf, d.i
         if direction != "response" and plausible_request(buf, i, MAX_FRAME):
             return True
         return direction != "request" and len(buf) - i >= 8 and _I32(buf, i + 4)[0] in self.pending
 
     # -- decoding --------------------------------------------------------------------------------
-    def _decode(self, d: _Dir, frame, pos: int, extra: list):
+    def _decode(self, d: _Splitter, frame, pos: int, extra: list):
         # the packet that carried the frame's first byte (spans come in stream order)
         ts, fpos = d.spans.at(pos)
         if ts is None and fpos is None and not d.spans.q:
@@ -404,7 +342,7 @@ class KafkaDecoder:
         f.timestamp, f.file_position = ts, fpos
         return f
 
-    def _decode_frame(self, d: _Dir, frame, pos: int, extra: list, ts):
+    def _decode_frame(self, d: _Splitter, frame, pos: int, extra: list, ts):
         from wireinspect.formats.kafka.protocol.frames import decode_request, decode_response, plausible_request
 
         direction = self._dname(d)
