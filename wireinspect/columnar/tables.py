@@ -12,7 +12,8 @@ this module).
   0/1), a Redpanda batch, a Kafka 0.7/Jafka message or compressed message set, a RocketMQ commit-log
   record or a frame's messages, the batches inside a capture's Produce/Fetch frames;
 * :data:`RECORDS`: one row per record or message, joined to its batch by ``path`` and
-  ``unitPosition`` (and ``frame`` in a capture);
+  ``unitPosition`` (and ``frame`` in a capture), with its batch's :data:`PROVENANCE` fields
+  (``producerId``, ``partitionLeaderEpoch``, ``isTransactional``...) repeated;
 * :data:`PROBLEMS`: one row per problem ``verify --json`` reports;
 * :data:`FILES`: one row per input accounted for (read, skipped or unreadable);
 * :data:`FRAMES`: one row per unit of a capture (frames, notes).
@@ -62,8 +63,12 @@ LABELS = ("keySchema", "valueSchema")
 PLACE = (("topic", "string"), ("partition", "long"))  # from the file's place (catalog.topic_partition)
 
 BATCHES = (("path", "string"),) + UNIT_COLUMNS + (("frame", "long"), ("unitExtra", "string")) + PLACE
+# The batch fields that say where a record comes from, repeated on each of its rows (a question such as
+# "which producer wrote these offsets" needs no join; every other batch field: JOIN batches).
+PROVENANCE = ("magic", "baseOffset", "partitionLeaderEpoch", "producerId", "producerEpoch", "baseSequence",
+              "compression", "timestampType", "isTransactional", "isControl", "crcValid")
 RECORDS = ((("path", "string"), ("unitPosition", "long"), ("frame", "long")) + RECORD_COLUMNS + RECORD_READINGS
-           + (("recordExtra", "string"),) + PLACE)
+           + tuple(c for c in UNIT_COLUMNS if c[0] in PROVENANCE) + (("recordExtra", "string"),) + PLACE)
 PROBLEMS = (("path", "string"), ("index", "long"), ("position", "long"), ("code", "string"),
             ("message", "string"), ("expected", "string"), ("actual", "string"), ("frame", "long"),
             ("filePosition", "long")) + PLACE
