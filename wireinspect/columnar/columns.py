@@ -104,6 +104,7 @@ class RecordColumns:
         self.want_key, self.want_value = "key" in self.want, "value" in self.want
         self.want_headers = "headers" in self.want
         self.want_contents = frozenset(self.want & {"key", "value", "headers"})  # what record_columns builds
+        self.want_unit = bool(wanted & set(_UNIT_INDEX))  # any unit column (else no unit's fields are mapped)
         self.labels = bool(self.want & set(LABELS))  # Schema Registry labels: only the JSON path has them
         self._reset()
 
@@ -143,6 +144,9 @@ class RecordColumns:
         self._add_json(unit, frame)
 
     def _unit(self, d: dict, unit, frame=None) -> int:
+        if not self.want_unit:  # no unit column asked for: rows still point at a unit, an empty one
+            self.units.append(None)
+            return len(self.units) - 1
         cols, extra = F.unit_fields(d)
         cols["unitValid"] = bool(unit.valid)
         cols["unitProblems"] = len(unit.problems)
@@ -165,12 +169,12 @@ class RecordColumns:
                 c[name] += got
         if self.want_key:
             c["key"] += key
-            kb = sum(len(k) for k in key if k is not None)
+            kb = sum(map(len, filter(None, key)))
             self.counters.key_bytes += kb
             self.bytes += kb
         if self.want_value:
             c["value"] += value
-            vb = sum(len(v) for v in value if v is not None)
+            vb = sum(map(len, filter(None, value)))
             self.counters.value_bytes += vb
             self.bytes += vb
         if self.want_headers:
