@@ -495,17 +495,18 @@ class Summary:
 
 
 def scan(paths, out: str, tables=tuple(TABLES), *, processes: int = 1, overwrite: bool = False, forced=None,
-         selection=None, options=None, topics=(), partitions=(), bar=None, debug: bool = False) -> Summary:
+         selection=None, options=None, topics=(), partitions=(), bar=None, debug: bool = False,
+         part_bytes: int = PART_BYTES) -> Summary:
     """Write ``tables`` (names) of the inputs ``paths`` as Parquet datasets under directory ``out``
     (see the module docstring), in ``processes`` processes. ``bar``: a ``render.progress.Bar`` to
-    tell (its totals are set here). Raises :class:`ScanError` (the output refused or not writable),
+    tell (its totals are set here); ``part_bytes``: a new part file past this many bytes. Raises :class:`ScanError` (the output refused or not writable),
     :class:`WorkerFailed`, ``KeyboardInterrupt``; nothing is left behind then."""
     t0 = time.monotonic()
     check_output(out, paths, overwrite)
     works = list_inputs(paths, forced, topics, partitions)
     total_bytes = sum(w.size for w in works)
     shares = spread(works, processes)
-    cfg = Config(tuple(tables), "", selection, options)
+    cfg = Config(tuple(tables), "", selection, options, part_bytes)
     if bar is not None:
         bar.files, bar.size = len(works), total_bytes
         state = [0, 0]
