@@ -499,8 +499,9 @@ def scan(paths, out: str, tables=tuple(TABLES), *, processes: int = 1, overwrite
          part_bytes: int = PART_BYTES) -> Summary:
     """Write ``tables`` (names) of the inputs ``paths`` as Parquet datasets under directory ``out``
     (see the module docstring), in ``processes`` processes. ``bar``: a ``render.progress.Bar`` to
-    tell (its totals are set here); ``part_bytes``: a new part file past this many bytes. Raises :class:`ScanError` (the output refused or not writable),
-    :class:`WorkerFailed`, ``KeyboardInterrupt``; nothing is left behind then."""
+    tell (its totals are set here); ``part_bytes``: a new part file past this many bytes. Raises
+    :class:`ScanError` (the output refused or not writable), :class:`WorkerFailed`,
+    ``KeyboardInterrupt``; nothing is left behind then."""
     t0 = time.monotonic()
     check_output(out, paths, overwrite)
     works = list_inputs(paths, forced, topics, partitions)
