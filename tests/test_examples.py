@@ -63,6 +63,8 @@ NOT_OURS = [re.compile(p) for p in (
     r"^(nohup )?(nice -n \d+ )?\.venv/bin/python -m tests\.fuzz\.",
     r"^\.venv/bin/python -m pytest ",
     r"^tail tests/fuzz/",
+    r"^duckdb -c ",  # reading scan's Parquet with DuckDB's own CLI (tests/columnar/test_scan.py reads it)
+    r"^python3? -c \"import pyarrow",  # ... with pyarrow (likewise)
 )]
 
 # Examples that cannot run here, and why (the line as written, trailing comment left out).

@@ -522,6 +522,26 @@ def _selection(offset, offsets, times, position, producer_id, max_bytes, max_rec
         raise click.UsageError(e.format_message()) from None
 
 
+def read_selection_options(fn):
+    """``--offsets``, ``--time``, ``--topic``, ``--partition`` of the columnar commands (``sql``, ``scan``):
+    what is read, narrowed before decoding. The command gets ``selection`` (an ``ops.select.Selection``,
+    or None when none is given; a malformed range is a usage error), ``topics`` and ``partitions`` (tuples)."""
+    @click.option("--offsets", "offsets", metavar="A..B", help="Read only batches overlapping offsets A..B (N, A.. "
+                  "and ..B too; a Kafka segment is entered through its .index).")
+    @click.option("--time", "times", metavar="T1..T2", help="Read only batches with timestamps in T1..T2, or a "
+                  "capture's frames captured in T1..T2 (ms since the epoch or ISO-8601).")
+    @click.option("--topic", "topics", multiple=True, metavar="NAME",
+                  help="Read only the files of this topic, as their directory names it (repeatable).")
+    @click.option("--partition", "partitions", multiple=True, type=int, metavar="N",
+                  help="Read only the files of this partition, as their directory names it (repeatable).")
+    @functools.wraps(fn)
+    def wrapper(*args, offsets, times, topics, partitions, **kw):
+        selection = _selection(None, offsets, times, None, None, None, None)
+        return fn(*args, selection=selection if selection.active else None, topics=tuple(topics),
+                  partitions=tuple(partitions), **kw)
+    return wrapper
+
+
 def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
     """The content filters (``--key``...) need the records decoded and show some of them: with
     ``--headers-only`` (no records) or ``--raw`` (every record, for encode) they are a usage error."""
@@ -663,17 +683,10 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, per_record, byte
               help="Write the answer to FILE as Parquet (a temporary file renamed into place).")
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
               help="How byte values (keys, values...) appear in --json and --csv.")
-@click.option("--offsets", "offsets", metavar="A..B", help="Read only batches overlapping offsets A..B (N, A.. and "
-              "..B too; a Kafka segment is entered through its .index).")
-@click.option("--time", "times", metavar="T1..T2", help="Read only batches with timestamps in T1..T2, or a capture's "
-              "frames captured in T1..T2 (ms since the epoch or ISO-8601).")
-@click.option("--topic", "topics", multiple=True, metavar="NAME",
-              help="Read only the files of this topic, as their directory names it (repeatable).")
-@click.option("--partition", "partitions", multiple=True, type=int, metavar="N",
-              help="Read only the files of this partition, as their directory names it (repeatable).")
+@read_selection_options
 @common_options
 @records_as_option
-def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, offsets, times, topics, partitions):
+def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, selection, topics, partitions):
     """Answer SQL QUERY over the tables of PATH...: batches, records, problems, files, frames
     (docs/columnar.md), with DuckDB in this process. Only the tables and columns the query reads are
     decoded, as DuckDB reads them.
@@ -692,14 +705,83 @@ def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, offsets, times
 
     if sum((as_json, as_csv, out is not None)) > 1:
         raise click.UsageError("--json, --csv and -o are different outputs: give one")
-    selection = _selection(None, offsets, times, None, None, None, None)
     if not query.strip():
         raise click.UsageError("QUERY is empty")
     _use_schemas(app, paths, None, hexdump=False, summary=False, headers_only=False)
-    request = Request(tuple(paths), selection if selection.active else None, app.forced, app.opts, tuple(topics),
-                      tuple(partitions))
+    request = Request(tuple(paths), selection, app.forced, app.opts, topics, partitions)
     mode = "json" if as_json else "csv" if as_csv else "parquet" if out is not None else "table"
     answer(app, query, request, mode, bytes_encoder(bytes_mode), out)
+
+
+def _tables(ctx, param, value) -> tuple:
+    """``--tables a,b``: names of the columnar tables, in their declared order."""
+    from wireinspect.columnar.tables import TABLES
+
+    if value is None:
+        return tuple(TABLES)
+    wanted = {t.strip() for t in value.split(",") if t.strip()}
+    unknown = sorted(wanted - set(TABLES))
+    if unknown or not wanted:
+        raise click.BadParameter(f"{', '.join(unknown) or 'none'}: give table names, comma-separated, among "
+                                 f"{', '.join(TABLES)}")
+    return tuple(t for t in TABLES if t in wanted)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-o", "--output", "out", required=True, metavar="DIR",
+              help="The directory to write (one sub-directory per table); written beside it under a temporary "
+                   "name, then renamed.")
+@click.option("--tables", "tables", metavar="T,...", callback=_tables,
+              help="The tables to write, comma-separated: batches, records, problems, files, frames  [default: all]")
+@click.option("--processes", type=click.IntRange(1), default=None, metavar="N",
+              help="Worker processes the files are spread over (largest first)  [default: the number of cores]")
+@click.option("--overwrite", is_flag=True, help="Replace DIR if it holds a scan's output (once the new one is "
+              "complete).")
+@read_selection_options
+@common_options
+@records_as_option
+def scan(app: App, paths, out, tables, processes, overwrite, selection, topics, partitions):
+    """Write the columnar tables of PATH... (docs/columnar.md) as Parquet datasets under DIR:
+    DIR/records/part-*.parquet and so on, one file per process and ~128 MiB, topic and partition
+    as ordinary columns (no hive directories), so pyarrow, DuckDB, pandas and Spark open them.
+    The files are spread over processes; DIR appears only once complete. On a terminal, a
+    progress bar on stderr; a summary line at the end (-q: neither).
+
+    Exit status: 0 written, no problem in the data; 1 written, the data has problems; 2 a usage
+    error (DIR exists without --overwrite, DIR beside an input), DIR not writable, or an input that
+    could not be read (the others are written; its files row says unreadable).
+
+    \b
+    Examples:
+      wireinspect scan /var/lib/kafka/data -o /tmp/scan
+      wireinspect scan --tables records,files --topic orders /var/lib/kafka/data -o orders-scan --overwrite
+      duckdb -c "SELECT topic, count(*) FROM read_parquet('/tmp/scan/records/*.parquet') GROUP BY 1"
+    """
+    from wireinspect.columnar.scan import ScanError
+    from wireinspect.columnar.scan import scan as run_scan
+    from wireinspect.render.progress import Bar, wanted
+
+    if "-" in paths:
+        raise click.UsageError("scan reads each input once per table: stdin ('-') cannot be read again; save it "
+                               "to a file first")
+    _use_schemas(app, paths, None, hexdump=False, summary=False, headers_only=False)
+    app.bar = Bar(wanted(app.quiet))
+    try:
+        done = run_scan(paths, out, tables, processes=processes or os.cpu_count() or 1, overwrite=overwrite,
+                        forced=app.forced, selection=selection, options=app.opts, topics=topics,
+                        partitions=partitions, bar=app.bar, debug=app.debug)
+    except ScanError as e:
+        app.error(str(e))
+        return
+    res = done.result
+    for path, why in dict.fromkeys(res.skipped):
+        app.skipped(path, why)
+    for path, why in dict.fromkeys(res.unreadable):
+        app.unreadable(path, why)
+    app.found(res.problems)
+    if not app.quiet:
+        app.say(done.line(out))
 
 
 @cli.command()
