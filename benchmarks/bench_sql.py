@@ -54,7 +54,9 @@ DUCK = ("SELECT r.key AS key, count(*) AS n FROM (SELECT unnest(records) AS r FR
         "read_json('{files}', format='newline_delimited')) GROUP BY 1")
 DUCK_RUN = r"""
 import json, sys, duckdb
-rows = duckdb.sql(sys.argv[1]).fetchall()
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
+rows = con.sql(sys.argv[1]).fetchall()
 print(json.dumps({k: n for k, n in rows}))
 """
 

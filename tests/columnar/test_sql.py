@@ -175,3 +175,11 @@ def test_selection_and_topic_narrow_what_is_read():
     assert rows[0]["lo"] <= 20 and 24 <= rows[0]["hi"] < 105
     rows = _lines(_sql("--json", "--topic", "orders", "SELECT DISTINCT topic FROM batches", SAMPLES))
     assert rows == [{"topic": "orders"}]
+
+
+def test_no_progress_bar_on_the_answers_stream():
+    """DuckDB draws a progress bar on stdout once a query runs for two seconds: off, or a long query's
+    --json/--csv answer would carry it."""
+    from wireinspect.columnar.sql import _connect
+
+    assert _connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False

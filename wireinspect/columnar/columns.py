@@ -103,9 +103,9 @@ class RecordColumns:
         self.want = {n for n in self.types if n in wanted}
         self.want_key, self.want_value = "key" in self.want, "value" in self.want
         self.want_headers = "headers" in self.want
-        self.want_contents = frozenset(self.want & {"key", "value", "headers"})  # what record_columns builds
+        # what record_columns is asked for (labels: it declines while a Schema Registry is active)
+        self.want_contents = frozenset(self.want & {"key", "value", "headers", *LABELS})
         self.want_unit = bool(wanted & set(_UNIT_INDEX))  # any unit column (else no unit's fields are mapped)
-        self.labels = bool(self.want & set(LABELS))  # Schema Registry labels: only the JSON path has them
         self._reset()
 
     def _reset(self) -> None:
@@ -136,7 +136,7 @@ class RecordColumns:
             if d.get("type") in ENTRY_TYPES:
                 self._add_header_row(self._unit(d, unit, frame))
             return
-        if not self.labels and unit.record_columns is not None:
+        if unit.record_columns is not None:
             got = unit.record_columns(self.want_contents)
             if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
                 self._add_plain(unit, *got)

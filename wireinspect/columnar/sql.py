@@ -62,7 +62,10 @@ class Request:
 def _connect():
     import duckdb
 
-    return duckdb.connect(":memory:")
+    # no progress bar: DuckDB draws it on stdout (the answer's stream) once a query runs for two seconds
+    con = duckdb.connect(":memory:")
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 _EXPLAIN = "EXPLAIN (FORMAT json) "

@@ -307,7 +307,11 @@ class Batch(UnitBase):
     def record_columns(self, want=None):
         """``(header_json(), columns())`` of a plain valid batch (its records read now), else ``None``:
         the unit member the columnar tables read first. ``want``: the names among ``key``, ``value``,
-        ``headers`` whose columns are built (None: all); the others are ``None``, their bytes not copied."""
+        ``headers`` whose columns are built (None: all); the others are ``None``, their bytes not copied.
+        ``keySchema``/``valueSchema`` in ``want`` while a Schema Registry is active: ``None`` (the labels
+        are the full JSON's); with none active the labels are null and the columns serve."""
+        if want is not None and ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
+            return None
         skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
                                         | ("headers" not in want) * SKIP_HEADERS)
         cols = self.columns(skip=skip)
