@@ -55,19 +55,32 @@ def _fits(t: str, v) -> bool:
                                        and (h[1] is None or isinstance(h[1], bytes)) for h in v)
 
 
+# The Python type a value of a declared type has (the fast test of _fits: ints in 64 bits checked apart)
+_PY_TYPE = {"long": int, "string": str, "boolean": bool, "binary": bytes}
+_UNIT_PY = {name: _PY_TYPE.get(t) for name, t in _UNIT_TYPES.items()}
+_NOT_UNIT = frozenset(("records", "problems", "path"))
+_LONG_MIN, _LONG_END = -(1 << 63), 1 << 63
+
+
 def unit_fields(d: dict) -> tuple[dict, str | None]:
     """Split a unit's ``to_json`` object (``records`` and ``problems`` removed) into
     ``({column: value}, unitExtra JSON text or None)``."""
     cols, extra = {}, {}
+    rename, types, py = UNIT_RENAME, _UNIT_TYPES, _UNIT_PY
     for k, v in d.items():
-        if k in ("records", "problems", "path"):
+        if k in _NOT_UNIT:
             continue
-        name = UNIT_RENAME.get(k, k)
-        t = _UNIT_TYPES.get(name)
-        if t is not None and _fits(t, v):
+        name = rename.get(k, k)
+        want = py.get(name)
+        tv = type(v)
+        if v is None or (tv is want and (tv is not int or _LONG_MIN <= v < _LONG_END)):
+            if name in types:
+                cols[name] = v
+                continue
+        elif name in types and _fits(types[name], v):
             cols[name] = v
-        else:
-            extra[k] = v
+            continue
+        extra[k] = v
     return cols, (json_text(extra) if extra else None)
 
 
