@@ -19,7 +19,7 @@ Rows (``--only`` takes these names):
   ``dump --json`` output of the same files (the dump's time not counted). The three answers are
   compared (equal, or the row says so).
 * ``columns``: a query that reads batch columns only (``SELECT count(*), sum(recordsCount) FROM
-  batches``) against one that reads every value (``SELECT count(*), sum(length(value)) FROM
+  batches``) against one that reads every value (``SELECT count(*), sum(octet_length(value)) FROM
   records``).
 * ``scan``: ``wireinspect scan DIRS -o OUT --processes 2`` (Parquet, pyarrow) against one
   ``dump --json`` process writing its JSON to a file, in records per second.
@@ -144,9 +144,9 @@ def main() -> None:
                 row("group", "DuckDB `read_json` over saved `dump --json` output", td, f"sql {td / ts:.1f}x faster")
         if want("columns") and has("sql"):
             tb, _ = timed(WI + ["sql", "SELECT count(*), sum(recordsCount) FROM batches"] + dirs, args.runs)
-            tv, _ = timed(WI + ["sql", "SELECT count(*), sum(length(value)) FROM records"] + dirs, args.runs)
+            tv, _ = timed(WI + ["sql", "SELECT count(*), sum(octet_length(value)) FROM records"] + dirs, args.runs)
             row("columns", "`sql \"SELECT count(*), sum(recordsCount) FROM batches\"`", tb, f"{tv / tb:.1f}x faster")
-            row("columns", "`sql \"SELECT count(*), sum(length(value)) FROM records\"`", tv)
+            row("columns", "`sql \"SELECT count(*), sum(octet_length(value)) FROM records\"`", tv)
         if want("scan"):
             if not has("scan"):
                 print("scan: `wireinspect scan` does not exist here; skipped")

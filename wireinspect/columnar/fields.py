@@ -14,7 +14,7 @@ import base64
 import json
 
 from wireinspect.catalog import MESSAGE_COLUMNS
-from wireinspect.columnar.tables import FRAME_FIELDS, RECORD_COLUMNS, UNIT_COLUMNS, UNIT_RENAME, VERDICTS
+from wireinspect.columnar.tables import FRAME_FIELDS, RECORD_COLUMNS, UNIT_BACK, UNIT_COLUMNS, UNIT_RENAME, VERDICTS
 
 _UNIT_TYPES = {name: t for name, t in UNIT_COLUMNS if name not in VERDICTS}
 _RECORD_TYPES = dict(RECORD_COLUMNS)
@@ -62,11 +62,21 @@ _NOT_UNIT = frozenset(("records", "problems", "path"))
 _LONG_MIN, _LONG_END = -(1 << 63), 1 << 63
 
 
-def unit_fields(d: dict) -> tuple[dict, str | None]:
+def unit_fields(d: dict, only=None) -> tuple[dict, str | None]:
     """Split a unit's ``to_json`` object (``records`` and ``problems`` removed) into
-    ``({column: value}, unitExtra JSON text or None)``."""
-    cols, extra = {}, {}
+    ``({column: value}, unitExtra JSON text or None)``. ``only``: the unit columns wanted, when
+    ``unitExtra`` is not (then just those are mapped, and the extra is None)."""
     rename, types, py = UNIT_RENAME, _UNIT_TYPES, _UNIT_PY
+    if only is not None:
+        cols = {}
+        for name in only:
+            v = d.get(UNIT_BACK.get(name, name))
+            tv = type(v)
+            if v is None or (tv is py.get(name) and (tv is not int or _LONG_MIN <= v < _LONG_END)) or (
+                    name in types and _fits(types[name], v)):
+                cols[name] = v
+        return cols, None
+    cols, extra = {}, {}
     for k, v in d.items():
         if k in _NOT_UNIT:
             continue

@@ -36,7 +36,8 @@ from dataclasses import replace
 from wireinspect.catalog import ENTRY_TYPES, topic_partition
 from wireinspect.columnar import fields as F
 from wireinspect.columnar.columns import Counters, RecordColumns, RowColumns
-from wireinspect.columnar.tables import BATCH_NEEDS_RECORDS, RECORDS, TABLES, arrow_schema, names
+from wireinspect.columnar.tables import (BATCH_NEEDS_RECORDS, RECORDS, TABLES, UNIT_COLUMNS, VERDICTS, arrow_schema,
+                                        names)
 from wireinspect.errors import InputError
 from wireinspect.formats.options import Options
 
@@ -178,6 +179,7 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
         if last is not None:
             yield last
         return
+    only = None if "unitExtra" in columns else tuple(c for c in columns if c in _UNIT_FIELDS)
     for n, u in enumerate(units):
         counters.units_read += 1
         d = u.to_json(F.raw_bytes)
@@ -191,10 +193,13 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
             yield row
             continue
         for head in _batch_heads(d, capture, counters, not opts.headers_only):
-            row, extra = F.unit_fields(head)
+            row, extra = F.unit_fields(head, only)
             row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=frame,
                        unitExtra=extra, topic=topic, partition=partition)
             yield row
+
+
+_UNIT_FIELDS = frozenset(n for n, _ in UNIT_COLUMNS if n not in VERDICTS)  # a unit's JSON holds them
 
 
 def _batch_heads(d: dict, capture: bool, counters: Counters, decoded: bool) -> list:
