@@ -264,12 +264,14 @@ def test_a_read_of_keys_never_copies_a_value(monkeypatch):
     from wireinspect.formats.kafka import recordtable as rt
 
     seen = []
-    real = rt.split
 
-    def spy(t, data, dbase, h, skip=0):
-        seen.append(skip)
-        return real(t, data, dbase, h, skip)
+    def spy(real):
+        def f(t, data, dbase, h, skip=0):
+            seen.append(skip)
+            return real(t, data, dbase, h, skip)
+        return f
 
-    monkeypatch.setattr("wireinspect.formats.kafka.records.split", spy)
+    monkeypatch.setattr("wireinspect.formats.kafka.records.split", spy(rt.split))
+    monkeypatch.setattr("wireinspect.formats.kafka.records.buffers", spy(rt.buffers))
     _table(ORDERS, "records", ["key", "offset"], Counters())
     assert seen and set(seen) == {rt.SKIP_VALUE | rt.SKIP_HEADERS}

@@ -38,6 +38,7 @@ _UNIT_NAMES = tuple(n for n, _ in UNIT_COLUMNS)
 _UNIT_INDEX = {n: i for i, n in enumerate(_UNIT_NAMES + ("unitExtra", "frame"))}
 _RECORD_TYPES = dict(RECORD_COLUMNS + RECORD_READINGS)
 _PLAIN = {"position", "length", "offset", "timestamp", "key", "value", "headers"}
+_CONSTANT = frozenset(("path", "topic", "partition"))  # one value for all the rows of a RecordColumns
 _BYTES = (bytes, type(None))
 _INT = (int, type(None))
 
@@ -98,6 +99,9 @@ class RecordColumns:
         self.counters = counters if counters is not None else Counters()
         self.decl = tuple((n, t) for n, t in table if columns is None or n in set(columns))
         self.schema = arrow_schema(self.decl)
+        # the record columns (not a unit's, not the same for every row), with their Arrow types
+        self.record_types = tuple((f.name, f.type) for f in self.schema
+                                  if f.name not in _CONSTANT and f.name not in _UNIT_INDEX)
         self.types = {n: t for n, t in table if n in _RECORD_TYPES}  # the table's record columns
         wanted = {n for n, _ in self.decl}
         self.want = {n for n in self.types if n in wanted}
@@ -111,6 +115,13 @@ class RecordColumns:
     def _reset(self) -> None:
         self.units: list = []  # one tuple per unit: its UNIT_COLUMNS values, unitExtra, frame
         self.unit_of: list = []  # per row: index into self.units
+        self.chunks: list = []  # (rows, {record column: pyarrow array}) for the rows before the lists'
+        self.chunk_rows = 0
+        self.bytes = 0
+        self._reset_lists()
+
+    def _reset_lists(self) -> None:
+        """The record columns of the rows after the chunks, one list each."""
         self.cols = {n: [] for n in self.want if n != "headers"}
         self.header_end: list = [0]  # list offsets into header_key / header_value
         self.header_key: list = []
@@ -118,7 +129,6 @@ class RecordColumns:
         self.headers_null: list = []  # per row: headers column null (no headers field at all)
         self.any_headers_null = False
         self.record_extra: list = []
-        self.bytes = 0
 
     def __len__(self) -> int:
         return len(self.unit_of)
@@ -136,6 +146,11 @@ class RecordColumns:
             if d.get("type") in ENTRY_TYPES:
                 self._add_header_row(self._unit(d, unit, frame))
             return
+        if unit.record_buffers is not None:
+            got = unit.record_buffers(self.want_contents)
+            if got is not None:  # a plain Kafka batch: its columns as Arrow buffers, no object per record
+                self._add_buffers(unit, *got)
+                return
         if unit.record_columns is not None:
             got = unit.record_columns(self.want_contents)
             if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
@@ -196,6 +211,74 @@ class RecordColumns:
             if name not in ("position", "length", "offset", "timestamp", "key", "value", "headers", "unverified"):
                 c[name] += none
         self.record_extra += none
+
+    def _add_buffers(self, unit, head: dict, bufs) -> None:
+        """A unit's records from Arrow buffers (``Unit.record_buffers``: a plain Kafka batch's, from the
+        one record reader's table by ``recordtable.buffers``), made one chunk of arrays."""
+        import pyarrow as pa
+
+        n, position, length, offset, timestamp, key, value, hends, hkey, hval, size = bufs
+        if not n:
+            return
+        self._flush_lists()
+        self.counters.records_decoded += n
+        ui = self._unit(head, unit)
+        self.unit_of.extend([ui] * n)
+        ints = {"position": position, "length": length, "offset": offset, "timestamp": timestamp}
+        arrays = {}
+        for name, at in self.record_types:
+            if name in ints:
+                buf = ints[name]
+                arrays[name] = pa.nulls(n, at) if buf is None else pa.Array.from_buffers(at, n, [None, pa.py_buffer(buf)])
+            elif name == "key":
+                arrays[name] = _var_array(at, n, key)
+            elif name == "value":
+                arrays[name] = _var_array(at, n, value)
+            elif name == "headers":
+                m = len(hkey[0]) // 4 - 1
+                items = pa.StructArray.from_arrays([_var_array(pa.string(), m, hkey), _var_array(pa.binary(), m, hval)],
+                                                   fields=list(at.value_type))
+                arrays[name] = pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(hends)]),
+                                                        items, type=at)
+            elif name == "unverified":
+                arrays[name] = False  # a plain batch's CRC matched (made an array with the others in take)
+            else:
+                arrays[name] = None  # null (made an array with the others in take)
+        self.chunks.append((n, arrays))
+        self.chunk_rows += n
+        if self.want_key:
+            kb = len(key[1])
+            self.counters.key_bytes += kb
+            self.bytes += kb
+        if self.want_value:
+            vb = len(value[1])
+            self.counters.value_bytes += vb
+            self.bytes += vb
+
+    def _flush_lists(self) -> None:
+        """The rows in the lists made a chunk of arrays (nothing when there are none)."""
+        n = len(self.unit_of) - self.chunk_rows
+        if n:
+            self.chunks.append((n, self._list_arrays()))
+            self.chunk_rows += n
+            self._reset_lists()
+
+    def _list_arrays(self) -> dict:
+        import pyarrow as pa
+
+        arrays = {}
+        for name, at in self.record_types:
+            if name == "headers":
+                items = pa.StructArray.from_arrays([pa.array(self.header_key, pa.string()),
+                                                    pa.array(self.header_value, pa.binary())],
+                                                   fields=list(at.value_type))
+                mask = pa.array(self.headers_null, pa.bool_()) if self.any_headers_null else None
+                arrays[name] = pa.ListArray.from_arrays(pa.array(self.header_end, pa.int32()), items, type=at, mask=mask)
+            elif name == "recordExtra":
+                arrays[name] = pa.array(self.record_extra, at)
+            else:
+                arrays[name] = _array(self.cols[name], at)
+        return arrays
 
     def _add_header_row(self, ui: int) -> None:
         """One row of unit ``ui`` whose record columns are all null (``--headers-only``)."""
@@ -259,6 +342,7 @@ class RecordColumns:
         n = len(self.unit_of)
         if not n:
             return None
+        self._flush_lists()
         idx = None
         units = self.units
         arrays = []
@@ -275,16 +359,8 @@ class RecordColumns:
                     idx = pa.array(self.unit_of, pa.int32())
                 j = _UNIT_INDEX[name]
                 arr = _array([u[j] for u in units], at).take(idx)
-            elif name == "headers":
-                items = pa.StructArray.from_arrays([pa.array(self.header_key, pa.string()),
-                                                    pa.array(self.header_value, pa.binary())],
-                                                   fields=list(at.value_type))
-                mask = pa.array(self.headers_null, pa.bool_()) if self.any_headers_null else None
-                arr = pa.ListArray.from_arrays(pa.array(self.header_end, pa.int32()), items, type=at, mask=mask)
-            elif name == "recordExtra":
-                arr = pa.array(self.record_extra, at)
             else:
-                arr = _array(self.cols[name], at)
+                arr = _joined([(rows, c[name]) for rows, c in self.chunks], at)
             arrays.append(arr)
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema) if arrays else _empty_columns(n)
         self._reset()
@@ -334,6 +410,33 @@ class RowColumns:
                                                schema=self.schema)
         self._reset()
         return batch
+
+
+def _joined(parts: list, arrow_t):
+    """One array of ``parts``, ``(rows, array or None (nulls) or False (falses))`` in row order."""
+    import pyarrow as pa
+
+    if len(parts) == 1 and not isinstance(parts[0][1], bool) and parts[0][1] is not None:
+        return parts[0][1]
+    if all(a is None for _, a in parts):
+        return pa.nulls(sum(rows for rows, _ in parts), arrow_t)
+    out = []
+    for rows, a in parts:
+        if a is None:
+            a = pa.nulls(rows, arrow_t)
+        elif a is False:
+            a = pa.array([False] * rows, arrow_t)
+        out.append(a)
+    return out[0] if len(out) == 1 else pa.concat_arrays(out)
+
+
+def _var_array(arrow_t, n: int, bufs):
+    """A binary or string array of ``n`` values from ``(int32 offsets, data, validity or None)``."""
+    import pyarrow as pa
+
+    offsets, data, valid = bufs
+    return pa.Array.from_buffers(arrow_t, n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets),
+                                              pa.py_buffer(data)])
 
 
 def _array(values: list, arrow_t):

@@ -91,6 +91,9 @@ class UnitBase:
       them straight from its bytes (a plain valid Kafka batch), else ``None``: the columnar tables'
       rows (``sql``, ``scan``, Spark), which otherwise read ``to_json``. ``want``: the names among
       ``key``, ``value``, ``headers`` to build (None: all); the others are ``None``, never copied.
+    * ``record_buffers`` (None, or a method ``(want=None) -> (dict, tuple) | None``): the same as
+      ``record_columns`` with the columns as Arrow buffers (``formats/kafka/recordtable.buffers``: no
+      object per record), when the unit can give them, else ``None`` (then ``record_columns``).
     * ``record_lines`` (None, or a method ``(tail: str) -> bytes | None``): the unit's ``dump --records``
       lines (UTF-8; ``codec/text.record_line``, each ending with ``tail``) when it writes them straight from its
       bytes (a plain valid Kafka batch), else ``None``: then the op builds them from
@@ -135,6 +138,7 @@ class UnitBase:
     raw_bytes: Callable[[], bytes] | None = None
     record_contents: Callable[[], list] | None = None
     record_columns: Callable[..., tuple | None] | None = None
+    record_buffers: Callable[..., tuple | None] | None = None
     record_lines: Callable[[str], bytes | None] | None = None
     tree_head: Callable[[], object] | None = None
     show_records: Callable[[frozenset], None] | None = None
@@ -172,6 +176,7 @@ class Unit(Protocol):
     raw_bytes: Callable[[], bytes] | None
     record_contents: Callable[[], list] | None
     record_columns: Callable[..., tuple | None] | None
+    record_buffers: Callable[..., tuple | None] | None
     record_lines: Callable[[str], bytes | None] | None
     tree_head: Callable[[], object] | None
     show_records: Callable[[frozenset], None] | None

@@ -27,7 +27,7 @@ from wireinspect.formats.kafka.records import parse_batch
 from wireinspect.render.jsonl import dumps
 
 MODES = ("base64", "hex", "text")
-TWINS = ("_compiled_read", "_compiled_json", "_compiled_split")
+TWINS = ("_compiled_read", "_compiled_json", "_compiled_split", "_compiled_buffers")
 COMPILED = {a: getattr(rt, a) for a in TWINS}
 
 
@@ -100,6 +100,11 @@ def twins_agree(batch: bytes, mode: str, max_records: int = 1 << 17) -> None:
             assert all(got[c] is None for c in gone)
             assert all(got[c] == full[c] for c in range(9) if c not in gone)
             assert got[9] == sum(len(x) for c in (4, 5) if c not in gone for x in full[c] if x is not None)
+        for skip in (0, rt.SKIP_VALUE | rt.SKIP_HEADERS):
+            cb = _compiled(rt.buffers, ct, data, b.data_base, h, skip)
+            assert cb == _pure(rt.buffers, pt, data, b.data_base, h, skip)
+            if cb is not NotImplemented:
+                _buffers_are_the_columns(cb, _pure(rt.split, pt, data, b.data_base, h, skip))
 
 
 
@@ -395,3 +400,48 @@ def test_text_mode_every_sequence_start():
             twins_agree(rec, "text")
             text = parse_batch(rec, records="lazy")._fast_text("text")
             assert json.loads(b"[" + text + b"]")[0]["value"] == v.decode("utf-8", "backslashreplace")
+
+
+def _buffers_are_the_columns(bufs, cols) -> None:
+    """``buffers`` read as Arrow arrays equal ``split``'s lists."""
+    import pyarrow as pa
+
+    from wireinspect.columnar.columns import _var_array
+
+    n = bufs[0]
+    position, length, offset, timestamp, key, value, hcount, hkey, hval, size = cols
+    assert n == len(length)
+    for b, col in zip(bufs[1:5], (position, length, offset, timestamp)):
+        if b is None:
+            assert all(v is None for v in col)
+        else:
+            assert pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(b)]).to_pylist() == col
+    for b, col in ((bufs[5], key), (bufs[6], value)):
+        if col is not None:
+            assert _var_array(pa.binary(), n, b).to_pylist() == col
+    if hkey is not None:
+        ends = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(bufs[7])]).to_pylist()
+        assert [ends[i + 1] - ends[i] for i in range(n)] == hcount
+        m = ends[-1]
+        assert _var_array(pa.string(), m, bufs[8]).to_pylist() == hkey
+        assert _var_array(pa.binary(), m, bufs[9]).to_pylist() == hval
+    assert bufs[10] == size
+
+
+def test_a_header_name_not_utf8_is_no_arrow_string(tmp_path):
+    """A header name that is not UTF-8 cannot be an Arrow string as it is: ``buffers`` declines (both
+    twins), and the columnar reader takes the lists' path, the name in backslashreplace text."""
+    from wireinspect.columnar.read import reader
+
+    data = bytearray(build([(b"k", b"v", [("h\u00e9", b"x")])], 0))
+    at = data.index("h\u00e9".encode())
+    data[at + 1] = 0xFF  # "h\xff\xa9": not UTF-8
+    struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
+    b = parse_batch(bytes(data), records="lazy")
+    for run in (_pure, _compiled):
+        got = run(lambda: b.record_buffers())
+        assert got is None
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(bytes(data))
+    rows = reader([str(seg)], "records", ["headers"]).read_all().to_pylist()
+    assert rows == [{"headers": [{"key": "h\\xff\\xa9", "value": b"x"}]}]

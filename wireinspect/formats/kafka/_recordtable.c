@@ -586,6 +586,136 @@ static PyObject *lines(PyObject *self, PyObject *args) {
     return res;
 }
 
+/* -- columns as Arrow buffers (recordtable.buffers) ------------------------------------------------ */
+
+/* Whether s[0..n) is well-formed UTF-8 (the strict decoder's rule): Arrow's strings must be. */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        unsigned k = TEXT_CLASS[c];
+        if (k < 2 || k > 4 || n - i < (Py_ssize_t)k || !utf8_ok(s + i, (int)k)) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+typedef struct {
+    Out offsets, data, valid; /* int32 offsets (n + 1), bytes, validity bitmap (LSB first) */
+    Py_ssize_t n, nulls;
+} Var;
+
+static int var_init(Var *v, Py_ssize_t n) {
+    v->n = 0;
+    v->nulls = 0;
+    if (grow(&v->offsets, 4 * (n + 1)) < 0 || grow(&v->valid, (n + 7) / 8 + 1) < 0) return -1;
+    memset(v->valid.buf, 0, (size_t)((n + 7) / 8 + 1));
+    v->valid.len = (n + 7) / 8;
+    int32_t zero = 0;
+    put(&v->offsets, (const char *)&zero, 4);
+    return 0;
+}
+
+/* Append s[0..len) (len < 0: null). 0 ok, 1 past int32 offsets, -1 error. */
+static int var_add(Var *v, const unsigned char *s, int64_t len) {
+    if (len < 0) v->nulls++;
+    else {
+        if (v->data.len + len > INT32_MAX) return 1;
+        if (grow(&v->data, (Py_ssize_t)len) < 0) return -1;
+        put(&v->data, (const char *)s, (Py_ssize_t)len);
+        v->valid.buf[v->n >> 3] |= (char)(1 << (v->n & 7));
+    }
+    int32_t end = (int32_t)v->data.len;
+    put(&v->offsets, (const char *)&end, 4); /* (room made by var_init) */
+    v->n++;
+    return 0;
+}
+
+static void var_free(Var *v) { PyMem_Free(v->offsets.buf); PyMem_Free(v->data.buf); PyMem_Free(v->valid.buf); }
+
+static PyObject *out_bytes(Out *o) { return PyBytes_FromStringAndSize(o->buf ? o->buf : "", o->len); }
+
+/* (offsets, data, validity or None when nothing is null) */
+static PyObject *var_tuple(Var *v) {
+    PyObject *valid = v->nulls ? out_bytes(&v->valid) : Py_NewRef(Py_None);
+    PyObject *t = valid ? Py_BuildValue("(NNN)", out_bytes(&v->offsets), out_bytes(&v->data), valid) : NULL;
+    return t;
+}
+
+static PyObject *buffers(PyObject *self, PyObject *args) {
+    PyObject *recs, *hdrs, *data, *dbase, *bo, *bt, *mt;
+    Py_ssize_t n;
+    int log_append, skip = 0;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOi|i", &recs, &hdrs, &n, &data, &dbase, &bo, &bt, &mt, &log_append, &skip)) {
+        PyErr_Clear();
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    Proj j;
+    if (proj_open(&j, recs, hdrs, n, data, dbase, bo, bt, mt, log_append)) Py_RETURN_NOTIMPLEMENTED;
+    const unsigned char *d = j.d;
+    int64_t nh = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t off, ts, pos;
+        const int64_t *r = j.r + i * R;
+        if (absolute(&j, r, &off, &ts, &pos)) { proj_close(&j); Py_RETURN_NOTIMPLEMENTED; }
+        nh += r[HC];
+        if (!(skip & 4)) { /* header keys are Arrow strings: valid UTF-8 or the lists' path (backslashreplace) */
+            const int64_t *hh = j.h + r[H_FIRST] * H;
+            for (int64_t k = 0; k < r[HC]; k++)
+                if (!utf8_valid(d + hh[k * H + P_HKEY], (Py_ssize_t)hh[k * H + HKLEN])) {
+                    proj_close(&j);
+                    Py_RETURN_NOTIMPLEMENTED;
+                }
+        }
+    }
+    Out ints[4] = {{0}}; /* position, length, offset, timestamp: int64 each */
+    Var key = {{0}}, value = {{0}}, hkey = {{0}}, hval = {{0}};
+    Out hlist = {0};
+    int rc = 0;
+    for (int c = 0; c < 4; c++) if (grow(&ints[c], 8 * n + 8) < 0) rc = -1;
+    if (rc == 0 && (var_init(&key, n) < 0 || var_init(&value, n) < 0 || grow(&hlist, 4 * (n + 1)) < 0 ||
+                    var_init(&hkey, (Py_ssize_t)nh) < 0 || var_init(&hval, (Py_ssize_t)nh) < 0)) rc = -1;
+    int64_t size = 0;
+    int32_t hend = 0;
+    if (rc == 0) put(&hlist, (const char *)&hend, 4);
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        const int64_t *r = j.r + i * R;
+        int64_t v[4];
+        absolute(&j, r, &v[2], &v[3], &v[0]);
+        v[1] = r[END] - r[START];
+        for (int c = 0; c < 4; c++) put(&ints[c], (const char *)&v[c], 8);
+        if (!(skip & 1)) { if ((rc = var_add(&key, d + r[P_KEY], r[KLEN])) != 0) break; size += r[KLEN] > 0 ? r[KLEN] : 0; }
+        if (!(skip & 2)) { if ((rc = var_add(&value, d + r[P_VAL], r[VLEN])) != 0) break; size += r[VLEN] > 0 ? r[VLEN] : 0; }
+        if (!(skip & 4)) {
+            const int64_t *hh = j.h + r[H_FIRST] * H;
+            for (int64_t k = 0; k < r[HC] && rc == 0; k++) {
+                const int64_t *x = hh + k * H;
+                if ((rc = var_add(&hkey, d + x[P_HKEY], x[HKLEN])) == 0) rc = var_add(&hval, d + x[P_HVAL], x[HVLEN]);
+            }
+            hend += (int32_t)r[HC];
+            put(&hlist, (const char *)&hend, 4);
+        }
+    }
+    proj_close(&j);
+    PyObject *res = NULL;
+    if (rc == 0) {
+        PyObject *none3 = Py_BuildValue("(OOO)", Py_None, Py_None, Py_None);
+        PyObject *hk = skip & 4 ? Py_NewRef(none3) : var_tuple(&hkey);
+        PyObject *hv = skip & 4 ? Py_NewRef(none3) : var_tuple(&hval);
+        res = Py_BuildValue("(nNNNNNNNNNL)", n, j.has_base ? out_bytes(&ints[0]) : Py_NewRef(Py_None),
+                            out_bytes(&ints[1]), out_bytes(&ints[2]), out_bytes(&ints[3]),
+                            skip & 1 ? Py_NewRef(none3) : var_tuple(&key),
+                            skip & 2 ? Py_NewRef(none3) : var_tuple(&value),
+                            skip & 4 ? Py_NewRef(Py_None) : out_bytes(&hlist), hk, hv, (long long)size);
+        Py_XDECREF(none3);
+    } else if (rc == 1) res = Py_NewRef(Py_NotImplemented);
+    for (int c = 0; c < 4; c++) PyMem_Free(ints[c].buf);
+    var_free(&key); var_free(&value); var_free(&hkey); var_free(&hval);
+    PyMem_Free(hlist.buf);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"read", read_records, METH_VARARGS,
      "read(data, p, stop, count, max_records) -> (recs, hdrs, n, end, capped, bad) | NotImplemented"},
@@ -593,6 +723,8 @@ static PyMethodDef methods[] = {
      "to_json(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, mode, strict) -> bytes | None | NotImplemented"},
     {"split", split, METH_VARARGS,
      "split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple | NotImplemented"},
+    {"buffers", buffers, METH_VARARGS,
+     "buffers(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append[, skip]) -> tuple | NotImplemented"},
     {"lines", lines, METH_VARARGS,
      "lines(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, tail) -> bytes | NotImplemented"},
     {NULL, NULL, 0, NULL},

@@ -23,7 +23,7 @@ from wireinspect.formats.kafka.control import control_fields, control_record
 from wireinspect.formats.kafka.fields import partial_fields
 from wireinspect.formats.kafka.hooks import HOOKS
 from wireinspect.formats.kafka.recordtable import (OD, R, STATUS, FAIL, Header, Record, Table,  # noqa: F401 (re-exported)
-                                                   read_records, record_at, record_lines, record_problem, records_json, split,
+                                                   buffers, read_records, record_at, record_lines, record_problem, records_json, split,
                                                    SKIP_HEADERS, SKIP_KEY, SKIP_VALUE)
 from wireinspect.formats.kafka.recordtree import record_rows
 from wireinspect.formats.unit import UnitBase
@@ -316,6 +316,20 @@ class Batch(UnitBase):
                                         | ("headers" not in want) * SKIP_HEADERS)
         cols = self.columns(skip=skip)
         return None if cols is None else (self.header_json(), cols)
+
+    def record_buffers(self, want=None):
+        """``(header_json(), buffers)`` of a plain valid batch (:func:`~.recordtable.buffers`: its
+        records' columns as Arrow buffers, ``want`` as :meth:`record_columns` takes it), else ``None``
+        (then :meth:`record_columns` serves)."""
+        if want is not None and ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
+            return None
+        got = self.plain_table()
+        if got is None:
+            return None
+        skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
+                                        | ("headers" not in want) * SKIP_HEADERS)
+        bufs = buffers(got[0], got[1], got[2], self.header, skip)
+        return None if bufs is NotImplemented else (self.header_json(), bufs)
 
     def record_lines(self, tail: str = "") -> bytes | None:
         """The ``dump --records`` lines of a plain valid batch (:func:`~.recordtable.record_lines`,

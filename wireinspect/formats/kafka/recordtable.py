@@ -23,6 +23,8 @@ Python (a varint beyond 64 bits, arguments of other types).
 
 from __future__ import annotations
 
+from array import array
+
 from binascii import b2a_base64
 
 from wireinspect.codec.native import compiled_twin
@@ -471,6 +473,66 @@ def split(t: Table, data, dbase, h, skip: int = 0):
         if got is not NotImplemented:
             return got
     return _split_py(t, data, dbase, h, skip)
+
+
+def _var(items) -> tuple:
+    """Arrow's variable-size layout of ``items`` (bytes or None): ``(int32 offsets, data, validity
+    bitmap or None when none is null)``."""
+    offsets, valid, data, end, nulls = array("i", [0]), bytearray((len(items) + 7) // 8), [], 0, 0
+    for i, b in enumerate(items):
+        if b is None:
+            nulls += 1
+        else:
+            data.append(b)
+            end += len(b)
+            valid[i >> 3] |= 1 << (i & 7)
+        offsets.append(end)
+    return offsets.tobytes(), b"".join(data), bytes(valid) if nulls else None
+
+
+def _buffers_py(t: Table, data, dbase, h, skip: int = 0):
+    recs, hdrs = t.recs, t.hdrs
+    if not skip & SKIP_HEADERS:
+        for i in range(t.n):
+            h0 = recs[i * R + H_FIRST] * H
+            for x in range(h0, h0 + recs[i * R + HC] * H, H):
+                try:
+                    bytes(data[hdrs[x + P_HKEY]:hdrs[x + P_HKEY] + hdrs[x + HKLEN]]).decode("utf-8")
+                except UnicodeDecodeError:
+                    return NotImplemented
+    position, length, offset, timestamp, key, value, hcount, _, hval, size = _split_py(t, data, dbase, h, skip)
+    if any(not -(1 << 63) <= v < 1 << 63 for v in offset + timestamp + (position if dbase is not None else [])):
+        return NotImplemented
+    none3 = (None, None, None)
+    hkeys = None
+    if not skip & SKIP_HEADERS:
+        hkeys = [bytes(data[hdrs[x + P_HKEY]:hdrs[x + P_HKEY] + hdrs[x + HKLEN]])
+                 for i in range(t.n) for x in range(recs[i * R + H_FIRST] * H, (recs[i * R + H_FIRST] + recs[i * R + HC]) * H, H)]
+    ends = array("i", [0])
+    for c in hcount:
+        ends.append(ends[-1] + c)
+    return (t.n, None if dbase is None else array("q", position).tobytes(), array("q", length).tobytes(),
+            array("q", offset).tobytes(), array("q", timestamp).tobytes(),
+            none3 if key is None else _var(key), none3 if value is None else _var(value),
+            None if skip & SKIP_HEADERS else ends.tobytes(),
+            none3 if hkeys is None else _var(hkeys), none3 if hval is None else _var(hval), size)
+
+
+_compiled_buffers = compiled_twin("wireinspect.formats.kafka._recordtable", "buffers")
+
+
+def buffers(t: Table, data, dbase, h, skip: int = 0):
+    """The columns of :func:`split` as Arrow buffers, for the columnar tables (no object per record):
+    ``(n, position, length, offset, timestamp, key, value, header list offsets, header keys, header
+    values, bytes of keys and values)``; ``position``..``timestamp`` native int64 arrays as bytes
+    (``position`` None when decompressed), ``key``/``value``/header keys/header values each ``(int32
+    offsets, data, validity bitmap or None)`` in Arrow's binary layout (``(None, None, None)`` when
+    skipped), header list offsets int32 (None when skipped). ``skip`` as :func:`split` takes it.
+    ``NotImplemented`` when a header name is not UTF-8 (an Arrow string must be: :func:`split` gives
+    its backslashreplace text), a value passes 64 bits or a batch's keys or values pass 2 GiB."""
+    if _compiled_buffers is not None and isinstance(t.recs, memoryview):  # (a compiled reader's table)
+        return _compiled_buffers(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08, skip)
+    return _buffers_py(t, data, dbase, h, skip)
 
 
 # -- one line per record (dump --records) ------------------------------------------------------------------
