@@ -178,8 +178,18 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
         if last is not None:
             yield last
         return
+    plain = table == "batches" and not capture and not opts.headers_only
     for n, u in enumerate(units):
         counters.units_read += 1
+        if plain and u.record_columns is not None:
+            got = u.record_columns()
+            if got is not None:  # a plain valid batch: its head without its records' JSON (760 -> ~60 us a batch)
+                counters.records_decoded += len(got[1][0])
+                row, extra = F.unit_fields({k: v for k, v in got[0].items() if k not in ("records", "problems", "path")})
+                row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=None,
+                           unitExtra=extra, topic=topic, partition=partition)
+                yield row
+                continue
         d = u.to_json(F.raw_bytes)
         frame = n if capture else None
         if table == "frames":

@@ -404,9 +404,19 @@ def read_files(descs, table: str, columns, selection, opts, forced, in_memory_li
 
     small = None if table == "records" else RowColumns(TABLES[table], columns)
     order = list(columns)
+    labels = []
+    if table == "records":
+        from wireinspect.columnar.tables import LABELS
+        from wireinspect.formats.kafka.registry.store import active
+
+        if active() is None:  # no Schema Registry in this worker: the labels are null, and asking for
+            labels = [c for c in columns if c in LABELS]  # them would send every batch through its JSON
+            columns = [c for c in columns if c not in LABELS]
     for desc in descs:
         for got in read_desc(desc, table, columns, selection, opts, forced, in_memory_limit, fs_options, counters):
             if small is None:
+                if labels:
+                    got = _with_nulls(got, labels)
                 yield got if got.schema.names == order else got.select(order)
                 continue
             small.add(got)
@@ -416,6 +426,15 @@ def read_files(descs, table: str, columns, selection, opts, forced, in_memory_li
         last = small.take()
         if last is not None:
             yield _ordered(last, order)
+
+
+def _with_nulls(batch, names_):
+    """``batch`` with null string columns ``names_`` added."""
+    import pyarrow as pa
+
+    for name in names_:
+        batch = batch.append_column(name, pa.nulls(batch.num_rows, pa.string()))
+    return batch
 
 
 def _ordered(batch, order):
