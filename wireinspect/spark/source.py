@@ -497,3 +497,6 @@ def read_desc(desc: FileDesc, table: str, columns, selection, opts, forced, in_m
             yield from read_item(Item(src, fmt), table, columns, selection, opts, counters)
         except InputError as e:  # a read error part way through: the rows before it stay
             yield from listed("unreadable", desc.name, str(e).removeprefix(desc.name + ": "))
+        except Exception as e:  # noqa: BLE001 - a decoder's bug must not stop a read of thousands of files
+            yield from listed("unreadable", desc.name, f"internal error while decoding ({type(e).__name__}: {e}); "
+                                                       "rows before it were kept")
