@@ -172,7 +172,7 @@ def test_unreadable_and_unknown_inputs(spark, tmp_path):
     (bad / "notes.txt").write_text("hello")
     rows = [r.asDict() for r in spark.read.format("wireinspect").option("table", "files").load(str(tmp_path)).collect()]
     assert sorted((os.path.basename(r["path"]), r["status"]) for r in rows) == [
-        ("00000000000000000000.log", "skipped"), ("notes.txt", "skipped")]
+        ("00000000000000000000.log", "ok"), ("notes.txt", "skipped")]  # an empty segment is a clean one
     with pytest.raises(Exception, match="no such file"):
         spark.read.format("wireinspect").load(str(tmp_path / "missing")).count()
     with pytest.raises(Exception, match="no table 'nope'"):

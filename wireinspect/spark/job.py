@@ -359,7 +359,8 @@ def _source(spark, cfg: ScanConfig, descs, table: str):
     hconf = sc._jsc.hadoopConfiguration()
     reader = (spark.read.format("wireinspect").option("table", table).option("files", files_option(descs))
               .option("slots", str(sc.defaultParallelism)).option("inMemoryLimit", str(cfg.in_memory_limit))
-              .option("maxDecompressed", str(cfg.opts.max_decompressed)).option("maxBatch", str(cfg.opts.max_batch)))
+              .option("maxDecompressed", str(cfg.opts.max_decompressed)).option("maxBatch", str(cfg.opts.max_batch))
+              .option("labels", "false"))
     if cfg.opts.records_as:
         reader = reader.option("recordsAs", cfg.opts.records_as)
     if cfg.forced:
