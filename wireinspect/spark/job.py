@@ -360,7 +360,7 @@ def _source(spark, cfg: ScanConfig, descs, table: str):
     reader = (spark.read.format("wireinspect").option("table", table).option("files", files_option(descs))
               .option("slots", str(sc.defaultParallelism)).option("inMemoryLimit", str(cfg.in_memory_limit))
               .option("maxDecompressed", str(cfg.opts.max_decompressed)).option("maxBatch", str(cfg.opts.max_batch))
-              .option("labels", "false"))
+              .option("labels", "false").option("deep", "true"))
     if cfg.opts.records_as:
         reader = reader.option("recordsAs", cfg.opts.records_as)
     if cfg.forced:

@@ -28,6 +28,8 @@ Options (all strings, names case-insensitive as Spark's):
 * ``files``: the inputs already listed, as JSON (``spark scan`` and :func:`load` list them through
   Spark's JVM, which knows every Hadoop filesystem); without it the ``path`` given to ``load`` is
   listed here: local paths and globs as ``spark scan`` lists them, URIs with pyarrow's filesystems;
+* ``deep``: ``true``: the ``problems`` and ``files`` rows are ``verify --deep``'s (records decoded,
+  their problems included; ``spark scan`` reads so);
 * ``slots``: cores to pack the files for (default: this machine's CPU count);
 * ``labels``: ``false`` leaves the records' ``keySchema``/``valueSchema`` (the framing a value's bytes
   suggest) null, so plain Kafka batches are read from the record reader's columns (about 5x less
@@ -142,7 +144,8 @@ class Reader(DataSourceReader):
                 raise ValueError(f"wireinspect: unknown format {self.forced!r} (see 'wireinspect formats')")
         records_as = opt.get("recordsas") or None
         self.opts = Options(max_decompressed=_size(opt.get("maxdecompressed"), 64 << 20),
-                            max_batch=_size(opt.get("maxbatch"), 64 << 20), records_as=records_as)
+                            max_batch=_size(opt.get("maxbatch"), 64 << 20), records_as=records_as,
+                            deep=_bool(opt.get("deep", "false")))
         self.in_memory_limit = _size(opt.get("inmemorylimit"), DEFAULT_IN_MEMORY_LIMIT)
         self.fs_options = {k: v for k, v in options.items() if k.lower().startswith("fs.s3a.")}
         self.files_json = opt.get("files")
