@@ -1,4 +1,4 @@
-"""A Spark standalone cluster (one master, one worker) started from the installed pyspark, bound to
+"""A Spark standalone cluster (one master, ``workers`` workers: one by default) started from the installed pyspark, bound to
 127.0.0.1 on free ports, its work and log directories under ``root``; always stopped by ``close``.
 
     with StandaloneCluster(tmp, worker_env={"PYSPARK_PYTHON": "/bare/bin/python"}) as c:
@@ -28,8 +28,9 @@ def spark_home() -> str:
 
 class StandaloneCluster:
     def __init__(self, root, worker_env: dict | None = None, cores: int = 1, memory: str = "1g",
-                 timeout: float = 90.0):
+                 timeout: float = 90.0, workers: int = 1):
         self.root = str(root)
+        self.workers = workers
         self.worker_env = worker_env or {}
         self.cores, self.memory, self.timeout = cores, memory, timeout
         self.procs: list[subprocess.Popen] = []
@@ -61,10 +62,10 @@ class StandaloneCluster:
         except OSError:
             return ""
 
-    def _wait_for(self, name: str, text: str) -> None:
+    def _wait_for(self, name: str, text: str, count: int = 1) -> None:
         end = time.monotonic() + self.timeout
         while time.monotonic() < end:
-            if text in self.log(name):
+            if self.log(name).count(text) >= count:
                 return
             if any(p.poll() is not None for p in self.procs):
                 break
@@ -76,11 +77,15 @@ class StandaloneCluster:
                                str(self.port), "--webui-port", str(free_port())], self._env({}))
         self._wait_for("master", "I have been elected leader")
         os.makedirs(os.path.join(self.root, "work"), exist_ok=True)
-        self._start("worker", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
+        for i in range(self.workers):
+            name = "worker" if i == 0 else f"worker{i + 1}"
+            self._start(name, ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
                                "--port", str(free_port()), "--webui-port", str(free_port()), "--cores",
                                str(self.cores), "--memory", self.memory, "--work-dir",
                                os.path.join(self.root, "work")], self._env(self.worker_env))
-        self._wait_for("worker", "Successfully registered with master")
+        for i in range(self.workers):
+            self._wait_for("worker" if i == 0 else f"worker{i + 1}", "Successfully registered with master")
+        self._wait_for("master", "Registering worker", self.workers)
         return self
 
     def close(self) -> None:

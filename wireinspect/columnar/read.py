@@ -180,8 +180,21 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
             yield last
         return
     only = None if "unitExtra" in columns else tuple(c for c in columns if c in _UNIT_FIELDS)
+    plain = table == "batches" and not capture and not opts.headers_only
     for n, u in enumerate(units):
         counters.units_read += 1
+        if plain and (u.record_buffers or u.record_columns) is not None:
+            # a plain valid batch: its head without its records' JSON, no key, value or header copied
+            got = u.record_buffers(frozenset()) if u.record_buffers is not None else None
+            got = got or u.record_columns(frozenset())
+            if got is not None:
+                counters.records_decoded += got[1][0] if type(got[1][0]) is int else len(got[1][1])
+                row, extra = F.unit_fields({k: v for k, v in got[0].items() if k not in ("records", "problems", "path")},
+                                           only)
+                row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=None,
+                           unitExtra=extra, topic=topic, partition=partition)
+                yield row
+                continue
         d = u.to_json(F.raw_bytes)
         frame = n if capture else None
         if table == "frames":

@@ -1,11 +1,18 @@
-"""The driver of ``spark scan``: start (or join) a Spark session, list the inputs, run one job
-that decodes every file and writes ``records``, then write ``problems`` and ``files`` from what the
-tasks reported, and print a summary.
+"""The driver of ``spark scan``: start (or join) a Spark session, list the inputs (Hadoop URIs
+through Spark's JVM), and write each dataset through the ``wireinspect`` data source
+(:mod:`~wireinspect.spark.source`): ``files``, ``problems``, ``batches``, ``records`` (not with
+``--headers-only``) and ``frames`` (when captures are among the inputs), each as flat part files
+``OUT/<name>/part-*.parquet`` with ``topic`` and ``partition`` ordinary columns; then print the
+first problems and a summary from the ``files`` and ``problems`` rows written.
 
-Exit status (returned by :func:`run_scan`): 0 every file clean; 1 problems found in the data (all
-three datasets written); 2 usage error or an input that could not be read (listing errors stop
-before any work; a file that fails while being read gets a ``files`` row with status ``error``);
-3 the Spark job failed (nothing or part of ``records`` written).
+Exit status (returned by :func:`run_scan`): 0 every file clean; 1 problems found in the data (every
+dataset written); 2 usage error or an input that could not be read (listing errors stop before any
+work; a file that fails while being read gets a ``files`` row with status ``unreadable``); 3 the
+Spark job failed (some datasets missing or partial).
+
+``_scan_fn``, ``map_in_arrow`` and ``rows_frame`` are the ``mapInArrow`` route ``spark scan`` took
+before the data source (one pass writing records with the unit's columns repeated); only
+benchmarks/profile_spark.py uses them now.
 """
 
 from __future__ import annotations
@@ -79,12 +86,8 @@ def start_session(cfg: ScanConfig):
         builder = builder.master(master)
     defaults = {
         "spark.ui.showConsoleProgress": "false",
-        # Tasks hold files of few topic-partitions: one open Parquet writer each, no sort of the
-        # task's rows before writing (past 16, Spark falls back to sorting, spilling to disk).
-        "spark.sql.maxConcurrentOutputFileWriters": "16",
-        # The tasks' input rows are files (key, and the content of a remote file Spark read):
-        # one file per Arrow batch into the task, so no batch holds many files' contents.
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "1",
+        # The data source's reads (pyspark >= 4.1): topic/partition/offset/time filters reach the reader.
+        "spark.sql.python.filterPushdown.enabled": "true",
     }
     if not under_submit:
         defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
@@ -141,22 +144,9 @@ def _log_config() -> str:
 def list_inputs(spark, cfg: ScanConfig):
     """Every file to scan (duplicates dropped); raises :class:`InputError` listing every input that
     cannot be listed."""
-    from wireinspect.spark.listing import is_uri, list_hadoop, list_local
+    from wireinspect.spark.listing import list_all
 
-    descs, seen, errors = [], set(), []
-    for arg in cfg.inputs:
-        try:
-            found = list_hadoop(spark, arg, cfg.forced) if is_uri(arg) else list_local(arg, cfg.forced)
-        except InputError as e:
-            errors.append(str(e))
-            continue
-        for d in found:
-            if d.key not in seen:
-                seen.add(d.key)
-                descs.append(d)
-    if errors:
-        raise InputError("; ".join(errors) + " (nothing was scanned)")
-    return descs
+    return list_all(spark, cfg.inputs, cfg.forced)
 
 
 def _hadoop(spark, path: str):
@@ -170,7 +160,7 @@ def check_output(spark, cfg: ScanConfig) -> None:
 
     try:
         fs, _ = _hadoop(spark, cfg.output)
-        taken = [n for n in ("records", "problems", "files") if fs.exists(_hadoop(spark, f"{cfg.output}/{n}")[1])]
+        taken = [n for n in OUTPUTS if fs.exists(_hadoop(spark, f"{cfg.output}/{n}")[1])]
     except Py4JError as e:
         from wireinspect.spark.listing import java_message
 
@@ -229,14 +219,16 @@ def map_in_arrow(df, fn, columns):
 
 
 class Progress:
-    """The progress bar of the job (:mod:`wireinspect.render.progress`: files done of the total and
-    their bytes, rate, time left, from what finished tasks reported), on a terminal stderr only and
-    not with ``--quiet``; a thread polls the accumulator four times a second."""
+    """The progress bar of the scan (:mod:`wireinspect.render.progress`), on a terminal stderr only and
+    not with ``--quiet``: the datasets are written one after another (``phases``), each a Spark job
+    over every file; a thread polls Spark's status tracker four times a second and shows the share
+    of tasks finished as files and bytes (each task reads files of about the same total size)."""
 
-    def __init__(self, spark, cfg: ScanConfig, acc, n_files: int, total: int):
+    def __init__(self, spark, cfg: ScanConfig, n_files: int, total: int, phases: int):
         from wireinspect.render.progress import Bar, wanted
 
-        self.spark, self.cfg, self.acc = spark, cfg, acc
+        self.spark, self.cfg = spark, cfg
+        self.n_files, self.total, self.phases, self.done = n_files, total, phases, 0
         self.bar = Bar(wanted(cfg.quiet), n_files, total)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -252,18 +244,27 @@ class Progress:
             self.thread.join()
         self.bar.close()
 
-    def counts(self) -> tuple[int, int]:
-        """Files finished and their bytes."""
-        done = dict(self.acc.value)
-        return len(done), sum((row.get("size") or 0) for row, _ in done.values())
+    def phase_done(self) -> None:
+        self.done += 1
+
+    def share(self) -> float:
+        """The part of the whole scan done, 0..1."""
+        tracker = self.spark.sparkContext.statusTracker()
+        done = tasks = 0
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                done += info.numCompletedTasks
+                tasks += info.numTasks
+        part = done / tasks if tasks else 0.0
+        return min(1.0, (self.done + part) / self.phases)
 
     def run(self):
         self.bar.start_file("spark scan", 0)
         while not self.stop.wait(0.25):
             try:
-                self.bar.set(*self.counts())
-            except RuntimeError:  # the accumulator changed while being copied: next time
-                continue
+                share = self.share()
+                self.bar.set(int(self.n_files * share), int(self.total * share))
             except Exception:  # noqa: BLE001 - the session is stopping
                 return
 
@@ -295,13 +296,13 @@ def run_scan(cfg: ScanConfig) -> int:
     total = sum(d.size for d in descs)
     say(cfg, f"spark scan: {len(descs)} files, {total:,} bytes")
     try:
-        results, elapsed = _run_job(spark, cfg, descs, total)
+        files, problems, elapsed = _run_job(spark, cfg, descs, total)
     except Exception as e:  # noqa: BLE001 - Py4JJavaError, PySparkException: one line, no traceback
         from wireinspect.spark.listing import java_message
 
         click.echo(f"wireinspect: the Spark job failed: {safe_text(_job_error(e) or java_message(e))}", err=True)
         return EXIT_JOB_FAILED
-    return summarise(cfg, descs, results, total, time.monotonic() - t0, elapsed)
+    return summarise(cfg, descs, files, problems, total, time.monotonic() - t0, elapsed)
 
 
 def _job_error(e: BaseException) -> str | None:
@@ -344,69 +345,84 @@ def _literal(path: str) -> bool:
     return not any(ch in path for ch in ",{}[]*?\\")
 
 
-def _run_job(spark, cfg: ScanConfig, descs, total: int):
-    from wireinspect.spark.listing import pack
+OUTPUTS = ("files", "problems", "batches", "records", "frames")
+"""The datasets ``spark scan`` writes (each ``OUT/<name>/part-*.parquet``, flat: no hive directories)."""
 
+
+def _source(spark, cfg: ScanConfig, descs, table: str):
+    """``spark.read.format("wireinspect")`` of table ``table`` of the listed files."""
+    from wireinspect.spark import register
+    from wireinspect.spark.listing import files_option
+
+    register(spark)
     sc = spark.sparkContext
-    acc = sc.accumulator({}, _DictParam())
-    by_key = {d.key: d for d in descs}
     hconf = sc._jsc.hadoopConfiguration()
-    fs_options = {k: hconf.get(k) for k in S3A_KEYS if hconf.get(k) is not None}
-    # Remote files Spark reads whole; a name Hadoop would take as a glob or a list is streamed.
-    whole = [d.key for d in descs if not d.local and d.size <= cfg.in_memory_limit and _literal(d.key)]
-    in_memory = set(whole)
-    streamed = [d for d in descs if d.key not in in_memory]
-    groups = pack(streamed, sc.defaultParallelism) if streamed else []
-    args = (by_key, cfg.opts, cfg.in_memory_limit, fs_options, acc)
-    parts = []
-    if groups:
-        parts.append(sc.parallelize([[(d.key, None) for d in g] for g in groups], len(groups)).flatMap(_same))
-    if whole:
-        parts.append(sc.binaryFiles(",".join(whole)))
-    pairs = parts[0] if len(parts) == 1 else sc.union(parts)
-    inputs = rows_frame(spark, pairs, "`key` string, `content` binary")
-    records = map_in_arrow(inputs, _scan_fn(*args), S.RECORDS)
+    reader = (spark.read.format("wireinspect").option("table", table).option("files", files_option(descs))
+              .option("slots", str(sc.defaultParallelism)).option("inMemoryLimit", str(cfg.in_memory_limit))
+              .option("maxDecompressed", str(cfg.opts.max_decompressed)).option("maxBatch", str(cfg.opts.max_batch))
+              .option("labels", "false").option("deep", "true"))
+    if cfg.opts.records_as:
+        reader = reader.option("recordsAs", cfg.opts.records_as)
+    if cfg.forced:
+        reader = reader.option("format", cfg.forced)
+    for k in S3A_KEYS:
+        if hconf.get(k) is not None:
+            reader = reader.option(k, hconf.get(k))
+    return reader.load()
+
+
+def _run_job(spark, cfg: ScanConfig, descs, total: int):
+    """Write every dataset through the data source; returns ``(files rows, problems rows, seconds)``."""
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     t = time.monotonic()
-    with Progress(spark, cfg, acc, len(descs), total):
-        records.write.mode(mode).partitionBy(*S.PARTITION_COLUMNS).parquet(f"{cfg.output}/records")
-    elapsed = time.monotonic() - t
-    results = dict(acc.value)
-    for d in descs:  # a file a task never reported (should not happen): say so rather than drop it
-        if d.key not in results:
-            topic, partition = S.topic_partition(d.name)
-            results[d.key] = (S.file_row(None, d.name, topic, partition, size=d.size, status="error",
-                                         message="not scanned (its task reported nothing)"), [])
-    files = [results[d.key][0] for d in descs]
-    problems = [p for d in descs for p in results[d.key][1]]
-    spark.createDataFrame(problems, S.ddl(S.PROBLEMS)).coalesce(1).write.mode(mode).parquet(f"{cfg.output}/problems")
-    spark.createDataFrame(files, S.ddl(S.FILES)).coalesce(1).write.mode(mode).parquet(f"{cfg.output}/files")
-    return results, elapsed
+    out = cfg.output
+    tables = ["files", "problems", "batches"] + ([] if cfg.opts.headers_only else ["records"])
+    with Progress(spark, cfg, len(descs), total, len(tables) + 1) as progress:
+        for table in tables:
+            df = _source(spark, cfg, descs, table)
+            if table in ("files", "problems"):
+                df = df.coalesce(1)
+            df.write.mode(mode).parquet(f"{out}/{table}")
+            progress.phase_done()
+            if table == "files":
+                files = [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/files").collect()]
+                captures = _capture_formats()
+                if any(f["format"] in captures for f in files):
+                    tables.append("frames")
+        problems = [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/problems").collect()]
+    return files, problems, time.monotonic() - t
 
 
-def summarise(cfg: ScanConfig, descs, results: dict, total: int, wall: float, job: float) -> int:
-    rows = [results[d.key] for d in descs]
-    n_records = sum((f.get("records") or 0) for f, _ in rows)
-    n_problems = sum(len(p) for _, p in rows)
-    bad = [f for f, _ in rows if f["status"] == "problems"]
-    errors = [f for f, _ in rows if f["status"] == "error"]
-    skipped = [f for f, _ in rows if f["status"] == "skipped"]
-    shown = 0
-    for f, probs in rows:
-        for p in probs:
-            if shown < 20:
-                click.echo(f"{safe_text(p['path'])}: position {p['position']}: {p['code']}: {safe_text(p['message'])}")
-            shown += 1
-    if shown > 20:
-        click.echo(f"... and {shown - 20} more problems (see {cfg.output}/problems)")
-    for f in errors:
-        click.echo(f"wireinspect: {safe_text(f['message'])}", err=True)
+def _capture_formats() -> set:
+    """Format ids whose units are frames (``Format.stream_positions``)."""
+    from wireinspect.catalog import all_formats
+
+    return {f.id for f in all_formats() if f.stream_positions}
+
+
+def summarise(cfg: ScanConfig, descs, files: list, problems: list, total: int, wall: float, job: float) -> int:
+    """Print the first problems and a summary from the ``files`` and ``problems`` rows written;
+    returns the exit status."""
+    n_records = sum((f.get("records") or 0) for f in files)
+    bad = [f for f in files if f["status"] == "problems"]
+    errors = [f for f in files if f["status"] == "unreadable"]
+    skipped = [f for f in files if f["status"] == "skipped"]
+    order = {d.name: i for i, d in enumerate(descs)}
+    problems = sorted(problems, key=lambda p: (order.get(p["path"], len(order)), p["path"], p["index"]))
+    for p in problems[:20]:
+        click.echo(f"{safe_text(p['path'])}: position {p['position']}: {p['code']}: {safe_text(p['message'])}")
+    if len(problems) > 20:
+        click.echo(f"... and {len(problems) - 20} more problems (see {cfg.output}/problems)")
+    for f in sorted(errors, key=lambda f: order.get(f["path"], len(order))):
+        click.echo(f"wireinspect: {safe_text(f['path'])}: {safe_text(f['message'] or 'unreadable')}", err=True)
     rate = n_records / job if job > 0 else 0.0
     click.echo(f"scanned {len(descs)} files ({total:,} bytes) in {wall:.1f} s: {n_records:,} records "
-               f"({rate:,.0f} records/s in the job), {n_problems} problems in {len(bad)} files, "
+               f"({rate:,.0f} records/s in the job), {len(problems)} problems in {len(bad)} files, "
                f"{len(errors)} unreadable, {len(skipped)} skipped")
-    click.echo(f"wrote {cfg.output}/records (partitioned by topic, partition), {cfg.output}/problems, "
-               f"{cfg.output}/files")
+    written = [t for t in OUTPUTS if t != "records" or not cfg.opts.headers_only]
+    if not any(f["format"] in _capture_formats() for f in files):
+        written.remove("frames")
+    click.echo("wrote " + ", ".join(f"{cfg.output}/{t}" for t in written))
     if errors:
         return EXIT_USAGE
-    return EXIT_PROBLEMS if n_problems else EXIT_OK
+    return EXIT_PROBLEMS if problems else EXIT_OK

@@ -145,3 +145,31 @@ def pack(descs: list[FileDesc], slots: int, target: int = 256 << 20) -> list[lis
         heapq.heappush(heap, (load + sum(max(d.size, 1) for d in run), i))
     loads = {i: load for load, i in heap}
     return [groups[i] for i in sorted(range(n), key=lambda i: -loads[i]) if groups[i]]
+
+
+def list_all(spark, inputs, forced: str | None = None) -> list[FileDesc]:
+    """Every file of ``inputs`` (duplicates dropped): local paths here, URIs through the Hadoop
+    ``FileSystem`` of ``spark``'s JVM; raises :class:`InputError` naming every input that cannot be
+    listed."""
+    descs, seen, errors = [], set(), []
+    for arg in inputs:
+        try:
+            found = list_hadoop(spark, arg, forced) if is_uri(arg) else list_local(arg, forced)
+        except InputError as e:
+            errors.append(str(e))
+            continue
+        for d in found:
+            if d.key not in seen:
+                seen.add(d.key)
+                descs.append(d)
+    if errors:
+        raise InputError("; ".join(errors) + " (nothing was scanned)")
+    return descs
+
+
+def files_option(descs) -> str:
+    """The data source's ``files`` option (JSON) for ``descs``."""
+    import json
+    from dataclasses import astuple
+
+    return json.dumps([astuple(d) for d in descs])
