@@ -136,7 +136,14 @@ def code_archive() -> str:
 def ship(spark) -> None:
     """Give the executors wireinspect and its dependencies (see the module's docstring)."""
     sc = spark.sparkContext
+    from pyspark import SparkFiles
+
     sc.addArchive(f"{deps_archive()}#{DEPS_DIR}")
     sc.addArchive(f"{code_archive()}#{CODE_DIR}")
     extra = sc.environment.get("PYTHONPATH")
-    sc.environment["PYTHONPATH"] = os.pathsep.join([CODE_DIR, DEPS_DIR] + ([extra] if extra else []))
+    # The driver unpacks the archives too (into SparkFiles' root): its own Python workers, which plan
+    # the data source (spark/source.py) with the executors' interpreter and this PYTHONPATH, find them
+    # there; an executor finds them in its working directory (the absolute paths name nothing there).
+    root = SparkFiles.getRootDirectory()
+    driver = [p for p in (os.path.join(root, CODE_DIR), os.path.join(root, DEPS_DIR)) if os.path.isdir(p)]
+    sc.environment["PYTHONPATH"] = os.pathsep.join([CODE_DIR, DEPS_DIR] + driver + ([extra] if extra else []))
