@@ -683,10 +683,12 @@ def dump(app: App, paths, as_json, full_tree, hexdump, summary, per_record, byte
               help="Write the answer to FILE as Parquet (a temporary file renamed into place).")
 @click.option("--bytes", "bytes_mode", type=click.Choice(BYTES_MODES), default="base64", show_default=True,
               help="How byte values (keys, values...) appear in --json and --csv.")
+@click.option("--processes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes decoding the inputs, files spread over them by size [default: one per core].")
 @read_selection_options
 @common_options
 @records_as_option
-def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, selection, topics, partitions):
+def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, processes, selection, topics, partitions):
     """Answer SQL QUERY over the tables of PATH...: batches, records, problems, files, frames
     (docs/columnar.md), with DuckDB in this process. Only the tables and columns the query reads are
     decoded, as DuckDB reads them.
@@ -708,7 +710,7 @@ def sql(app: App, query, paths, as_json, as_csv, out, bytes_mode, selection, top
     if not query.strip():
         raise click.UsageError("QUERY is empty")
     _use_schemas(app, paths, None, hexdump=False, summary=False, headers_only=False)
-    request = Request(tuple(paths), selection, app.forced, app.opts, topics, partitions)
+    request = Request(tuple(paths), selection, app.forced, app.opts, topics, partitions, processes=processes)
     mode = "json" if as_json else "csv" if as_csv else "parquet" if out is not None else "table"
     answer(app, query, request, mode, bytes_encoder(bytes_mode), out)
 

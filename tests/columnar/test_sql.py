@@ -183,3 +183,28 @@ def test_no_progress_bar_on_the_answers_stream():
     from wireinspect.columnar.sql import _connect
 
     assert _connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0] is False
+
+
+def test_processes_give_the_rows_of_one(tmp_path):
+    """Files spread over worker processes (columnar/parallel.py) give the rows one process gives, for
+    every table, the listing's skipped and unreadable entries included; counters add up."""
+    from wireinspect.columnar.columns import Counters
+    from wireinspect.columnar.parallel import reader as parallel_reader
+    from wireinspect.columnar.read import reader
+
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("not a segment")
+    paths = [str(SAMPLES / "partition"), str(SAMPLES / "v2-lz4"), str(SAMPLES / "v1-gzip.log"),
+             str(SAMPLES / "capture" / "librdkafka.pcap"), str(junk), str(tmp_path / "missing.log")]
+
+    def rows(r):
+        return sorted(json.dumps(x, sort_keys=True, default=bytes.hex) for x in r.read_all().to_pylist())
+
+    for table in ("records", "batches", "files", "problems", "frames"):
+        c1, c2 = Counters(), Counters()
+        one = rows(reader(paths, table, counters=c1))
+        two = rows(parallel_reader(paths, table, None, counters=c2, processes=2))
+        assert one == two, table
+        assert c1.records_decoded == c2.records_decoded and sorted(c1.unreadable) == sorted(c2.unreadable)
+        assert sorted(c1.skipped) == sorted(c2.skipped)

@@ -57,6 +57,7 @@ class Request:
     topics: tuple = ()
     partitions: tuple = ()
     counters: Counters = field(default_factory=Counters)
+    processes: int | None = 1  # processes decoding the inputs (None: one per core; columnar/parallel.py)
 
 
 def _connect():
@@ -174,7 +175,7 @@ def run(query: str, request: Request, on_batch) -> tuple:
     Returns ``(the answer's pyarrow.Schema, {table: Scan})``. Raises :class:`SqlError`."""
     import duckdb
 
-    from wireinspect.columnar.read import reader
+    from wireinspect.columnar.parallel import reader
 
     scans = plan(query)
     tmp = tempfile.mkdtemp(prefix="wireinspect-sql-")
@@ -185,7 +186,8 @@ def run(query: str, request: Request, on_batch) -> tuple:
         for name, scan in scans.items():
             cols = scan.columns or (names(name)[0],)  # a count(*) reads no column: the cheapest one
             r = reader(request.paths, name, cols, request.selection, request.forced, request.counters,
-                       options=request.options, topics=request.topics, partitions=request.partitions)
+                       options=request.options, topics=request.topics, partitions=request.partitions,
+                       processes=request.processes)
             if scan.scans > 1:  # a stream is read once: load it for a plan that reads the table twice
                 con.register(f"__wireinspect_{name}", r)
                 con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "__wireinspect_{name}"')
