@@ -151,10 +151,20 @@ def list_all(spark, inputs, forced: str | None = None) -> list[FileDesc]:
     """Every file of ``inputs`` (duplicates dropped): local paths here, URIs through the Hadoop
     ``FileSystem`` of ``spark``'s JVM; raises :class:`InputError` naming every input that cannot be
     listed."""
+    descs, errors = gather(inputs, lambda arg: list_hadoop(spark, arg, forced) if is_uri(arg) else list_local(arg, forced))
+    if errors:
+        raise InputError("; ".join(errors) + " (nothing was scanned)")
+    return descs
+
+
+def gather(inputs, list_one) -> tuple[list, list]:
+    """``(descs, errors)``: the :class:`FileDesc` of every input (``list_one(arg)``), duplicates
+    dropped, in order; ``errors`` the messages of the inputs ``list_one`` could not list
+    (:class:`InputError`)."""
     descs, seen, errors = [], set(), []
     for arg in inputs:
         try:
-            found = list_hadoop(spark, arg, forced) if is_uri(arg) else list_local(arg, forced)
+            found = list_one(arg)
         except InputError as e:
             errors.append(str(e))
             continue
@@ -162,9 +172,7 @@ def list_all(spark, inputs, forced: str | None = None) -> list[FileDesc]:
             if d.key not in seen:
                 seen.add(d.key)
                 descs.append(d)
-    if errors:
-        raise InputError("; ".join(errors) + " (nothing was scanned)")
-    return descs
+    return descs, errors
 
 
 def files_option(descs) -> str:

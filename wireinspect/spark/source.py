@@ -326,20 +326,9 @@ def list_paths(paths, forced, fs_options) -> list:
     (:func:`~wireinspect.spark.listing.list_local`), URIs with pyarrow's filesystems (a glob in the
     path's last components matched with ``fnmatch``). Raises ``ValueError`` naming every path that
     cannot be listed."""
-    from wireinspect.errors import InputError
-    from wireinspect.spark.listing import is_uri, list_local
+    from wireinspect.spark.listing import gather, is_uri, list_local
 
-    out, seen, errors = [], set(), []
-    for p in paths:
-        try:
-            found = list_uri(p, forced, fs_options) if is_uri(p) else list_local(p, forced)
-        except InputError as e:
-            errors.append(str(e))
-            continue
-        for d in found:
-            if d.key not in seen:
-                seen.add(d.key)
-                out.append(d)
+    out, errors = gather(paths, lambda p: list_uri(p, forced, fs_options) if is_uri(p) else list_local(p, forced))
     if errors:
         raise ValueError("wireinspect: " + "; ".join(errors))
     return out
