@@ -146,70 +146,91 @@ def read_item(item, table: str, columns=None, selection=None, opts: Options | No
     ``pyarrow.RecordBatch`` objects of ``columns`` (bounded); for the other tables, row dicts keyed
     by column name (the caller gathers them: :class:`~wireinspect.columnar.columns.RowColumns`).
     Raises :class:`InputError` when the input cannot be read part way (after the rows before it)."""
+    for _, got in read_tables(item, {table: columns}, selection, opts, counters):
+        yield got
+
+
+def read_tables(item, wants: dict, selection=None, opts: Options | None = None, counters=None):
+    """``(table, rows)`` of several tables of one opened input, as :func:`read_item` gives each
+    (``wants``: ``{table: columns or None}``), the input read as few times as they allow: ``problems``
+    and ``files`` from one ``verify`` of it, ``records``, ``batches`` and ``frames`` from one pass over
+    its units (a batch's row beside its records). Raises :class:`InputError` as :func:`read_item`."""
     opts = opts or Options()
     counters = counters if counters is not None else Counters()
-    columns = tuple(columns) if columns is not None else names(table)
+    wants = {t: tuple(c) if c is not None else names(t) for t, c in wants.items()}
     src, fmt = item.source, item.format
     topic, partition = topic_partition(src.name)
-    if table in ("problems", "files"):
+    if "problems" in wants or "files" in wants:
         from wireinspect.ops.verify import verify_item
 
         rep = verify_item(item, replace(opts, start=0)).to_json()
-        if table == "files":
-            yield F.file_row(rep, rep["path"], topic, partition)
-        else:
+        if "files" in wants:
+            yield "files", F.file_row(rep, rep["path"], topic, partition)
+        if "problems" in wants:
             for i, p in enumerate(rep["problems"]):
-                yield F.problem_row(rep["path"], i, p, topic, partition)
-        return
-    if table == "frames" and not fmt.stream_positions:
-        return  # only captures (and stream dumps) have frames
+                yield "problems", F.problem_row(rep["path"], i, p, topic, partition)
     capture = bool(fmt.stream_positions)
-    if table == "batches" and not capture and not BATCH_NEEDS_RECORDS & set(columns):
+    frames = "frames" in wants and capture  # (only captures and stream dumps have frames)
+    batches = wants.get("batches")
+    if "records" not in wants and batches is None and not frames:
+        return
+    if "records" not in wants and not frames and not capture and not BATCH_NEEDS_RECORDS & set(batches):
         opts = replace(opts, headers_only=True)
     units = _units(item, opts, selection)
-    if table == "records":
-        cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=columns, nested=capture,
+    cols = None
+    if "records" in wants:
+        cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=wants["records"], nested=capture,
                              counters=counters)
-        for n, u in enumerate(units):
-            counters.units_read += 1
-            cols.add(u, n if capture else None)
-            if cols.full:
-                yield cols.take()
-        last = cols.take()
-        if last is not None:
-            yield last
-        return
-    only = None if "unitExtra" in columns else tuple(c for c in columns if c in _UNIT_FIELDS)
-    plain = table == "batches" and not capture and not opts.headers_only
+    only = None if batches is None or "unitExtra" in batches else tuple(c for c in batches if c in _UNIT_FIELDS)
     for n, u in enumerate(units):
         counters.units_read += 1
-        if plain and (u.record_buffers or u.record_columns) is not None:
-            # a plain valid batch: its head without its records' JSON, no key, value or header copied
-            got = u.record_buffers(frozenset()) if u.record_buffers is not None else None
-            got = got or u.record_columns(frozenset())
-            if got is not None:
-                counters.records_decoded += got[1][0] if type(got[1][0]) is int else len(got[1][1])
-                row, extra = F.unit_fields({k: v for k, v in got[0].items() if k not in ("records", "problems", "path")},
-                                           only)
-                row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=None,
-                           unitExtra=extra, topic=topic, partition=partition)
-                yield row
+        frame = n if capture else None
+        if cols is not None:
+            cols.add(u, frame)
+            if cols.full:
+                yield "records", cols.take()
+        if batches is None and not frames:
+            continue
+        if batches is not None and not capture and not opts.headers_only:
+            row = _plain_batch_row(u, only, counters, cols is None)
+            if row is not None:
+                row.update(path=src.name, topic=topic, partition=partition)
+                yield "batches", row
                 continue
         d = u.to_json(F.raw_bytes)
-        frame = n if capture else None
-        if table == "frames":
-            if u.protocol is None and d.get("protocol") is None:  # (the capture's summary)
-                continue
+        if frames and (u.protocol is not None or d.get("protocol") is not None):  # (not the capture's summary)
             row, extra = F.frame_fields(d)
             row.update(path=src.name, frame=frame, valid=bool(u.valid), problemCount=len(u.problems),
                        frameExtra=extra, topic=topic, partition=partition)
-            yield row
-            continue
-        for head in _batch_heads(d, capture, counters, not opts.headers_only):
-            row, extra = F.unit_fields(head, only)
-            row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=frame,
-                       unitExtra=extra, topic=topic, partition=partition)
-            yield row
+            yield "frames", row
+        if batches is not None:
+            for head in _batch_heads(d, capture, counters, not opts.headers_only and cols is None):
+                row, extra = F.unit_fields(head, only)
+                row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=frame,
+                           unitExtra=extra, topic=topic, partition=partition)
+                yield "batches", row
+    if cols is not None:
+        last = cols.take()
+        if last is not None:
+            yield "records", last
+
+
+def _plain_batch_row(u, only, counters: Counters, count: bool):
+    """The ``batches`` row of a plain valid batch from its head (``Unit.record_buffers`` or
+    ``record_columns`` asked for nothing: no record's JSON, no key, value or header copied; the
+    records already read are not read again), else None. ``count``: add its records to the counters."""
+    got = None
+    if u.record_buffers is not None:
+        got = u.record_buffers(frozenset())
+    if got is None and u.record_columns is not None:
+        got = u.record_columns(frozenset())
+    if got is None:
+        return None
+    if count:
+        counters.records_decoded += got[1][0] if type(got[1][0]) is int else len(got[1][1])
+    row, extra = F.unit_fields(got[0], only)
+    row.update(unitValid=bool(u.valid), unitProblems=len(u.problems), frame=None, unitExtra=extra)
+    return row
 
 
 _UNIT_FIELDS = frozenset(n for n, _ in UNIT_COLUMNS if n not in VERDICTS)  # a unit's JSON holds them

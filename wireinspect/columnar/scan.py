@@ -13,7 +13,7 @@ How: the inputs are listed first, by the listing every command uses
 (:func:`wireinspect.inputs.open.iter_items`: directories walked to the bottom, each file's format
 chosen once), then spread over ``processes`` worker processes by size (largest first, each to the
 least loaded). Each worker opens its inputs and writes the rows of every table asked
-(:func:`~wireinspect.columnar.read.read_item`: bounded Arrow batches) through one
+(:func:`~wireinspect.columnar.read.read_tables`: every table from one `verify` and one pass over the units, bounded Arrow batches) through one
 ``pyarrow.parquet.ParquetWriter`` per table, a row group per ~64K rows or 32 MiB, a new part file
 past :data:`PART_BYTES`. Memory stays bounded whatever the input size. One process: no pool.
 
@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 
 from wireinspect.columnar.columns import Counters, RowColumns
-from wireinspect.columnar.read import _place_filter, read_item
+from wireinspect.columnar.read import _place_filter, read_tables
 from wireinspect.columnar.tables import TABLES, arrow_schema
 from wireinspect.errors import InputError
 
@@ -284,14 +284,17 @@ def scan_share(process: int, works: list[Work], cfg: Config, done=None) -> Resul
                 except InputError as e:
                     listed("unreadable", w.path, str(e).removeprefix(w.path + ": "))
                 else:
-                    with item.source:
-                        for table in cfg.tables:
-                            try:
-                                for got in read_item(item, table, None, cfg.selection, cfg.options, counters):
-                                    put(table, got)
-                            except InputError as e:  # a read error part way through
-                                name = item.source.name
-                                listed("unreadable", name, str(e).removeprefix(name + ": "), table == "files")
+                    with item.source:  # every table from one verify and one pass over the units
+                        wrote_file = False
+                        try:
+                            for table, got in read_tables(item, {t: None for t in cfg.tables}, cfg.selection,
+                                                          cfg.options, counters):
+                                put(table, got)
+                                wrote_file = wrote_file or table == "files"
+                        except InputError as e:  # a read error part way through
+                            name = item.source.name
+                            listed("unreadable", name, str(e).removeprefix(name + ": "),
+                                   "files" in cfg.tables and not wrote_file)
             if done is not None:
                 done(w.size)
         for table, gather in rows.items():
