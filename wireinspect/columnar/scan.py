@@ -13,8 +13,8 @@ How: the inputs are listed first, by the listing every command uses
 (:func:`wireinspect.inputs.open.iter_items`: directories walked to the bottom, each file's format
 chosen once), then spread over ``processes`` worker processes by size (largest first, each to the
 least loaded). Each worker opens its inputs and writes the rows of every table asked
-(:func:`~wireinspect.columnar.read.read_tables`: every table from one `verify` and one pass over the units, bounded Arrow batches) through one
-``pyarrow.parquet.ParquetWriter`` per table, a row group per ~64K rows or 32 MiB, a new part file
+(:func:`~wireinspect.columnar.read.read_tables`: every table from one ``verify`` and one pass over
+the units, bounded Arrow batches) through one ``pyarrow.parquet.ParquetWriter`` per table, a row group per ~64K rows or 32 MiB, a new part file
 past :data:`PART_BYTES`. Memory stays bounded whatever the input size. One process: no pool.
 
 Atomic: everything is written into ``DIR.tmp-<random>`` beside DIR and renamed to DIR once complete
