@@ -266,12 +266,55 @@ def test_a_read_of_keys_never_copies_a_value(monkeypatch):
     seen = []
 
     def spy(real):
-        def f(t, data, dbase, h, skip=0):
+        def f(t, data, dbase, h, skip=0, *rest):
             seen.append(skip)
-            return real(t, data, dbase, h, skip)
+            return real(t, data, dbase, h, skip, *rest)
         return f
 
     monkeypatch.setattr("wireinspect.formats.kafka.records.split", spy(rt.split))
     monkeypatch.setattr("wireinspect.formats.kafka.records.buffers", spy(rt.buffers))
     _table(ORDERS, "records", ["key", "offset"], Counters())
     assert seen and set(seen) == {rt.SKIP_VALUE | rt.SKIP_HEADERS}
+
+
+def test_kept_buffers_join_across_batches_of_every_kind(tmp_path):
+    """Records of plain batches are kept as buffers and joined per record batch: uncompressed and
+    compressed batches (positions null), null keys and values, headers or none, a control batch
+    between them (the lists' path) give the rows ``dump --json`` gives, in order, whatever the
+    record batch boundaries."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from wireinspect.columnar import columns as C
+
+    seg, offset = bytearray(), 0
+    for i, codec in enumerate((0, 1, 0, 3, 0, 0)):
+        b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                      producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        for j in range(3 + i):
+            b.append(j, timestamp=1_700_000_000_000 + j, key=None if (i + j) % 3 == 0 else b"k%d" % j,
+                     value=None if (i * j) % 4 == 1 else b"v" * (60 + j), headers=[("h", b"x")] * (j % 3))
+        raw = bytearray(b.build())
+        raw[0:8] = offset.to_bytes(8, "big")
+        seg += raw
+        offset += 3 + i
+        if i == 2:  # the transactional sample's batches here (control batches among them), offsets moved on
+            txn = SAMPLES.joinpath("transactional", "00000000000000000000.log").read_bytes()
+            at = 0
+            while at + 61 <= len(txn):
+                n = int.from_bytes(txn[at + 8:at + 12], "big") + 12
+                one = bytearray(txn[at:at + n])
+                last = int.from_bytes(one[23:27], "big")
+                one[0:8] = offset.to_bytes(8, "big")
+                seg += one
+                offset += last + 1
+                at += n
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(seg))
+    want = sorted(_expected_records(_dump(str(path))))
+    for rows in (C.BATCH_ROWS, 4, 1):
+        C.BATCH_ROWS, keep = rows, C.BATCH_ROWS
+        try:
+            got = sorted(map(_record_back, _table(str(path), "records")))
+        finally:
+            C.BATCH_ROWS = keep
+        assert got == want

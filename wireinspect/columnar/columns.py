@@ -119,6 +119,13 @@ class RecordColumns:
         self.chunk_rows = 0
         self.bytes = 0
         self._reset_lists()
+        self._reset_acc()
+
+    def _reset_acc(self) -> None:
+        """The buffers of the plain batches' records after the chunks (one list of buffers a column)."""
+        self.acc_rows = 0
+        self.acc: dict = {}  # column -> [buffers, one a unit]; a var column's: [(offsets, data, valid)...]
+        self.acc_bases = [0, 0, 0, 0, 0]  # where the next unit's key, value, header key/value, header offsets start
 
     def _reset_lists(self) -> None:
         """The record columns of the rows after the chunks, one list each."""
@@ -147,10 +154,11 @@ class RecordColumns:
                 self._add_header_row(self._unit(d, unit, frame))
             return
         if unit.record_buffers is not None:
-            got = unit.record_buffers(self.want_contents)
+            got = unit.record_buffers(self.want_contents, tuple(self.acc_bases))
             if got is not None:  # a plain Kafka batch: its columns as Arrow buffers, no object per record
                 self._add_buffers(unit, *got)
                 return
+        self._flush_acc()  # (the rows in lists come after the buffers')
         if unit.record_columns is not None:
             got = unit.record_columns(self.want_contents)
             if got is not None:  # a plain Kafka batch: its columns straight from the one record reader's table
@@ -214,9 +222,8 @@ class RecordColumns:
 
     def _add_buffers(self, unit, head: dict, bufs) -> None:
         """A unit's records from Arrow buffers (``Unit.record_buffers``: a plain Kafka batch's, from the
-        one record reader's table by ``recordtable.buffers``), made one chunk of arrays."""
-        import pyarrow as pa
-
+        one record reader's table by ``recordtable.buffers``, offsets following the buffers already
+        kept): kept to be joined into arrays when the batch is taken."""
         n, position, length, offset, timestamp, key, value, hends, hkey, hval, size = bufs
         if not n:
             return
@@ -224,21 +231,51 @@ class RecordColumns:
         self.counters.records_decoded += n
         ui = self._unit(head, unit)
         self.unit_of.extend([ui] * n)
-        ints = {"position": position, "length": length, "offset": offset, "timestamp": timestamp}
+        acc = self.acc
+        for name, got in (("position", position), ("length", length), ("offset", offset), ("timestamp", timestamp),
+                          ("key", key), ("value", value), ("hends", hends), ("hkey", hkey), ("hval", hval)):
+            col = acc.get(name)
+            if col is None:
+                col = acc[name] = []
+            col.append(got if got is not None else n)  # (a count: the rows of a unit without positions)
+        self.acc_rows += n
+        bases = self.acc_bases
+        if self.want_key:
+            kb = len(key[1])
+            bases[0] += kb
+            self.counters.key_bytes += kb
+            self.bytes += kb
+        if self.want_value:
+            vb = len(value[1])
+            bases[1] += vb
+            self.counters.value_bytes += vb
+            self.bytes += vb
+        if self.want_headers:
+            bases[2] += len(hkey[1])
+            bases[3] += len(hval[1])
+            bases[4] += len(hkey[0]) // 4 - 1
+
+    def _flush_acc(self) -> None:
+        """The kept buffers joined into one chunk of arrays (nothing when there are none)."""
+        import pyarrow as pa
+
+        n = self.acc_rows
+        if not n:
+            return
+        acc = self.acc
         arrays = {}
         for name, at in self.record_types:
-            if name in ints:
-                buf = ints[name]
-                arrays[name] = pa.nulls(n, at) if buf is None else pa.Array.from_buffers(at, n, [None, pa.py_buffer(buf)])
-            elif name == "key":
-                arrays[name] = _var_array(at, n, key)
-            elif name == "value":
-                arrays[name] = _var_array(at, n, value)
+            if name in ("position", "length", "offset", "timestamp"):
+                arrays[name] = _joined_ints(acc[name], n, at)
+            elif name in ("key", "value"):
+                arrays[name] = _var_array(at, n, _joined_var(acc[name]))
             elif name == "headers":
+                hkey, hval = _joined_var(acc["hkey"]), _joined_var(acc["hval"])
                 m = len(hkey[0]) // 4 - 1
                 items = pa.StructArray.from_arrays([_var_array(pa.string(), m, hkey), _var_array(pa.binary(), m, hval)],
                                                    fields=list(at.value_type))
-                arrays[name] = pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(hends)]),
+                ends = _joined_offsets(acc["hends"])
+                arrays[name] = pa.ListArray.from_arrays(pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(ends)]),
                                                         items, type=at)
             elif name == "unverified":
                 arrays[name] = False  # a plain batch's CRC matched (made an array with the others in take)
@@ -246,18 +283,11 @@ class RecordColumns:
                 arrays[name] = None  # null (made an array with the others in take)
         self.chunks.append((n, arrays))
         self.chunk_rows += n
-        if self.want_key:
-            kb = len(key[1])
-            self.counters.key_bytes += kb
-            self.bytes += kb
-        if self.want_value:
-            vb = len(value[1])
-            self.counters.value_bytes += vb
-            self.bytes += vb
+        self._reset_acc()
 
     def _flush_lists(self) -> None:
         """The rows in the lists made a chunk of arrays (nothing when there are none)."""
-        n = len(self.unit_of) - self.chunk_rows
+        n = len(self.unit_of) - self.chunk_rows - self.acc_rows
         if n:
             self.chunks.append((n, self._list_arrays()))
             self.chunk_rows += n
@@ -342,6 +372,7 @@ class RecordColumns:
         n = len(self.unit_of)
         if not n:
             return None
+        self._flush_acc()
         self._flush_lists()
         idx = None
         units = self.units
@@ -431,12 +462,50 @@ def _joined(parts: list, arrow_t):
 
 
 def _var_array(arrow_t, n: int, bufs):
-    """A binary or string array of ``n`` values from ``(int32 offsets, data, validity or None)``."""
+    """A binary or string array of ``n`` values from ``(int32 offsets, data, validity bytes or None)``
+    (``recordtable.buffers``' layout: one validity byte a value, 1 for a value, 0 for null)."""
     import pyarrow as pa
 
     offsets, data, valid = bufs
-    return pa.Array.from_buffers(arrow_t, n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(offsets),
-                                              pa.py_buffer(data)])
+    return pa.Array.from_buffers(arrow_t, n, [_bitmap(valid, n), pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _bitmap(valid, n: int):
+    """Arrow's validity bitmap of one byte a value (None: every value there)."""
+    if valid is None:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.not_equal(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(valid)]), 0).buffers()[1]
+
+
+def _joined_offsets(parts: list) -> bytes:
+    """int32 offsets of consecutive units (each continuing the last: its first equals the previous
+    one's last), joined."""
+    return parts[0] if len(parts) == 1 else parts[0] + b"".join(p[4:] for p in parts[1:])
+
+
+def _joined_var(parts: list) -> tuple:
+    """``(offsets, data, validity)`` of consecutive units joined (validity bytes where any is null)."""
+    offsets = _joined_offsets([p[0] for p in parts])
+    data = b"".join(p[1] for p in parts)
+    if all(p[2] is None for p in parts):
+        return offsets, data, None
+    valid = b"".join(p[2] if p[2] is not None else b"\x01" * ((len(p[0]) >> 2) - 1) for p in parts)
+    return offsets, data, valid
+
+
+def _joined_ints(parts: list, n: int, arrow_t):
+    """One int64 array of units' native buffers; an int in place of a buffer: that many nulls (a
+    decompressed batch's positions)."""
+    import pyarrow as pa
+
+    if all(type(p) is not int for p in parts):
+        return pa.Array.from_buffers(arrow_t, n, [None, pa.py_buffer(b"".join(parts))])
+    data = b"".join(b"\0" * (8 * p) if type(p) is int else p for p in parts)
+    valid = b"".join(b"\0" * p if type(p) is int else b"\x01" * (len(p) >> 3) for p in parts)
+    return pa.Array.from_buffers(arrow_t, n, [_bitmap(valid, n), pa.py_buffer(data)])
 
 
 def _array(values: list, arrow_t):

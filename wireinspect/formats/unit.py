@@ -91,7 +91,7 @@ class UnitBase:
       them straight from its bytes (a plain valid Kafka batch), else ``None``: the columnar tables'
       rows (``sql``, ``scan``, Spark), which otherwise read ``to_json``. ``want``: the names among
       ``key``, ``value``, ``headers`` to build (None: all); the others are ``None``, never copied.
-    * ``record_buffers`` (None, or a method ``(want=None) -> (dict, tuple) | None``): the same as
+    * ``record_buffers`` (None, or a method ``(want=None, bases=(0,) * 5) -> (dict, tuple) | None``): the same as
       ``record_columns`` with the columns as Arrow buffers (``formats/kafka/recordtable.buffers``: no
       object per record), when the unit can give them, else ``None`` (then ``record_columns``).
     * ``record_lines`` (None, or a method ``(tail: str) -> bytes | None``): the unit's ``dump --records``

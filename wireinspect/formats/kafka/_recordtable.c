@@ -602,18 +602,19 @@ static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
 }
 
 typedef struct {
-    Out offsets, data, valid; /* int32 offsets (n + 1), bytes, validity bitmap (LSB first) */
+    Out offsets, data, valid; /* int32 offsets (n + 1, from base), bytes, one byte a value (1: not null) */
     Py_ssize_t n, nulls;
+    int64_t base;
 } Var;
 
-static int var_init(Var *v, Py_ssize_t n) {
+static int var_init(Var *v, Py_ssize_t n, int64_t base) {
     v->n = 0;
     v->nulls = 0;
-    if (grow(&v->offsets, 4 * (n + 1)) < 0 || grow(&v->valid, (n + 7) / 8 + 1) < 0) return -1;
-    memset(v->valid.buf, 0, (size_t)((n + 7) / 8 + 1));
-    v->valid.len = (n + 7) / 8;
-    int32_t zero = 0;
-    put(&v->offsets, (const char *)&zero, 4);
+    v->base = base;
+    if (base < 0 || base > INT32_MAX) return 1;
+    if (grow(&v->offsets, 4 * (n + 1)) < 0 || grow(&v->valid, n + 1) < 0) return -1;
+    int32_t first = (int32_t)base;
+    put(&v->offsets, (const char *)&first, 4);
     return 0;
 }
 
@@ -621,12 +622,12 @@ static int var_init(Var *v, Py_ssize_t n) {
 static int var_add(Var *v, const unsigned char *s, int64_t len) {
     if (len < 0) v->nulls++;
     else {
-        if (v->data.len + len > INT32_MAX) return 1;
+        if (v->base + v->data.len + len > INT32_MAX) return 1;
         if (grow(&v->data, (Py_ssize_t)len) < 0) return -1;
         put(&v->data, (const char *)s, (Py_ssize_t)len);
-        v->valid.buf[v->n >> 3] |= (char)(1 << (v->n & 7));
     }
-    int32_t end = (int32_t)v->data.len;
+    v->valid.buf[v->valid.len++] = len >= 0; /* (room made by var_init) */
+    int32_t end = (int32_t)(v->base + v->data.len);
     put(&v->offsets, (const char *)&end, 4); /* (room made by var_init) */
     v->n++;
     return 0;
@@ -647,7 +648,9 @@ static PyObject *buffers(PyObject *self, PyObject *args) {
     PyObject *recs, *hdrs, *data, *dbase, *bo, *bt, *mt;
     Py_ssize_t n;
     int log_append, skip = 0;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOi|i", &recs, &hdrs, &n, &data, &dbase, &bo, &bt, &mt, &log_append, &skip)) {
+    long long kbase = 0, vbase = 0, hkbase = 0, hvbase = 0, hbase = 0;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOi|i(LLLLL)", &recs, &hdrs, &n, &data, &dbase, &bo, &bt, &mt, &log_append,
+                          &skip, &kbase, &vbase, &hkbase, &hvbase, &hbase)) {
         PyErr_Clear();
         Py_RETURN_NOTIMPLEMENTED;
     }
@@ -674,10 +677,14 @@ static PyObject *buffers(PyObject *self, PyObject *args) {
     Out hlist = {0};
     int rc = 0;
     for (int c = 0; c < 4; c++) if (grow(&ints[c], 8 * n + 8) < 0) rc = -1;
-    if (rc == 0 && (var_init(&key, n) < 0 || var_init(&value, n) < 0 || grow(&hlist, 4 * (n + 1)) < 0 ||
-                    var_init(&hkey, (Py_ssize_t)nh) < 0 || var_init(&hval, (Py_ssize_t)nh) < 0)) rc = -1;
+    if (rc == 0 && grow(&hlist, 4 * (n + 1)) < 0) rc = -1;
+    if (rc == 0) rc = var_init(&key, n, kbase);
+    if (rc == 0) rc = var_init(&value, n, vbase);
+    if (rc == 0) rc = var_init(&hkey, (Py_ssize_t)nh, hkbase);
+    if (rc == 0) rc = var_init(&hval, (Py_ssize_t)nh, hvbase);
+    if (rc == 0 && (hbase < 0 || hbase + nh > INT32_MAX)) rc = 1;
     int64_t size = 0;
-    int32_t hend = 0;
+    int32_t hend = (int32_t)hbase;
     if (rc == 0) put(&hlist, (const char *)&hend, 4);
     for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
         const int64_t *r = j.r + i * R;
@@ -724,7 +731,7 @@ static PyMethodDef methods[] = {
     {"split", split, METH_VARARGS,
      "split(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append) -> tuple | NotImplemented"},
     {"buffers", buffers, METH_VARARGS,
-     "buffers(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append[, skip]) -> tuple | NotImplemented"},
+     "buffers(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append[, skip[, bases]]) -> tuple | NotImplemented"},
     {"lines", lines, METH_VARARGS,
      "lines(recs, hdrs, n, data, dbase, base_offset, base_ts, max_ts, log_append, tail) -> bytes | NotImplemented"},
     {NULL, NULL, 0, NULL},

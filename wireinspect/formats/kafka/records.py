@@ -317,10 +317,10 @@ class Batch(UnitBase):
         cols = self.columns(skip=skip)
         return None if cols is None else (self.header_json(), cols)
 
-    def record_buffers(self, want=None):
+    def record_buffers(self, want=None, bases=(0, 0, 0, 0, 0)):
         """``(header_json(), buffers)`` of a plain valid batch (:func:`~.recordtable.buffers`: its
         records' columns as Arrow buffers, ``want`` as :meth:`record_columns` takes it), else ``None``
-        (then :meth:`record_columns` serves)."""
+        (then :meth:`record_columns` serves). ``bases``: as :func:`~.recordtable.buffers` takes them."""
         if want is not None and ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
             return None
         got = self.plain_table()
@@ -328,7 +328,7 @@ class Batch(UnitBase):
             return None
         skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
                                         | ("headers" not in want) * SKIP_HEADERS)
-        bufs = buffers(got[0], got[1], got[2], self.header, skip)
+        bufs = buffers(got[0], got[1], got[2], self.header, skip, bases)
         return None if bufs is NotImplemented else (self.header_json(), bufs)
 
     def record_lines(self, tail: str = "") -> bytes | None:

@@ -475,22 +475,24 @@ def split(t: Table, data, dbase, h, skip: int = 0):
     return _split_py(t, data, dbase, h, skip)
 
 
-def _var(items) -> tuple:
-    """Arrow's variable-size layout of ``items`` (bytes or None): ``(int32 offsets, data, validity
-    bitmap or None when none is null)``."""
-    offsets, valid, data, end, nulls = array("i", [0]), bytearray((len(items) + 7) // 8), [], 0, 0
+def _var(items, base: int = 0) -> tuple:
+    """Arrow's variable-size layout of ``items`` (bytes or None): ``(int32 offsets from base, data,
+    one byte a value (1: not null), or None when none is null)``."""
+    offsets, valid, data, end, nulls = array("i", [base]), bytearray(len(items)), [], base, 0
     for i, b in enumerate(items):
         if b is None:
             nulls += 1
         else:
             data.append(b)
             end += len(b)
-            valid[i >> 3] |= 1 << (i & 7)
+            valid[i] = 1
         offsets.append(end)
+    if end > 0x7FFFFFFF:
+        raise OverflowError
     return offsets.tobytes(), b"".join(data), bytes(valid) if nulls else None
 
 
-def _buffers_py(t: Table, data, dbase, h, skip: int = 0):
+def _buffers_py(t: Table, data, dbase, h, skip: int = 0, bases=(0, 0, 0, 0, 0)):
     recs, hdrs = t.recs, t.hdrs
     if not skip & SKIP_HEADERS:
         for i in range(t.n):
@@ -503,36 +505,44 @@ def _buffers_py(t: Table, data, dbase, h, skip: int = 0):
     position, length, offset, timestamp, key, value, hcount, _, hval, size = _split_py(t, data, dbase, h, skip)
     if any(not -(1 << 63) <= v < 1 << 63 for v in offset + timestamp + (position if dbase is not None else [])):
         return NotImplemented
+    kbase, vbase, hkbase, hvbase, hbase = bases
     none3 = (None, None, None)
     hkeys = None
     if not skip & SKIP_HEADERS:
         hkeys = [bytes(data[hdrs[x + P_HKEY]:hdrs[x + P_HKEY] + hdrs[x + HKLEN]])
                  for i in range(t.n) for x in range(recs[i * R + H_FIRST] * H, (recs[i * R + H_FIRST] + recs[i * R + HC]) * H, H)]
-    ends = array("i", [0])
-    for c in hcount:
-        ends.append(ends[-1] + c)
+    ends = array("i", [hbase])
+    try:
+        for c in hcount:
+            ends.append(ends[-1] + c)
+        key3 = none3 if key is None else _var(key, kbase)
+        value3 = none3 if value is None else _var(value, vbase)
+        hkey3 = none3 if hkeys is None else _var(hkeys, hkbase)
+        hval3 = none3 if hval is None else _var(hval, hvbase)
+    except OverflowError:  # (offsets past int32)
+        return NotImplemented
     return (t.n, None if dbase is None else array("q", position).tobytes(), array("q", length).tobytes(),
-            array("q", offset).tobytes(), array("q", timestamp).tobytes(),
-            none3 if key is None else _var(key), none3 if value is None else _var(value),
-            None if skip & SKIP_HEADERS else ends.tobytes(),
-            none3 if hkeys is None else _var(hkeys), none3 if hval is None else _var(hval), size)
+            array("q", offset).tobytes(), array("q", timestamp).tobytes(), key3, value3,
+            None if skip & SKIP_HEADERS else ends.tobytes(), hkey3, hval3, size)
 
 
 _compiled_buffers = compiled_twin("wireinspect.formats.kafka._recordtable", "buffers")
 
 
-def buffers(t: Table, data, dbase, h, skip: int = 0):
+def buffers(t: Table, data, dbase, h, skip: int = 0, bases=(0, 0, 0, 0, 0)):
     """The columns of :func:`split` as Arrow buffers, for the columnar tables (no object per record):
     ``(n, position, length, offset, timestamp, key, value, header list offsets, header keys, header
     values, bytes of keys and values)``; ``position``..``timestamp`` native int64 arrays as bytes
     (``position`` None when decompressed), ``key``/``value``/header keys/header values each ``(int32
-    offsets, data, validity bitmap or None)`` in Arrow's binary layout (``(None, None, None)`` when
-    skipped), header list offsets int32 (None when skipped). ``skip`` as :func:`split` takes it.
+    offsets, data, validity)`` in Arrow's binary layout but for the validity, one byte a value (1: not
+    null; None when no value is null), ``(None, None, None)`` when skipped; header list offsets int32
+    (None when skipped). ``skip`` as :func:`split` takes it; ``bases``: where the offsets of keys,
+    values, header keys, header values and the header list start (buffers appended to earlier ones).
     ``NotImplemented`` when a header name is not UTF-8 (an Arrow string must be: :func:`split` gives
-    its backslashreplace text), a value passes 64 bits or a batch's keys or values pass 2 GiB."""
+    its backslashreplace text), a value passes 64 bits or an offset passes 2^31 - 1."""
     if _compiled_buffers is not None and isinstance(t.recs, memoryview):  # (a compiled reader's table)
-        return _compiled_buffers(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08, skip)
-    return _buffers_py(t, data, dbase, h, skip)
+        return _compiled_buffers(t.recs, t.hdrs, t.n, data, dbase, h[0], h[7], h[8], h[5] & 0x08, skip, tuple(bases))
+    return _buffers_py(t, data, dbase, h, skip, bases)
 
 
 # -- one line per record (dump --records) ------------------------------------------------------------------
