@@ -240,8 +240,10 @@ def _batch_heads(d: dict, capture: bool, counters: Counters, decoded: bool) -> l
     """The ``batches`` rows of one unit's JSON ``d``: its record sets' heads
     (:func:`~wireinspect.columnar.fields.containers`; a capture's frame: the sets in its fields), or
     the unit itself when it is a batch or message read without its records."""
-    if not capture and "records" not in d and F.message_kind(d) is None:  # a batch read without its records
-        return [d] if d.get("type") in ENTRY_TYPES else []  # (unit_fields passes over problems and path)
+    if not capture and not d.get("records") and F.message_kind(d) is None:  # a set without records (or unread)
+        if "records" in d:
+            return [d]  # (unit_fields passes over records, problems and path: no copy of the head)
+        return [d] if d.get("type") in ENTRY_TYPES else []
     sets = F.containers(d, nested=capture)
     if sets:
         if decoded:
