@@ -9,6 +9,8 @@ import collections
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -208,3 +210,13 @@ def test_processes_give_the_rows_of_one(tmp_path):
         assert one == two, table
         assert c1.records_decoded == c2.records_decoded and sorted(c1.unreadable) == sorted(c2.unreadable)
         assert sorted(c1.skipped) == sorted(c2.skipped)
+
+
+def test_stdin_is_read_once_whatever_the_processes():
+    """stdin cannot be listed and then read again: with processes, it goes the one-process way."""
+    data = (SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes()
+    outs = [subprocess.run([sys.executable, "-m", "wireinspect", "sql", "--json", "--processes", p,
+                            "SELECT count(*) AS n FROM records", "-"], input=data, capture_output=True)
+            for p in ("1", "2")]
+    assert [o.returncode for o in outs] == [0, 0]
+    assert outs[0].stdout == outs[1].stdout and json.loads(outs[0].stdout)["n"] > 0

@@ -8,7 +8,8 @@ record batches through a bounded queue (:data:`QUEUE_BATCHES` batches at most: m
 whatever the input size). The parent yields them as they come (rows of different files interleave;
 a table has no order), and the listing's skipped and unreadable entries as ``files`` rows and in the
 counters, as :func:`~wireinspect.columnar.read.read_batches` does in one process. Where ``fork`` is
-not available, or there is one file to read, one process does it all (``read_batches`` itself).
+not available, there is one file to read, or an input cannot be read twice (stdin, a FIFO) or is
+missing, one process does it all (``read_batches`` itself).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _batches(paths, table, cols, selection, forced, counters, opts, topics, part
     import pyarrow as pa
 
     ctx = _fork_context()
-    works = list_inputs(paths, forced, topics or (), partitions or ()) if processes > 1 and ctx else []
+    works = list_inputs(paths, forced, topics or (), partitions or ()) if processes > 1 and ctx and _rereadable(paths) else []
     if sum(1 for w in works if not w.listed) < 2:
         yield from read_batches(paths, table, cols, selection, forced, counters, opts, topics, partitions)
         return
@@ -96,6 +97,18 @@ def _batches(paths, table, cols, selection, forced, counters, opts, topics, part
                 p.terminate()
                 p.join()
         q.close()
+
+
+def _rereadable(paths) -> bool:
+    """Whether every path names a file or directory that can be read again after the listing (not
+    stdin, a FIFO or a missing path: those go the one-process way, which reads each input once)."""
+    from wireinspect.inputs.open import split_forced
+
+    for arg in paths:
+        p, _ = split_forced(arg)
+        if p == "-" or not (os.path.isdir(p) or os.path.isfile(p)):
+            return False
+    return True
 
 
 def _file_row(path: str, status: str, why: str, size):
