@@ -220,3 +220,14 @@ def test_stdin_is_read_once_whatever_the_processes():
             for p in ("1", "2")]
     assert [o.returncode for o in outs] == [0, 0]
     assert outs[0].stdout == outs[1].stdout and json.loads(outs[0].stdout)["n"] > 0
+
+
+def test_an_answer_from_damaged_units_says_so(tmp_path):
+    """Problems in the data keep exit 0, but an answer read from damaged units says so on stderr; a
+    clean input's answer says nothing more."""
+    cut = tmp_path / "00000000000000000000.log"
+    cut.write_bytes((SAMPLES / "v2-none" / "00000000000000000000.log").read_bytes()[:500])
+    r = CliRunner().invoke(cli, ["sql", "--json", "SELECT count(*) AS n FROM records", str(cut)])
+    assert r.exit_code == 0 and "1 unit read had problems" in r.stderr
+    r = CliRunner().invoke(cli, ["sql", "--json", "SELECT count(*) AS n FROM records", str(SAMPLES / "v2-none")])
+    assert r.exit_code == 0 and "problems" not in r.stderr

@@ -45,17 +45,20 @@ _INT = (int, type(None))
 
 class Counters:
     """What a read did, for tests and callers: ``files_opened`` (inputs opened and decoded),
-    ``units_read`` (units taken from the formats, after the selection), ``records_decoded`` (records
+    ``units_read`` (units taken from the formats, after the selection), ``units_with_problems`` (of
+    those, the ones with a problem: a damaged batch, a torn tail...), ``records_decoded`` (records
     of decoded record sets that became rows or were counted for them), ``key_bytes`` and
     ``value_bytes`` (bytes of keys and values put into Arrow columns); ``unreadable`` and
     ``skipped``: ``(path, why)`` of the inputs that could not be read / were passed over."""
 
-    __slots__ = ("files_opened", "units_read", "records_decoded", "key_bytes", "value_bytes", "unreadable",
+    __slots__ = ("files_opened", "units_read", "units_with_problems", "records_decoded", "key_bytes", "value_bytes",
+                 "unreadable",
                  "skipped")
-    COUNTS = ("files_opened", "units_read", "records_decoded", "key_bytes", "value_bytes")
+    COUNTS = ("files_opened", "units_read", "units_with_problems", "records_decoded", "key_bytes", "value_bytes")
 
     def __init__(self):
-        self.files_opened = self.units_read = self.records_decoded = self.key_bytes = self.value_bytes = 0
+        self.files_opened = self.units_read = self.units_with_problems = self.records_decoded = 0
+        self.key_bytes = self.value_bytes = 0
         self.unreadable: list = []
         self.skipped: list = []
 

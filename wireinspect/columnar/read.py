@@ -184,6 +184,7 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
     only = None if batches is None or "unitExtra" in batches else tuple(c for c in batches if c in _UNIT_FIELDS)
     for n, u in enumerate(units):
         counters.units_read += 1
+        counters.units_with_problems += bool(u.problems)
         frame = n if capture else None
         if cols is not None:
             cols.add(u, frame)

@@ -322,6 +322,10 @@ def answer(app, query: str, request: Request, mode: str, enc, output: str | None
         raise
     sink.done(schema)
     _listing(app, request.counters)
+    bad = request.counters.units_with_problems
+    if bad:  # the answer holds damaged units' rows (or lacks what they lost): said, as dump would show it
+        app.say(f"{bad} {'unit' if bad == 1 else 'units'} read had problems (SELECT * FROM problems lists them; "
+                "wireinspect verify explains them)")
 
 
 def _missing(request: Request) -> None:
