@@ -310,24 +310,18 @@ class Batch(UnitBase):
         ``headers`` whose columns are built (None: all); the others are ``None``, their bytes not copied.
         ``keySchema``/``valueSchema`` in ``want`` while a Schema Registry is active: ``None`` (the labels
         are the full JSON's); with none active the labels are null and the columns serve."""
-        if want is not None and ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
-            return None
-        skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
-                                        | ("headers" not in want) * SKIP_HEADERS)
-        cols = self.columns(skip=skip)
+        skip = _skip(want)
+        cols = None if skip is None else self.columns(skip=skip)
         return None if cols is None else (self.header_json(), cols)
 
     def record_buffers(self, want=None, bases=(0, 0, 0, 0, 0)):
         """``(header_json(), buffers)`` of a plain valid batch (:func:`~.recordtable.buffers`: its
         records' columns as Arrow buffers, ``want`` as :meth:`record_columns` takes it), else ``None``
         (then :meth:`record_columns` serves). ``bases``: as :func:`~.recordtable.buffers` takes them."""
-        if want is not None and ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
-            return None
-        got = self.plain_table()
+        skip = _skip(want)
+        got = None if skip is None else self.plain_table()
         if got is None:
             return None
-        skip = 0 if want is None else (("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE
-                                        | ("headers" not in want) * SKIP_HEADERS)
         bufs = buffers(got[0], got[1], got[2], self.header, skip, bases)
         return None if bufs is NotImplemented else (self.header_json(), bufs)
 
@@ -608,6 +602,17 @@ class Batch(UnitBase):
                     rn.add(k, base + at, size, v, derived=True)
         elided(recs, n if shown is None else len(shown), "records")
         return recs
+
+
+def _skip(want) -> int | None:
+    """:func:`~.recordtable.split`'s ``skip`` for the column names ``want`` (None: every column), or
+    None when the columns cannot serve: Schema Registry labels asked for while a registry is active
+    (they are the full JSON's)."""
+    if want is None:
+        return 0
+    if ("keySchema" in want or "valueSchema" in want) and HOOKS.registry_active():
+        return None
+    return ("key" not in want) * SKIP_KEY | ("value" not in want) * SKIP_VALUE | ("headers" not in want) * SKIP_HEADERS
 
 
 def elided(parent: Node, total: int, what: str) -> None:
