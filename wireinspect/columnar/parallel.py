@@ -19,10 +19,9 @@ import queue as queue_mod
 
 from wireinspect.columnar import fields as F
 from wireinspect.columnar.columns import Counters, RowColumns
-from wireinspect.columnar.read import read_batches, read_item
-from wireinspect.columnar.scan import _fork_context, list_inputs, spread
+from wireinspect.columnar.read import read_batches
+from wireinspect.columnar.scan import _fork_context, list_inputs, read_work, spread
 from wireinspect.columnar.tables import TABLES, arrow_schema
-from wireinspect.errors import InputError
 from wireinspect.formats.options import Options
 
 QUEUE_BATCHES = 4  # record batches in flight from the workers at most
@@ -136,31 +135,20 @@ def _worker(works, table, cols, selection, opts, q) -> None:
     def send(batch) -> None:
         q.put(("batch", batch.serialize().to_pybytes()))
 
-    def unreadable(path: str, why: str) -> None:
+    def unreadable(path: str, why: str, row: bool) -> None:
         counters.unreadable.append((path, why))
-        if small is not None and table == "files":
+        if row and small is not None and table == "files":
             small.add(_file_row(path, "unreadable", why, None))
 
     try:
         for w in works:
-            try:
-                item = w.open()
-            except InputError as e:
-                unreadable(w.path, str(e).removeprefix(w.path + ": "))
-                continue
-            counters.files_opened += 1
-            with item.source:
-                try:
-                    for got in read_item(item, table, cols, selection, opts, counters):
-                        if small is None:
-                            send(got)
-                        else:
-                            small.add(got)
-                            if small.full:
-                                send(small.take())
-                except InputError as e:  # a read error part way through
-                    name = item.source.name
-                    unreadable(name, str(e).removeprefix(name + ": "))
+            for _, got in read_work(w, {table: cols}, selection, opts, counters, unreadable):
+                if small is None:
+                    send(got)
+                else:
+                    small.add(got)
+                    if small.full:
+                        send(small.take())
         if small is not None:
             last = small.take()
             if last is not None:

@@ -279,22 +279,9 @@ def scan_share(process: int, works: list[Work], cfg: Config, done=None) -> Resul
             if w.listed:
                 listed(w.listed, w.path, w.why)
             else:
-                try:
-                    item = w.open()
-                except InputError as e:
-                    listed("unreadable", w.path, str(e).removeprefix(w.path + ": "))
-                else:
-                    with item.source:  # every table from one verify and one pass over the units
-                        wrote_file = False
-                        try:
-                            for table, got in read_tables(item, {t: None for t in cfg.tables}, cfg.selection,
-                                                          cfg.options, counters):
-                                put(table, got)
-                                wrote_file = wrote_file or table == "files"
-                        except InputError as e:  # a read error part way through
-                            name = item.source.name
-                            listed("unreadable", name, str(e).removeprefix(name + ": "),
-                                   "files" in cfg.tables and not wrote_file)
+                for table, got in read_work(w, {t: None for t in cfg.tables}, cfg.selection, cfg.options, counters,
+                                            lambda path, why, row: listed("unreadable", path, why, row)):
+                    put(table, got)
             if done is not None:
                 done(w.size)
         for table, gather in rows.items():
@@ -311,6 +298,28 @@ def scan_share(process: int, works: list[Work], cfg: Config, done=None) -> Resul
     res.counts = counters.as_dict()
     res.unreadable, res.skipped = counters.unreadable, counters.skipped
     return res
+
+
+def read_work(w: Work, wants: dict, selection, options, counters: Counters, unreadable):
+    """``(table, rows)`` of one listed input (:func:`~wireinspect.columnar.read.read_tables`: every
+    table from one verify and one pass over its units). An input that cannot be opened, or stops part
+    way, is said by ``unreadable(path, why, row)``, ``row`` false when its ``files`` row was given
+    already (the rows read before stay)."""
+    try:
+        item = w.open()
+    except InputError as e:
+        unreadable(w.path, str(e).removeprefix(w.path + ": "), True)
+        return
+    counters.files_opened += 1
+    with item.source:
+        wrote_file = False
+        try:
+            for table, got in read_tables(item, wants, selection, options, counters):
+                wrote_file = wrote_file or table == "files"
+                yield table, got
+        except InputError as e:  # a read error part way through
+            name = item.source.name
+            unreadable(name, str(e).removeprefix(name + ": "), not wrote_file)
 
 
 # -- processes -----------------------------------------------------------------------------------
