@@ -17,7 +17,7 @@ from wireinspect.catalog import ENTRY_TYPES
 from wireinspect.cli import cli
 from wireinspect.columnar import fields as F
 from wireinspect.columnar.columns import Counters
-from wireinspect.columnar.tables import RECORD_READINGS, TABLES, UNIT_BACK, UNIT_COLUMNS, VERDICTS
+from wireinspect.columnar.tables import BATCH_NEEDS_RECORDS, RECORD_READINGS, TABLES, UNIT_BACK, UNIT_COLUMNS, VERDICTS
 
 pa = pytest.importorskip("pyarrow")
 
@@ -128,9 +128,11 @@ def test_batches_and_records_equal_dump_json(path):
     units = _dump(path)
     assert sorted(_batch_back(r) for r in _table(path, "batches")) == _expected_batches(units)
     assert sorted(_record_back(r) for r in _table(path, "records")) == _expected_records(units)
-    # the batches of the record sets, whichever way they were read (headers alone or decoded)
-    decoded = _table(path, "batches", ["path", "unitPosition", "unitProblems", "baseOffset", "crcValid"])
-    alone = _table(path, "batches", ["path", "unitPosition", "baseOffset", "crcValid"])
+    # the batches of the record sets, whichever way they were read (headers alone, clean runs of them
+    # as columns: Format.heads; or decoded), every column that needs no record
+    heads = [n for n, _ in TABLES["batches"] if n not in BATCH_NEEDS_RECORDS]
+    decoded = _table(path, "batches", heads + ["unitProblems"])
+    alone = _table(path, "batches", heads)
     assert [{k: v for k, v in r.items() if k != "unitProblems"} for r in decoded] == alone
 
 
@@ -318,3 +320,44 @@ def test_kept_buffers_join_across_batches_of_every_kind(tmp_path):
         finally:
             C.BATCH_ROWS = keep
         assert got == want
+
+
+def _damaged_segments():
+    """Segments (kafka-python's batches) whose clean stretches a read of batch headers takes as runs
+    (Format.heads), broken in every way the full walker reports: a CRC, a cut, garbage, legacy
+    entries among magic-2 batches, offsets going back, a codec that does not exist."""
+    from tests.kafka_bytes import legacy_entry, v2_batch
+
+    good = [v2_batch(i * 10, n=5, codec=i % 5, producer_id=i, transactional=bool(i % 2)) for i in range(8)]
+    flip = bytearray(good[3])
+    flip[-3] ^= 0x40
+    codec = bytearray(good[5])
+    codec[22] |= 7  # attributes' low byte: codec 7
+    return {
+        "crc": b"".join(good[:3] + [bytes(flip)] + good[4:]),
+        "cut": b"".join(good)[:-17],
+        "garbage": b"".join(good[:4]) + b"\x00\xff" * 50 + b"".join(good[4:]),
+        "legacy": b"".join(good[:2]) + legacy_entry(1, 0, 20, 3) + b"".join(good[3:]),
+        "back": b"".join(good[:4] + [good[1]] + good[5:]),
+        "codec": b"".join(good[:5] + [bytes(codec)] + good[6:]),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(_damaged_segments()))
+def test_heads_runs_equal_the_full_walker(tmp_path, kind):
+    """The batches rows of runs of clean batches (their headers as columns) equal those of the
+    header-only units of the full walker, row for row, on damaged segments."""
+    from wireinspect.formats.kafka.logformat import KAFKA_LOG
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(_damaged_segments()[kind])
+    cols = [n for n, _ in TABLES["batches"] if n not in BATCH_NEEDS_RECORDS]
+    c = Counters()
+    fast = reader([str(path)], "batches", cols, counters=c).read_all().to_pylist()
+    heads = KAFKA_LOG.heads
+    object.__setattr__(KAFKA_LOG, "heads", None)  # (a frozen dataclass: the full walker's way, for once)
+    try:
+        slow = reader([str(path)], "batches", cols).read_all().to_pylist()
+    finally:
+        object.__setattr__(KAFKA_LOG, "heads", heads)
+    assert fast == slow and len(fast) >= 7 and c.records_decoded == 0

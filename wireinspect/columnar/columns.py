@@ -408,9 +408,19 @@ def _empty_columns(n: int):
     return pa.RecordBatch.from_struct_array(pa.array([{}] * n, pa.struct([])))
 
 
+class RowChunk:
+    """Many rows of a small table at once, as columns: ``cols`` ``{column: [value per row]}`` (a
+    column absent: null in every row), ``n`` rows. :meth:`RowColumns.add` takes one as it takes a row."""
+
+    __slots__ = ("cols", "n")
+
+    def __init__(self, cols: dict, n: int):
+        self.cols, self.n = cols, n
+
+
 class RowColumns:
-    """Whole rows (dicts keyed by column name) of a small table, as Arrow record batches of the wanted
-    ``columns`` of ``table`` (a declaration; None: all)."""
+    """Whole rows (dicts keyed by column name, or a :class:`RowChunk` of many) of a small table, as
+    Arrow record batches of the wanted ``columns`` of ``table`` (a declaration; None: all)."""
 
     def __init__(self, table, columns=None):
         self.decl = tuple((n, t) for n, t in table if columns is None or n in set(columns))
@@ -425,7 +435,14 @@ class RowColumns:
     def full(self) -> bool:
         return self.n >= BATCH_ROWS
 
-    def add(self, row: dict) -> None:
+    def add(self, row) -> None:
+        if type(row) is RowChunk:
+            n, given = row.n, row.cols
+            self.n += n
+            for name, col in self.cols.items():
+                got = given.get(name)
+                col.extend(got if got is not None else (None,) * n)
+            return
         self.n += 1
         for name, col in self.cols.items():
             col.append(row.get(name))

@@ -10,7 +10,9 @@ its format's ``units`` (what ``dump`` decodes), and the rows from
 :mod:`~wireinspect.columnar.columns`. What is read depends on what is asked:
 
 * ``batches`` without ``unitValid``/``unitProblems``/``unitExtra``: the formats' ``headers_only``
-  units (batch headers, no record decoded; a capture is decoded whole);
+  units (batch headers, no record decoded; a capture is decoded whole), runs of clean batches as
+  columns where the format has ``Format.heads`` (a Kafka segment) and no selection is asked;
+* a directory format's own unit (a partition directory's checks): for ``problems`` and ``files`` only;
 * ``records``: records decoded; keys and values only kept when their columns are asked for;
 * ``problems``, ``files``: ``verify``'s check of each input (``ops/verify.verify_item``);
 * ``frames``: the units of captures (other inputs are not decoded for it).
@@ -35,9 +37,9 @@ from dataclasses import replace
 
 from wireinspect.catalog import ENTRY_TYPES, topic_partition
 from wireinspect.columnar import fields as F
-from wireinspect.columnar.columns import Counters, RecordColumns, RowColumns
-from wireinspect.columnar.tables import (BATCH_NEEDS_RECORDS, RECORDS, TABLES, UNIT_COLUMNS, VERDICTS, arrow_schema,
-                                        names)
+from wireinspect.columnar.columns import Counters, RecordColumns, RowChunk, RowColumns
+from wireinspect.columnar.tables import (BATCH_NEEDS_RECORDS, RECORDS, TABLES, UNIT_BACK, UNIT_COLUMNS, UNIT_RENAME,
+                                        VERDICTS, arrow_schema, names)
 from wireinspect.errors import InputError
 from wireinspect.formats.options import Options
 
@@ -172,17 +174,23 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
     capture = bool(fmt.stream_positions)
     frames = "frames" in wants and capture  # (only captures and stream dumps have frames)
     batches = wants.get("batches")
-    if "records" not in wants and batches is None and not frames:
-        return
+    if "records" not in wants and batches is None and not frames or fmt.dir_sniff is not None:
+        return  # (a directory's own unit holds its checks: no batch, record or frame; its files are read apart)
+    heads = False
     if "records" not in wants and not frames and not capture and not BATCH_NEEDS_RECORDS & set(batches):
         opts = replace(opts, headers_only=True)
-    units = _units(item, opts, selection)
+        heads = fmt.heads is not None and (selection is None or not selection.active)
+    units = fmt.heads(src, opts) if heads else _units(item, opts, selection)
     cols = None
     if "records" in wants:
         cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=wants["records"], nested=capture,
                              counters=counters)
     only = None if batches is None or "unitExtra" in batches else tuple(c for c in batches if c in _UNIT_FIELDS)
     for n, u in enumerate(units):
+        if heads and getattr(u, "heads", None) is not None:  # a run of clean batches: their headers as columns
+            counters.units_read += u.entries
+            yield "batches", _heads_chunk(u, only, src.name, topic, partition)
+            continue
         counters.units_read += 1
         counters.units_with_problems += bool(u.problems)
         frame = n if capture else None
@@ -214,6 +222,17 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
         last = cols.take()
         if last is not None:
             yield "records", last
+
+
+def _heads_chunk(run, only, path: str, topic, partition) -> RowChunk:
+    """The ``batches`` rows of a run of clean batches (``Format.heads``) from their headers as
+    columns: each valid, with no problem, not in a frame (``only``: the unit columns wanted)."""
+    n = run.entries
+    want = None if only is None else [UNIT_BACK.get(c, c) for c in only]
+    cols = {UNIT_RENAME.get(k, k): v for k, v in run.head_columns(want).items()}
+    cols.update(path=[path] * n, topic=[topic] * n, partition=[partition] * n, unitValid=[True] * n,
+                unitProblems=[0] * n)
+    return RowChunk(cols, n)
 
 
 def _plain_batch_row(u, only, counters: Counters, count: bool):

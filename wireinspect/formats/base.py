@@ -26,6 +26,10 @@ class Format:
     units: Callable[[Source, Options], Iterable]  # (source, Options) -> units in position order
     check: Callable[[Source, Options], Iterable] | None = None  # fast path for verify; default: units
     entries: Callable[[Source, Options], Iterable] | None = None  # one unit per entry, no records (recover)
+    # The units of a read of batch headers alone (the columnar ``batches`` table): runs of clean batches
+    # as one unit each whose ``head_columns(only)`` gives their header fields as columns ({JSON name:
+    # [value per batch]}), the ``headers_only`` units elsewhere; default: ``units``.
+    heads: Callable[[Source, Options], Iterable] | None = None
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
     rebuild: Callable | None = None

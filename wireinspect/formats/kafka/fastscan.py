@@ -28,7 +28,8 @@ import struct
 from wireinspect.codec.compression import DEFAULT_LIMIT
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.legacy import clean_entry
-from wireinspect.formats.kafka.records import BATCH_AT, BATCH_HEADER, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD
+from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_HEADER, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD,
+                                              header_columns)
 from wireinspect.formats.kafka.segment import (HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY, MIN_LENGTH, Resync, iter_log,
                                                next_valid)
 from wireinspect.formats.unit import UnitBase
@@ -55,15 +56,23 @@ class Run(UnitBase):
     """Many consecutive valid magic-2 batches, counted but not kept (``verify``'s and ``recover``'s
     fast path; ``dump`` never prints one). ``position``/``length``: the bytes they span; ``entries``:
     how many batches; ``records_count``: their recordsCount sum; ``base_offset``/``last_offset``: the
-    first batch's baseOffset and the last one's last offset."""
+    first batch's baseOffset and the last one's last offset; ``heads``: when asked for
+    (:func:`fast_check` ``heads=True``), each batch's ``(position, header tuple)`` (the
+    :data:`~.records.BATCH_NAMES` fields), else None."""
 
     type = "run"
     problems = ()
     valid = True
 
-    def __init__(self, position, length, tally):
+    def __init__(self, position, length, tally, heads=None):
         self.position, self.length = position, length
         self.entries, self.records_count, self.base_offset, self.last_offset = tally
+        self.heads = heads
+
+    def head_columns(self, only=None) -> dict:
+        """The batches' ``dump --json --headers-only`` fields as columns, ``{JSON name: [value per
+        batch]}`` (:func:`~.records.header_columns`); ``only``: the JSON names wanted (None: all)."""
+        return header_columns(self.heads or (), only)
 
     def to_json(self, enc) -> dict:
         return {"type": "run", "position": self.position, "length": self.length, "batches": self.entries,
@@ -77,12 +86,14 @@ class Run(UnitBase):
 
 
 def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlimit=DEFAULT_LIMIT,
-          max_batch=1 << 62):
+          max_batch=1 << 62, heads=None):
     """Check the batches that lie whole in ``view`` (mapped from file position ``vstart``), from
     ``pos`` up to ``stop_at``; ``after``: the last offset before ``pos`` (offsets must increase).
     Returns the position reached and whether it stopped at a batch that is not clean (``True``) or
     at the window's end (``False``). ``dlimit``: bytes a legacy wrapper may decompress to;
-    ``max_batch``: a legacy entry larger is left to the full walker (which does not open it)."""
+    ``max_batch``: a legacy entry larger is left to the full walker (which does not open it).
+    ``heads``: a list to append each clean batch's ``(position, header tuple)`` to; a legacy entry
+    then stops the walk as one that is not clean (it has no such header: the full walker reads it)."""
     limit = vstart + len(view)
     entries, records, first, last = tally
     prev = last if last is not None else after
@@ -118,8 +129,13 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
             entries += 1
             records += h[COUNT]
             prev = hi
+            if heads is not None:
+                heads.append((pos, h))
             pos += total
             continue
+        if heads is not None:
+            bad = True
+            break
         # a legacy entry: its offset is its last (and, for the order, its first)
         total = log_overhead + _LEN(view, i + length_at)[0]
         if total < log_overhead + SMALLEST_LEGACY or pos + total > size or total > max_batch:
@@ -148,9 +164,10 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
     return pos, bad
 
 
-def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, after=None, dlimit=DEFAULT_LIMIT):
-    """Check ``[pos, stop_at)`` (``after``: the last offset before ``pos``). Returns (position
-    reached, tally, stopped at a bad batch)."""
+def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, after=None, dlimit=DEFAULT_LIMIT,
+          heads=None):
+    """Check ``[pos, stop_at)`` (``after``: the last offset before ``pos``; ``heads``: as
+    :func:`_walk`'s). Returns (position reached, tally, stopped at a bad batch)."""
     fd, size = source.fd, source.size
     tally = [0, 0, None, None]
     buf = bytearray()
@@ -168,7 +185,7 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, a
         if got < need:
             return pos, tally, True  # the file shrank under us: the full walker reports what is there
         with memoryview(buf)[:got] as view:
-            pos, bad = _walk(view, pos, pos, stop_at, size, base_offset, tally, after, dlimit, max_batch)
+            pos, bad = _walk(view, pos, pos, stop_at, size, base_offset, tally, after, dlimit, max_batch, heads)
         if bad:
             return pos, tally, True
     return pos, tally, False
@@ -221,8 +238,11 @@ def _split_scan(source: Source, max_batch: int, base_offset, dlimit=DEFAULT_LIMI
     return reached2, _merge(tally, tally2), bad2
 
 
-def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int | None):
-    """Yield :class:`Run` units for clean stretches and the full walker's units elsewhere."""
+def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int | None, heads: bool = False):
+    """Yield :class:`Run` units for clean stretches and the full walker's units (``records=False``)
+    elsewhere. ``heads``: the runs keep each batch's header (:attr:`Run.heads`; a read of batch
+    headers: ``Format.heads``), and hold magic-2 batches only (legacy entries come from the full
+    walker); the file is then read by this process alone."""
     if getattr(source, "fd", -1) < 0:
         yield from iter_log(source, records=False, limit=limit, max_batch=max_batch, base_offset=base_offset)
         return
@@ -231,12 +251,13 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
     last = None  # last offset of the valid entries so far
     state = Resync(source)  # one resynchronisation state for every full walk below: linear in all
     while pos < size:
-        if pos == 0 and size >= SPLIT_MIN:
+        got = [] if heads else None
+        if pos == 0 and size >= SPLIT_MIN and not heads:
             reached, tally, _ = _split_scan(source, max_batch, base_offset, limit)
         else:
-            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset, last, limit)
+            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset, last, limit, got)
         if tally[0]:
-            yield Run(pos, reached - pos, tally)
+            yield Run(pos, reached - pos, tally, got)
             last = tally[3]
         if reached >= size:
             return
@@ -244,7 +265,7 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
         resume = None
         for u in iter_log(source, records=False, limit=limit, max_batch=max_batch, start=reached,
                           base_offset=base_offset, last_offset=last, state=state):
-            if u.valid and not u.problems and u.position > reached:
+            if u.valid and not u.problems and u.position > reached and (not heads or u.type == "batch"):
                 resume = u.position
                 break
             if u.valid and u.last_offset is not None:

@@ -71,6 +71,13 @@ def _kafka_log_check(source: Source, opts):
                     max_records=opts.max_records, internal=records_kind(source, opts))
 
 
+def _kafka_log_heads(source: Source, opts):
+    from wireinspect.formats.kafka.fastscan import fast_check
+
+    return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                      base_offset=segment_base_offset(source.name), heads=True)
+
+
 def _kafka_log_entries(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
@@ -111,6 +118,7 @@ KAFKA_LOG = Format(
     sniff=_kafka_log_sniff,
     units=_kafka_log_units,
     check=_kafka_log_check,
+    heads=_kafka_log_heads,
     entries=_kafka_log_entries,
     recoverable=True,
     rebuild=_kafka_rebuild,

@@ -103,8 +103,46 @@ def decode_attributes(attr: int) -> dict:
     }
 
 
+def header_columns(heads, only=None) -> dict:
+    """The ``dump --json`` fields of clean magic-2 batches read without their records (what
+    :meth:`Batch.header_json` gives each: ``type``, ``position``, ``length``, the
+    :data:`BATCH_NAMES` header fields, ``lastOffset``, the attribute parts, ``crcValid``), as columns
+    ``{JSON name: [value per batch]}``. ``heads``: ``(position, header tuple)`` per batch, its CRC
+    found valid (:func:`~.fastscan.fast_check`); ``only``: the names wanted (None: all)."""
+    heads = list(heads)
+    n = len(heads)
+    parts = {}  # attributes value -> its decode_attributes (a segment has a handful)
+    cols = {}
+
+    def want(name):
+        return only is None or name in only
+
+    if want("type"):
+        cols["type"] = ["batch"] * n
+    if want("position"):
+        cols["position"] = [p for p, _ in heads]
+    if want("length"):
+        cols["length"] = [LOG_OVERHEAD + h[1] for _, h in heads]
+    for i, name in enumerate(BATCH_NAMES):
+        if want(name):
+            cols[name] = [h[i] for _, h in heads]
+    if want("lastOffset"):
+        cols["lastOffset"] = [h[0] + h[6] for _, h in heads]
+    names = [k for k in ATTRIBUTE_NAMES if want(k)]
+    if names:
+        for _, h in heads:
+            if h[5] not in parts:
+                parts[h[5]] = decode_attributes(h[5])
+        for k in names:
+            cols[k] = [parts[h[5]][k] for _, h in heads]
+    if want("crcValid"):
+        cols["crcValid"] = [True] * n
+    return cols
+
+
 ATTRIBUTE_BITS = (("compression", "bits 0-2"), ("timestampType", "bit 3"), ("isTransactional", "bit 4"),
                   ("isControl", "bit 5"), ("hasDeleteHorizonMs", "bit 6"))
+ATTRIBUTE_NAMES = tuple(name for name, _ in ATTRIBUTE_BITS)
 
 
 def crc_display(stored: int, ok: bool | None, computed: int | None) -> str:
