@@ -113,6 +113,9 @@ class RecordColumns:
         # what record_columns is asked for (labels: it declines while a Schema Registry is active)
         self.want_contents = frozenset(self.want & {"key", "value", "headers", *LABELS})
         self.want_unit = bool(wanted & set(_UNIT_INDEX))  # any unit column (else no unit's fields are mapped)
+        # (unit, its unit columns, unitExtra) of the last plain batch whose records were added with its
+        # unit columns (one record set: its batches row needs no second mapping)
+        self.last_unit = None
         self._reset()
 
     def _reset(self) -> None:
@@ -176,7 +179,8 @@ class RecordColumns:
         cols, extra = F.unit_fields(d)
         cols["unitValid"] = bool(unit.valid)
         cols["unitProblems"] = len(unit.problems)
-        self.units.append(tuple(cols.get(n) for n in _UNIT_NAMES) + (extra, frame))
+        self._mapped = (cols, extra)
+        self.units.append((*map(cols.get, _UNIT_NAMES), extra, frame))
         return len(self.units) - 1
 
     def _add_plain(self, unit, head: dict, cols) -> None:
@@ -188,6 +192,8 @@ class RecordColumns:
             return
         self.counters.records_decoded += n
         ui = self._unit(head, unit)
+        if self.want_unit:
+            self.last_unit = (unit, *self._mapped)
         self.unit_of.extend([ui] * n)
         c = self.cols
         for name, got in (("position", position), ("length", length), ("offset", offset), ("timestamp", timestamp)):
@@ -233,6 +239,8 @@ class RecordColumns:
         self._flush_lists()
         self.counters.records_decoded += n
         ui = self._unit(head, unit)
+        if self.want_unit:
+            self.last_unit = (unit, *self._mapped)
         self.unit_of.extend([ui] * n)
         acc = self.acc
         for name, got in (("position", position), ("length", length), ("offset", offset), ("timestamp", timestamp),

@@ -200,6 +200,14 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
                 yield "records", cols.take()
         if batches is None and not frames:
             continue
+        if batches is not None and not capture and cols is not None and cols.last_unit is not None \
+                and cols.last_unit[0] is u:  # its unit columns, as its records' rows have them
+            _, row, extra = cols.last_unit
+            row = dict(row) if only is None else {c: row.get(c) for c in only}
+            row.update(path=src.name, topic=topic, partition=partition, frame=None,
+                       unitExtra=extra if only is None else None)
+            yield "batches", row
+            continue
         if batches is not None and not capture and not opts.headers_only:
             row = _plain_batch_row(u, only, counters, cols is None)
             if row is not None:

@@ -56,7 +56,8 @@ class Run(UnitBase):
     """Many consecutive valid magic-2 batches, counted but not kept (``verify``'s and ``recover``'s
     fast path; ``dump`` never prints one). ``position``/``length``: the bytes they span; ``entries``:
     how many batches; ``records_count``: their recordsCount sum; ``base_offset``/``last_offset``: the
-    first batch's baseOffset and the last one's last offset; ``heads``: when asked for
+    first batch's baseOffset and the last one's last offset; ``last_position``: the last one's
+    position; ``heads``: when asked for
     (:func:`fast_check` ``heads=True``), each batch's ``(position, header tuple)`` (the
     :data:`~.records.BATCH_NAMES` fields), else None."""
 
@@ -66,7 +67,7 @@ class Run(UnitBase):
 
     def __init__(self, position, length, tally, heads=None):
         self.position, self.length = position, length
-        self.entries, self.records_count, self.base_offset, self.last_offset = tally
+        self.entries, self.records_count, self.base_offset, self.last_offset, self.last_position = tally
         self.heads = heads
 
     def head_columns(self, only=None) -> dict:
@@ -95,7 +96,7 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
     ``heads``: a list to append each clean batch's ``(position, header tuple)`` to; a legacy entry
     then stops the walk as one that is not clean (it has no such header: the full walker reads it)."""
     limit = vstart + len(view)
-    entries, records, first, last = tally
+    entries, records, first, last, last_at = tally
     prev = last if last is not None else after
     if prev is None:
         prev = -(1 << 64)  # below every offset
@@ -129,6 +130,7 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
             entries += 1
             records += h[COUNT]
             prev = hi
+            last_at = pos
             if heads is not None:
                 heads.append((pos, h))
             pos += total
@@ -157,10 +159,11 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
         entries += 1
         records += n
         prev = lo
+        last_at = pos
         pos += total
     if entries:
         last = prev
-    tally[:] = entries, records, first, last
+    tally[:] = entries, records, first, last, last_at
     return pos, bad
 
 
@@ -169,7 +172,7 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, a
     """Check ``[pos, stop_at)`` (``after``: the last offset before ``pos``; ``heads``: as
     :func:`_walk`'s). Returns (position reached, tally, stopped at a bad batch)."""
     fd, size = source.fd, source.size
-    tally = [0, 0, None, None]
+    tally = [0, 0, None, None, None]
     buf = bytearray()
     while pos < stop_at:
         if size - pos < RECORD_BATCH_OVERHEAD:
@@ -192,7 +195,8 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, a
 
 
 def _merge(a, b):
-    return [a[0] + b[0], a[1] + b[1], a[2] if a[2] is not None else b[2], b[3] if b[3] is not None else a[3]]
+    return [a[0] + b[0], a[1] + b[1], a[2] if a[2] is not None else b[2], b[3] if b[3] is not None else a[3],
+            b[4] if b[4] is not None else a[4]]
 
 
 def _split_point(source: Source, near: int) -> int | None:

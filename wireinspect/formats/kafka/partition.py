@@ -180,6 +180,7 @@ def _read_head(path: str, pos: int = 0):
 
 
 def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
+    from wireinspect.formats.kafka.fastscan import Run, fast_check
     from wireinspect.formats.kafka.segment import iter_log
 
     seg = Segment(base, files["log"], 0, sorted("." + k for k in files))
@@ -202,15 +203,20 @@ def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
         lookup = load_lookup(src.path, base)
         if lookup.positions and isinstance(view.head(lookup.positions[-1]), Head):
             start = lookup.positions[-1]  # walk only the end of the log
-        last = None
+        last = None  # the position of the last valid entry
+        o = options_or_default(opts)
         try:
-            for u in iter_log(src, records=False, start=start, max_batch=options_or_default(opts).max_batch):
+            if start:
+                units = iter_log(src, records=False, start=start, max_batch=o.max_batch)
+            else:  # no usable index: the whole log, clean stretches by verify's fast walk
+                units = fast_check(src, limit=o.max_decompressed, max_batch=o.max_batch, base_offset=None)
+            for u in units:
                 if u.valid and u.last_offset is not None:
-                    last = u
+                    last = u.last_position if isinstance(u, Run) else u.position
         except InputError as e:
             seg.why = str(e)
         if last is not None:
-            lh = view.head(last.position)
+            lh = view.head(last)
             seg.last = lh if isinstance(lh, Head) else None
     return seg
 
