@@ -386,7 +386,7 @@ class RecordColumns:
         self._flush_acc()
         self._flush_lists()
         idx = None
-        units = self.units
+        by_field = None  # the units' fields, one tuple a field (made once, for the first unit column)
         arrays = []
         for name, t in self.decl:
             at = arrow_type(t)
@@ -399,8 +399,8 @@ class RecordColumns:
             elif name in _UNIT_INDEX:
                 if idx is None:
                     idx = pa.array(self.unit_of, pa.int32())
-                j = _UNIT_INDEX[name]
-                arr = _array([u[j] for u in units], at).take(idx)
+                    by_field = list(zip(*self.units))
+                arr = _array(by_field[_UNIT_INDEX[name]], at).take(idx)
             else:
                 arr = _joined([(rows, c[name]) for rows, c in self.chunks], at)
             arrays.append(arr)
