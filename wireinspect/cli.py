@@ -529,7 +529,8 @@ def read_selection_options(fn):
     @click.option("--offsets", "offsets", metavar="A..B", help="Read only batches overlapping offsets A..B (N, A.. "
                   "and ..B too; a Kafka segment is entered through its .index).")
     @click.option("--time", "times", metavar="T1..T2", help="Read only batches with timestamps in T1..T2, or a "
-                  "capture's frames captured in T1..T2 (ms since the epoch or ISO-8601).")
+                  "capture's frames captured in T1..T2 (ms since the epoch or ISO-8601; a Kafka segment is entered "
+                  "through its .timeindex).")
     @click.option("--topic", "topics", multiple=True, metavar="NAME",
                   help="Read only the files of this topic, as their directory names it (repeatable).")
     @click.option("--partition", "partitions", multiple=True, type=int, metavar="N",
@@ -575,7 +576,7 @@ def _content_clash(app: App, headers_only: bool, raw: bool) -> None:
 @click.option("--offsets", "offsets", metavar="A..B", help="Only batches overlapping offsets A..B (A.. and ..B too).")
 @click.option("--time", "times", metavar="T1..T2", help="Only batches with timestamps in T1..T2, or a capture's "
               "frames captured in T1..T2 (ms since the epoch or ISO-8601 such as 2024-05-01T10:00:00Z; T1.. and ..T2 "
-              "too).")
+              "too; a Kafka segment is entered through its .timeindex).")
 @click.option("--position", type=Position(), metavar="P", help="Only the unit holding byte position P (decimal, "
               "or hex as the tree prints it: 0x1a2b).")
 @click.option("--producer-id", type=int, metavar="ID", help="Only batches of this producerId.")

@@ -285,11 +285,10 @@ def _batch_heads(d: dict, capture: bool, counters: Counters, decoded: bool) -> l
 def _units(item, opts: Options, selection):
     """The units of ``item`` as ``dump`` reads them for ``selection``: with offsets and a format that
     can seek, from where its index says; only those overlapping the selection."""
+    from wireinspect.ops.select import start_position
+
     fmt, src = item.format, item.source
-    start = 0
-    if selection is not None and selection.offsets is not None and selection.offsets[0] is not None \
-            and fmt.seek is not None:
-        start, _fallback = fmt.seek(src, selection.offsets[0])  # (a fallback scans from the start: same rows)
+    start, _fallbacks = start_position(fmt, src, selection)  # (a fallback scans from the start: same rows)
     units = fmt.units(src, replace(opts, start=start))
     if selection is not None and selection.active:
         units = selection.select(units)

@@ -47,6 +47,9 @@ class Format:
     # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
     # so that a large log is not read from its start; units() then starts at opts.start.
     seek: Callable | None = None
+    # (source, ms since the epoch) -> (byte position to start reading at, why it fell back or None): for
+    # --time's lower bound, where the first unit whose times can reach it can start (a Kafka .timeindex).
+    seek_time: Callable | None = None
     # (file path) -> (topic, partition) that the file's place names (its partition directory), or None: the
     # topic and partition columns of spark scan's rows (catalog.topic_partition asks every format in turn).
     partition_of: Callable | None = None

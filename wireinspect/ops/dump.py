@@ -206,18 +206,18 @@ def add_iso_times(obj) -> None:
 
 
 def _seek(app, item, sel, safe_text):
-    """The options for reading ``item``: with ``--offset``/``--offsets`` and a format that can seek,
-    reading starts where the format's index says (said on stderr when it falls back to a scan)."""
+    """The options for reading ``item``: with ``--offset``/``--offsets``/``--time`` and a format that
+    can seek, reading starts where the format's indexes say (:func:`~.select.start_position`; said on
+    stderr when one falls back to a scan)."""
+    from wireinspect.ops.select import start_position
+
     opts = app.opts
-    opts.start = 0
-    if sel is None or sel.offsets is None or sel.offsets[0] is None or item.format.seek is None:
-        return opts
-    start, fallback = item.format.seek(item.source, sel.offsets[0])
-    if fallback:
+    opts.start, why = start_position(item.format, item.source, sel)
+    if why:
         import click
 
-        click.echo(f"wireinspect: {safe_text(item.source.name)}: {fallback}", err=True)
-    opts.start = start
+        for fallback in why:
+            click.echo(f"wireinspect: {safe_text(item.source.name)}: {fallback}", err=True)
     return opts
 
 

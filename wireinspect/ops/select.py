@@ -116,6 +116,28 @@ class Selection:
                 yield u
 
 
+def start_position(fmt, source, sel: "Selection | None") -> tuple[int, list]:
+    """``(byte position, [why...])``: where reading ``source`` (of format ``fmt``) can start for
+    ``sel`` without passing over a unit it keeps: the furthest of what the format's index says for
+    the offset range's lower bound (``Format.seek``: a Kafka ``.index``) and for the time range's
+    (``Format.seek_time``: a Kafka ``.timeindex``); 0 when neither is given or the format has no
+    index. ``why``: each fallback to a scan from the start (the index missing or unusable)."""
+    start, why = 0, []
+    if sel is None:
+        return start, why
+    if sel.offsets is not None and sel.offsets[0] is not None and fmt.seek is not None:
+        pos, fallback = fmt.seek(source, sel.offsets[0])
+        start = max(start, pos)
+        if fallback:
+            why.append(fallback)
+    if sel.times is not None and sel.times[0] is not None and fmt.seek_time is not None:
+        pos, fallback = fmt.seek_time(source, int(sel.times[0]))
+        start = max(start, pos)
+        if fallback:
+            why.append(fallback)
+    return start, why
+
+
 def unit_times(u) -> tuple | None:
     """The times ``--time`` compares, ``(first, last)`` in ms since the epoch, or None: a capture's
     unit (its ``protocol`` set) by its capture time (``timestamp``, the packet that carried its first

@@ -41,7 +41,8 @@ re-checked by Spark); bounds on ``offset``, ``baseOffset``, ``lastOffset`` skip 
 their names (a segment's name is its base offset: one whose next sibling starts at or before the
 lower bound holds none of the range) and become an :class:`~wireinspect.ops.select.Selection`, so a
 segment is entered through its ``.index``; lower bounds on ``timestamp`` and bounds on
-``baseTimestamp``/``maxTimestamp`` select batches by time. Those keep whole batches, so Spark checks
+``baseTimestamp``/``maxTimestamp`` select batches by time (a segment entered through its
+``.timeindex``). Those keep whole batches, so Spark checks
 them again on the rows (they are returned to it as not handled).
 
 Needs pyspark >= 4.0 (the data source API) and pyarrow; nothing here is imported by the CLI.

@@ -19,7 +19,7 @@ from wireinspect.errors import InputError
 from wireinspect.formats.kafka.legacy import MIN_SIZE, parse_message
 from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_HEADER, BATCH_NAMES, LOG_OVERHEAD,
                                                RECORD_BATCH_OVERHEAD, control_record, parse_batch)
-from wireinspect.formats.kafka.sidetables import parse_offset_index, read_all, sibling
+from wireinspect.formats.kafka.sidetables import parse_offset_index, parse_time_index, read_all, sibling
 from wireinspect.inputs.source import FileSource
 
 LEGACY_MAX = 64 << 20
@@ -139,6 +139,38 @@ def load_lookup(path: str | None, base_offset: int) -> OffsetLookup:
             return OffsetLookup(base_offset, parse_offset_index(read_all(src), base_offset).rows)
     except InputError:
         return OffsetLookup(base_offset, ())
+
+
+class TimeLookup:
+    """``TimeIndex.lookup``: the offset of the entry with the largest timestamp <= a target (ms since
+    the epoch), None below the first entry (Kafka: the segment's base offset), from the prefix of a
+    segment's ``.timeindex`` entries whose timestamps increase and offsets do not go back. Kafka
+    indexes the greatest timestamp so far and the offset of the record that set it, so every batch
+    before that offset has a maxTimestamp below the entry's timestamp."""
+
+    def __init__(self, base_offset: int, entries):
+        self.times, self.offsets = [], []
+        for ts, rel in entries:
+            if ts < 0 or rel < 0 or (self.times and (ts <= self.times[-1] or base_offset + rel < self.offsets[-1])):
+                break
+            self.times.append(ts)
+            self.offsets.append(base_offset + rel)
+
+    def __call__(self, target: int) -> int | None:
+        i = bisect.bisect_right(self.times, target) - 1
+        return self.offsets[i] if i >= 0 else None
+
+
+def load_time_lookup(path: str | None, base_offset: int) -> TimeLookup:
+    """The lookup of the ``.timeindex`` beside ``path`` (empty when there is none or it cannot be read)."""
+    p = sibling(path, "timeindex") if path else None
+    if p is None:
+        return TimeLookup(base_offset, ())
+    try:
+        with FileSource(p) as src:
+            return TimeLookup(base_offset, parse_time_index(read_all(src), base_offset).rows)
+    except InputError:
+        return TimeLookup(base_offset, ())
 
 
 def find(view: LogView, lookup: OffsetLookup, target: int, after: Head | None = None):
