@@ -131,14 +131,20 @@ class OffsetLookup:
 
 def load_lookup(path: str | None, base_offset: int) -> OffsetLookup:
     """The lookup of the ``.index`` beside ``path`` (empty when there is none or it cannot be read)."""
-    p = sibling(path, "index") if path else None
+    return _load(path, "index", parse_offset_index, OffsetLookup, base_offset)
+
+
+def _load(path: str | None, kind: str, parse, lookup, base_offset: int):
+    """``lookup(base_offset, rows)`` of the ``kind`` index file beside ``path`` decoded by ``parse``
+    (no rows when there is none or it cannot be read)."""
+    p = sibling(path, kind) if path else None
     if p is None:
-        return OffsetLookup(base_offset, ())
+        return lookup(base_offset, ())
     try:
         with FileSource(p) as src:
-            return OffsetLookup(base_offset, parse_offset_index(read_all(src), base_offset).rows)
+            return lookup(base_offset, parse(read_all(src), base_offset).rows)
     except InputError:
-        return OffsetLookup(base_offset, ())
+        return lookup(base_offset, ())
 
 
 class TimeLookup:
@@ -163,14 +169,7 @@ class TimeLookup:
 
 def load_time_lookup(path: str | None, base_offset: int) -> TimeLookup:
     """The lookup of the ``.timeindex`` beside ``path`` (empty when there is none or it cannot be read)."""
-    p = sibling(path, "timeindex") if path else None
-    if p is None:
-        return TimeLookup(base_offset, ())
-    try:
-        with FileSource(p) as src:
-            return TimeLookup(base_offset, parse_time_index(read_all(src), base_offset).rows)
-    except InputError:
-        return TimeLookup(base_offset, ())
+    return _load(path, "timeindex", parse_time_index, TimeLookup, base_offset)
 
 
 def find(view: LogView, lookup: OffsetLookup, target: int, after: Head | None = None):

@@ -108,23 +108,18 @@ def _kafka_log_seek(source: Source, offset: int) -> tuple[int, str | None]:
 def _kafka_log_seek_time(source: Source, ms: int) -> tuple[int, str | None]:
     """Where the first batch whose maxTimestamp can reach ``ms`` (ms since the epoch) can start, as
     Kafka's ``LogSegment.findOffsetByTimestamp`` finds it: the ``.timeindex`` entry with the largest
-    timestamp <= ``ms`` (``TimeIndex.lookup``), its offset looked up in the ``.index``; 0 and why
-    when there is no usable time index."""
-    from wireinspect.formats.kafka.logcheck import load_lookup, load_time_lookup
+    timestamp <= ``ms`` (``TimeIndex.lookup``), its offset looked up in the ``.index``
+    (:func:`_kafka_log_seek`); 0 and why when there is no usable time index."""
+    from wireinspect.formats.kafka.logcheck import load_time_lookup
 
     base = segment_base_offset(source.name)
-    if base is None or not source.path:
-        return 0, "not named as a segment: read from the start"
-    times = load_time_lookup(source.path, base)
+    times = load_time_lookup(source.path, base) if base is not None and source.path else None
+    if times is None:
+        return _kafka_log_seek(source, 0)  # (0 and why)
     if not times.times:
         return 0, "no usable .timeindex: read from the start"
     offset = times(ms)
-    if offset is None:  # before the first entry: from the segment's base offset (TimeIndex.lookup)
-        return 0, None
-    lookup = load_lookup(source.path, base)
-    if not lookup.offsets:
-        return 0, "no usable .index: read from the start"
-    return lookup(offset), None
+    return (0, None) if offset is None else _kafka_log_seek(source, offset)  # (None: from the base offset)
 
 
 def _kafka_log_encode(obj: dict, ctx):
