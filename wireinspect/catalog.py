@@ -16,7 +16,7 @@ the stream protocol objects import their decoders inside the hooks that use them
 
 from __future__ import annotations
 
-import os
+from dataclasses import dataclass
 
 from wireinspect.captures import pcap_format, stream_dump_format
 from wireinspect.formats.base import Format
@@ -94,25 +94,69 @@ def stream_protocols() -> tuple:
     return STREAM_PROTOCOLS
 
 
-NAMED = 95  # the confidence of a format that recognises a file by its name alone (leader-epoch-checkpoint)
+NAMED = 95
+"""The confidence of a format that recognises a file by its name and place alone (``leader-epoch-checkpoint``,
+``<store>/checkpoint``, ``consumequeue/<topic>/<queue>/<20 digits>``): such a file is never re-guessed by
+its content (:func:`recognise`)."""
+
+SURE = 80
+"""A format recognised by content alone below this confidence is a guess: ``dump`` and ``verify`` say so
+(``recognition`` and ``confidence`` in the JSON, a note line in the text; docs/json.md)."""
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """How an input's format was chosen: ``format`` (None: no format claims it), ``by`` (``"name"``: its
+    file name and place had a say, ``"content"``: its bytes alone, ``"forced"``: ``--format``/``PATH:ID``),
+    ``confidence`` (the winning sniffer's score, 0..100; 100 when forced)."""
+
+    format: Format | None
+    by: str
+    confidence: int
+
+    @property
+    def guessed(self) -> bool:
+        """Recognised by content alone, below :data:`SURE`: what the input is was guessed."""
+        return self.format is not None and self.by == "content" and self.confidence < SURE
+
+    def describe(self) -> str:
+        """One sentence for a person: what the guess rests on and how to settle it."""
+        f = self.format
+        return (f"recognised as {f.id} by its content alone (confidence {self.confidence} of 100: "
+                f"{f.recognised_by}); give --format ID if it is something else")
 
 
 def claims_name(name: str) -> bool:
-    """True when some format recognises the file ``name`` by its name alone (confidence 95 or more with
-    no bytes), so that its text must not be read as a hex dump (a checkpoint such as "0\\n1\\n0 0")."""
-    base = os.path.basename(name or "")
-    return any(f.sniff(b"", base) >= NAMED for f in FORMATS)
+    """True when some format recognises the file ``name`` (a path: its place counts) by its name alone
+    (confidence :data:`NAMED` or more with no bytes), so that its text must not be read as a hex dump (a
+    checkpoint such as "0\\n1\\n0 0", a broker's ``config/topics.json``)."""
+    return any(f.sniff(b"", name or "") >= NAMED for f in FORMATS)
 
 
-def choose_format(head: bytes, name: str) -> Format | None:
-    """The format that claims ``head`` (the input's first bytes)/``name`` (its file name) most
-    confidently, or ``None``."""
+def recognise(head: bytes, name: str) -> Recognition:
+    """The format that claims ``head`` (the input's first bytes)/``name`` (its path or name) most
+    confidently, and how. A format that claims the name alone with :data:`NAMED` or more wins without
+    any content being looked at (a RocketMQ ``store/checkpoint`` is never read as a Kafka segment
+    because its byte 16 happens to be 0)."""
+    name = name or ""
+    by_name = [(f.sniff(b"", name), f) for f in FORMATS]
+    best_named = max(by_name, key=lambda t: t[0])  # the first of equals: the catalog's order
+    if best_named[0] >= NAMED:
+        return Recognition(best_named[1], "name", best_named[0])
     best, score = None, 0
     for f in FORMATS:
         s = f.sniff(head, name)
         if s > score:
             best, score = f, s
-    return best
+    if best is None:
+        return Recognition(None, "content", 0)
+    named = next(n for n, f in by_name if f is best)
+    return Recognition(best, "name" if named > 0 else "content", score)
+
+
+def choose_format(head: bytes, name: str) -> Format | None:
+    """The format that claims ``head``/``name`` most confidently (:func:`recognise`), or ``None``."""
+    return recognise(head, name).format
 
 
 # Fields holding milliseconds since the epoch are declared where they are (``Int(..., ms=True)`` in a
@@ -123,7 +167,8 @@ def choose_format(head: bytes, name: str) -> Format | None:
 # units' (imported before their units exist), and are not loaded for it (their import costs ~20 ms).
 _MS_DECLARED = ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.legacy",
                 "wireinspect.formats.kafka.sidetables", "wireinspect.formats.redpanda.header",
-                "wireinspect.formats.kafka.protocol.specs_loader", "wireinspect.formats.kafka.internal.image")
+                "wireinspect.formats.kafka.protocol.specs_loader", "wireinspect.formats.kafka.internal.image",
+                "wireinspect.formats.rocketmq.bookkeeping")
 
 
 def ms_fields() -> set:

@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from wireinspect.catalog import all_formats, choose_format, claims_name, get_format
+from wireinspect.catalog import Recognition, all_formats, claims_name, get_format, recognise
 from wireinspect.errors import InputError
 from wireinspect.formats.base import Format
 from wireinspect.inputs.hexdump import looks_like_hexdump, looks_textual, parse_hexdump
@@ -23,11 +23,19 @@ HEX_TEXT_MAX = 256 << 20  # hex dump text read whole and expanded in memory
 
 @dataclass
 class Item:
-    """One input to process: an open source and the format chosen for it."""
+    """One input to process: an open source and the format chosen for it; ``recognition``: how it was
+    chosen (:class:`~wireinspect.catalog.Recognition`; None when the caller gave the format)."""
 
     source: Source
     format: Format
     note: str = ""
+    recognition: Recognition | None = None
+
+    @property
+    def guessed(self) -> bool:
+        """The format was guessed from the content alone, below the catalog's SURE confidence: the
+        commands say so (``recognition``/``confidence`` in JSON, a note line in text)."""
+        return self.recognition is not None and self.recognition.guessed
 
 
 def read_stdin(head: bytes = b"") -> bytes:
@@ -94,13 +102,21 @@ def open_source(arg: str) -> Source:
         raise
 
 
-def pick_format(source: Source, forced: str | None) -> Format | None:
+def recognise_source(source: Source, forced: str | None) -> Recognition:
+    """How ``source``'s format is chosen: ``forced`` (a format id: ``--format``, ``PATH:ID``), else by
+    its name, place and first bytes (:func:`wireinspect.catalog.recognise`). Raises :class:`InputError`
+    for an unknown forced id."""
     if forced:
         fmt = get_format(forced)
         if fmt is None:
             raise InputError(f"unknown format {forced!r} (see 'wireinspect formats')")
-        return fmt
-    return choose_format(source.read(0, SNIFF_BYTES), source.path or source.name)
+        return Recognition(fmt, "forced", 100)
+    return recognise(source.read(0, SNIFF_BYTES), source.path or source.name)
+
+
+def pick_format(source: Source, forced: str | None) -> Format | None:
+    """The format of ``source`` (:func:`recognise_source`), or None when none claims it."""
+    return recognise_source(source, forced).format
 
 
 def split_forced(arg: str) -> tuple[str, str | None]:
@@ -157,7 +173,8 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
                 raise InputError(f"{path}: directory holds no file wireinspect can read")
             continue
         src = open_source(path)
-        fmt = pick_format(src, fid)
+        rec = recognise_source(src, fid)
+        fmt = rec.format
         if fmt is None:
             name = src.name
             src.close()
@@ -165,7 +182,7 @@ def iter_items(args, forced: str | None = None, on_skip=None, on_unreadable=None
                 raise InputError(f"{name}: empty file; nothing to decode (use --format to say what it is)")
             raise InputError(f"{name}: not a format wireinspect recognises (see 'wireinspect formats'; "
                              "use --format to force one)")
-        yield Item(src, fmt)
+        yield Item(src, fmt, recognition=rec)
 
 
 def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None, keep=None):
@@ -200,13 +217,14 @@ def iter_directory(path: str, fid: str | None, on_skip=None, on_unreadable=None,
             if on_unreadable:
                 on_unreadable(entry.path, str(e).removeprefix(entry.path + ": "))
             continue
-        fmt = pick_format(src, fid)
+        rec = recognise_source(src, fid)
+        fmt = rec.format
         if fmt is None:
             src.close()
             if on_skip:
                 on_skip(entry.path, "empty file" if src.size == 0 else "not a recognised format")
             continue
-        yield Item(src, fmt)
+        yield Item(src, fmt, recognition=rec)
 
 
 def measure(args) -> tuple[int, int | None]:

@@ -102,6 +102,9 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
     found = 0
     src = item.source
     extra = {"path": src.name}
+    guessed = item.recognition if item.guessed else None
+    if guessed is not None:  # the format is a guess from the content (docs/json.md: recognition)
+        extra.update(recognition=guessed.by, confidence=guessed.confidence)
     sel = app.selection
     iso = app.iso_times
     raw = app.raw
@@ -141,7 +144,7 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
             d = node_to_dict(_noted(unit.to_tree(), content), enc)
             if content is not None:
                 d["recordsShown"] = content.last[0]
-            d["path"] = src.name
+            d.update(extra)
             write(dumps(d))
             write("\n")
         elif mode == "hexdump":
@@ -150,13 +153,13 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
             write(unit_record_lines(unit))
         elif mode == "summary":
             if n == 0:
-                app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
+                _heading(app, item, safe_text)
             head = unit.tree_head if content is None else None  # the root line alone, when the unit has it
             print_lines(app.out, [summary_parts(_noted(head() if head is not None else unit.to_tree(), content),
                                                 enc if enc_mode else None, head=head is not None)])
         else:
             if n == 0:
-                app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
+                _heading(app, item, safe_text)
             print_tree(app.out, _noted(unit.to_tree(), content), enc if enc_mode else None)
         found += len(unit.problems)  # after rendering: lazily parsed records add theirs
         if n % 256 == 0:
@@ -166,6 +169,15 @@ def _dump_one(app, item, mode, enc, enc_mode, write, update, safe_text) -> tuple
     if start and seen.offsets is not None:  # entered through an index: the log's first offset was not seen
         seen.offsets = (_first_offset(item, app.opts, seen.offsets[0]), seen.offsets[1])
     return found, 0, describe_miss(sel, seen, src.size, start)
+
+
+def _heading(app, item, safe_text) -> None:
+    """The input's first line in the tree and ``--summary``: name, format and size; then, when the format
+    was guessed from the content alone, a note line saying so."""
+    src = item.source
+    app.out.print(f"{safe_text(src.name)}  ({item.format.id}, {src.size} bytes)", style="bold")
+    if item.guessed:
+        app.out.print(f"note: {safe_text(item.recognition.describe())}", style="yellow")
 
 
 def _first_offset(item, opts, default: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from wireinspect.inputs.open import Item
+from wireinspect.model import Problem
 from wireinspect.formats.options import Options
 from wireinspect.render.progress import file_end
 
@@ -34,6 +35,9 @@ class FileReport:
     # a log format's (Format.recoverable): the problem the broker's recovery stops at (the first problem of
     # the first entry it does not keep, as ``recover``'s truncateReason), None when it keeps everything
     truncated_by: object = None
+    # how the format was chosen, when it was guessed from the content alone (catalog.Recognition.guessed):
+    # (by, confidence), in the JSON as "recognition" and "confidence"; None otherwise
+    guessed: tuple | None = None
 
     @property
     def status(self) -> str:
@@ -45,6 +49,8 @@ class FileReport:
              "problems": [p.to_dict() for p in self.problems]}
         if self.notes:
             d["notes"] = [p.to_dict() for p in self.notes]
+        if self.guessed is not None:
+            d["recognition"], d["confidence"] = self.guessed
         if self.files_with_problems is not None:
             d["filesWithProblems"] = self.files_with_problems
         return d
@@ -75,6 +81,10 @@ def verify_item(item: Item, opts: Options, units=None, where=None, progress=None
     fmt = item.format
     src = item.source
     rep = FileReport(src.name, fmt.id, src.size)
+    if item.guessed:
+        rec = item.recognition
+        rep.guessed = (rec.by, rec.confidence)
+        rep.notes.append(Problem("format_guessed", 0, rec.describe()))
     if units is None:
         units = (fmt.check or fmt.units)(src, opts)
     prefix_open = True

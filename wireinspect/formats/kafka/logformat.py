@@ -22,18 +22,28 @@ def _kafka_log_sniff(head: bytes, name: str) -> int:
     if base.endswith(".log") or base.endswith(".checkpoint") and "-" in base:
         return 90
     # by content: the first entry's offset is not negative, its length counts at least a header, and
-    # magic and codec are known (a JPEG's 0xffd8... is a negative offset, not a legacy message).
-    # Positions from the layouts (imported here: the name alone decides for most inputs).
-    from wireinspect.formats.kafka.segment import (CODEC_AT, HEADER_SIZE_UP_TO_MAGIC, LEGACY_ATTRS_AT, LENGTH_AT,
-                                                   MAGIC_AT, MIN_ENTRY, RECORD_BATCH_OVERHEAD)
+    # magic and codec are known (a JPEG's 0xffd8... is a negative offset, not a legacy message); when the
+    # whole first entry is in the head, its CRC decides how sure the guess is (a RocketMQ store/checkpoint,
+    # a request frame: byte 16 is 0, but no CRC holds). Positions from the layouts (imported here: the
+    # name alone decides for most inputs).
+    from wireinspect.codec.crc import crc32, crc32c
+    from wireinspect.formats.kafka.records import CRC_START, LOG_OVERHEAD
+    from wireinspect.formats.kafka.segment import (_CRC_AT, _L_CRC_AT, _L_CRC_START, CODEC_AT, HEADER_SIZE_UP_TO_MAGIC,
+                                                   LEGACY_ATTRS_AT, LENGTH_AT, MAGIC_AT, MIN_ENTRY,
+                                                   RECORD_BATCH_OVERHEAD)
 
     if len(head) >= HEADER_SIZE_UP_TO_MAGIC and head[0] < 0x80 and \
             MIN_ENTRY <= int.from_bytes(head[LENGTH_AT:LENGTH_AT + 4], "big", signed=True):
+        end = LOG_OVERHEAD + int.from_bytes(head[LENGTH_AT:LENGTH_AT + 4], "big")
         magic = head[MAGIC_AT]
         if magic == 2 and len(head) >= RECORD_BATCH_OVERHEAD and head[CODEC_AT] & 7 <= 4:
-            return 60
+            if end > len(head):
+                return 60
+            return 85 if crc32c(head[CRC_START:end]) == int.from_bytes(head[_CRC_AT:_CRC_AT + 4], "big") else 30
         if magic in (0, 1) and len(head) > LEGACY_ATTRS_AT and head[LEGACY_ATTRS_AT] & 7 <= 4:
-            return 40
+            if end > len(head):
+                return 40
+            return 80 if crc32(head[_L_CRC_START:end]) == int.from_bytes(head[_L_CRC_AT:_L_CRC_AT + 4], "big") else 20
     return 0
 
 
@@ -131,7 +141,8 @@ def _kafka_log_encode(obj: dict, ctx):
 KAFKA_LOG = Format(
     id="kafka-log",
     description="Kafka log segment (.log): record batches of magic 2 and legacy messages of magic 0/1",
-    recognised_by="name NNNNNNNNNNNNNNNNNNNN.log, or byte 16 (magic) is 0, 1 or 2 with a known codec",
+    recognised_by="name NNNNNNNNNNNNNNNNNNNN.log, or byte 16 (magic) is 0, 1 or 2 with a known codec (surer when "
+                  "the first entry's CRC holds)",
     sniff=_kafka_log_sniff,
     units=_kafka_log_units,
     check=_kafka_log_check,

@@ -1,5 +1,12 @@
-"""Formats for RocketMQ: ``rocketmq-commitlog``, ``rocketmq-consumequeue``, ``rocketmq-index`` and
-``rocketmq-remoting`` (a raw dump of one direction of a remoting connection)."""
+"""Formats for RocketMQ: ``rocketmq-commitlog``, ``rocketmq-consumequeue``, ``rocketmq-index``,
+``rocketmq-remoting`` (a raw dump of one direction of a remoting connection) and the store's
+bookkeeping: ``rocketmq-checkpoint``, ``rocketmq-abort``, ``rocketmq-lock``, ``rocketmq-config``
+(their readers: :mod:`.bookkeeping`).
+
+The store's files are recognised by their names and places (``<store>/checkpoint``,
+``<store>/config/topics.json``...), with the confidence :data:`~wireinspect.catalog.NAMED` (95) or more
+when the place says it, so that no content guess of another format ever reads them
+(``catalog.recognise``)."""
 
 from __future__ import annotations
 
@@ -201,7 +208,139 @@ REMOTING = Format(
     encode_types=frozenset({"frame"}),
 )
 
-FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING)
+# -- the store's bookkeeping ------------------------------------------------------------------------
+
+def _in_store(parent: str) -> bool:
+    """A store root's name says so (``store``, ``rocketmq-store``, ``storeRoot``, ``unit_test_store``...)."""
+    return "store" in parent.lower()
+
+
+def _store_file_sniff(wanted: str):
+    """The sniffer of a file a store root holds by name: 95 in a directory named like a store, 85 elsewhere
+    (still above every content guess of another format but a capture's magic)."""
+    def sniff(head: bytes, name: str) -> int:
+        base, parent = _parts(name)
+        if base != wanted:
+            return 0
+        return 95 if _in_store(parent) else 85
+    return sniff
+
+
+_CHECKPOINT_PAGE = 4096  # StoreCheckpoint maps OS_PAGE_SIZE bytes: the file's length
+_EPOCH_2010, _EPOCH_2100 = 1_262_304_000_000, 4_102_444_800_000  # ms
+
+
+def _checkpoint_sniff(head: bytes, name: str) -> int:
+    """By name (:func:`_store_file_sniff`), else by content: a whole 4096-byte page whose first three
+    longs are 0 or times in 2010..2100 (ms), not all 0, the two offsets not negative, the rest zero (50:
+    above a Kafka guess whose first entry's CRC fails, below one whose CRC holds)."""
+    named = _by_name_checkpoint(head, name)
+    if named or len(head) != _CHECKPOINT_PAGE or head.count(0, 40) != _CHECKPOINT_PAGE - 40:
+        return named
+    values = struct.unpack_from(">5q", head)
+    times = values[:3]
+    if any(times) and all(t == 0 or _EPOCH_2010 <= t < _EPOCH_2100 for t in times) and min(values[3:]) >= 0:
+        return 50
+    return 0
+
+
+def _checkpoint_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.bookkeeping import iter_checkpoint
+
+    return iter_checkpoint(source)
+
+
+def _encode_checkpoint(obj: dict, ctx) -> list:
+    """A ``rocketmq-checkpoint`` object -> ``[(None, bytes)]``: ``store_checkpoint`` through its layout,
+    the unused rest of the page as an ``unparsed`` range (zeros, or ``rawBytes``)."""
+    from wireinspect.errors import EncodeError
+    from wireinspect.formats.rocketmq.bookkeeping import encode_checkpoint
+
+    if not isinstance(obj, dict):
+        raise EncodeError(f".: expected an object, got {type(obj).__name__}")
+    t = obj.get("type")
+    if t == "store_checkpoint":
+        return [(None, encode_checkpoint(obj, ctx))]
+    if t == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-checkpoint (store_checkpoint, unparsed)")
+
+
+_by_name_checkpoint = _store_file_sniff("checkpoint")
+
+
+def _abort_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.bookkeeping import iter_abort
+
+    return iter_abort(source)
+
+
+def _lock_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.bookkeeping import iter_lock
+
+    return iter_lock(source)
+
+
+def _config_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    if parent != "config":
+        return 0
+    from wireinspect.formats.rocketmq.bookkeeping import CONFIG_KINDS, config_name
+
+    stem, _ = config_name(base)
+    if stem in CONFIG_KINDS:
+        return 95
+    grand = os.path.basename(os.path.dirname(os.path.dirname((name or "").replace(os.sep, "/"))))
+    return 90 if stem.endswith(".json") and _in_store(grand) else 0
+
+
+def _config_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.bookkeeping import iter_config
+
+    return iter_config(source)
+
+
+CHECKPOINT = Format(
+    id="rocketmq-checkpoint",
+    description="RocketMQ store checkpoint (StoreCheckpoint): the flush timestamps of the commit log, consume "
+                "queues and index, and RocketMQ 5's masterFlushedOffset and confirmPhyOffset",
+    recognised_by="the name checkpoint (in a store directory), or a 4096-byte page of three plausible ms times "
+                  "and zeros",
+    sniff=_checkpoint_sniff,
+    units=_checkpoint_units,
+    encode=_encode_checkpoint,
+    encode_types=frozenset({"store_checkpoint"}),
+)
+
+ABORT = Format(
+    id="rocketmq-abort",
+    description="RocketMQ store abort file: present while the broker runs; left behind, the broker did not shut "
+                "down cleanly (a note)",
+    recognised_by="the name abort (in a store directory)",
+    sniff=_store_file_sniff("abort"),
+    units=_abort_units,
+)
+
+LOCK = Format(
+    id="rocketmq-lock",
+    description="RocketMQ store lock file (DefaultMessageStore locks its first byte)",
+    recognised_by="the name lock (in a store directory)",
+    sniff=_store_file_sniff("lock"),
+    units=_lock_units,
+)
+
+CONFIG = Format(
+    id="rocketmq-config",
+    description="RocketMQ broker config JSON (fastjson): consumerOffset, topics, subscriptionGroup, delayOffset, "
+                "consumerFilter, consumerOrderInfo, topicQueueMapping, timermetrics, and their .bak copies",
+    recognised_by="a known name (topics.json...), or *.json in a store's config directory; .bak too",
+    sniff=_config_sniff,
+    units=_config_units,
+)
+
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG)
 
 
 # A RocketMQ message (commit-log record, pull-response record, batch entry) as a row of spark scan's records:
