@@ -194,8 +194,10 @@ def test_checkpoint_encode_round_trip(tmp_path):
 
 def test_checkpoint_against_rocketmqs_java_when_present():
     """A checkpoint written by RocketMQ's own StoreCheckpoint class (compiled from apache/rocketmq's
-    StoreCheckpoint.java with stub logging/UtilAll classes; see the report of issue 24): flush() of
-    physic 1700000005000, logics 1700000004000, index 1700000003000, masterFlushed 4096, confirm 2048."""
+    StoreCheckpoint.java @ 73e8fdbd with stub Logger/LoggerFactory/UtilAll/DefaultMappedFile classes, javac 17):
+    setters then shutdown() (flush) of physic 1700000005000, logics 1700000004000, index 1700000003000,
+    masterFlushed 4096, confirm 2048; read back by the class, getMinTimestamp() gave 1700000001000. The
+    same class read samples/rocketmq/store/checkpoint as 1700000005000 1700000004000 1700000003000 0 0."""
     p = REAL / "java" / "checkpoint"
     if not p.is_file():
         pytest.skip(f"{p} is not present (external fixture)")
@@ -204,6 +206,7 @@ def test_checkpoint_against_rocketmqs_java_when_present():
     assert read_checkpoint(data).values == {"physicMsgTimestamp": 1700000005000, "logicsMsgTimestamp": 1700000004000,
                                             "indexMsgTimestamp": 1700000003000, "masterFlushedOffset": 4096,
                                             "confirmPhyOffset": 2048}
+    assert read_checkpoint(data).min_timestamp == 1700000001000  # what its getMinTimestamp() printed
 
 
 # -- abort and lock ---------------------------------------------------------------------------------
