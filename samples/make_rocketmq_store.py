@@ -30,8 +30,13 @@ T0 = 1_700_000_000_000  # ms: 2023-11-14T22:13:20Z
 
 def fastjson_pretty(value, indent: int = 0) -> str:
     """``JSON.toJSONString(value, true)`` as fastjson 1.x writes it: objects and arrays over lines indented
-    by tabs, ``"key":value`` without spaces, integer keys of maps unquoted."""
+    by tabs, ``"key":value`` without spaces; a map keyed by integers (queue ids, delay levels) with its keys
+    unquoted and its members on the opening line, ``{0:250,1:250`` then a new line for the closing brace
+    (as the consumerOffset.json files brokers left in public repositories have it)."""
     tab = "\t" * (indent + 1)
+    if isinstance(value, dict) and value and all(isinstance(k, int) for k in value):
+        return "{" + ",".join(f"{k}:{fastjson_pretty(v, indent + 1)}" for k, v in value.items()) + "\n" + \
+            "\t" * indent + "}"
     if isinstance(value, dict):
         if not value:
             return "{}"

@@ -36,6 +36,7 @@ import os
 import struct
 
 from wireinspect.errors import InputError
+from wireinspect.codec.bytesfmt import raw_encoder
 from wireinspect.formats.common import Note, Unparsed, all_zero
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource
@@ -178,11 +179,39 @@ def encode_checkpoint(obj: dict, ctx) -> bytes:
 
 # -- abort and lock ------------------------------------------------------------------------------
 
+MARKER_BYTES = {"store_abort": b"", "store_lock": b"lock"}  # what RocketMQ writes into them (4.x's lock)
+MAX_MARKER = 1 << 20  # bytes of a marker file kept for dump --raw (RocketMQ writes 0 or 4)
+
+
+class StoreMarker(Note):
+    """The unit of ``abort`` or ``lock``: a note covering the file; ``dump --json --raw`` adds its bytes
+    as ``fileBytes`` when they are not what RocketMQ writes (:data:`MARKER_BYTES`)."""
+
+    def raw_json(self, read, enc) -> dict:
+        if self.length > MAX_MARKER:
+            return {}
+        data = read(0, self.length)
+        return {} if data == MARKER_BYTES[self.type] else {"fileBytes": raw_encoder()(bytes(data))}
+
+
+def encode_marker(obj: dict, ctx) -> bytes:
+    """A ``store_abort``/``store_lock`` object -> the file's bytes: ``fileBytes`` when given, else what
+    RocketMQ writes (nothing; ``lock``). Raises EncodeError."""
+    from wireinspect.errors import EncodeError
+
+    t = obj.get("type")
+    if t not in MARKER_BYTES:
+        raise EncodeError(f".type: {t!r} is not store_abort or store_lock")
+    if obj.get("fileBytes") is not None:
+        return ctx.raw(obj["fileBytes"], ".fileBytes")
+    return MARKER_BYTES[t]
+
+
 def iter_abort(source):
     """The unit of an ``abort`` file: a ``store_abort`` note (the broker did not shut down cleanly)."""
     size = source.size
     extra = "" if size == 0 else f"; it holds {size} bytes (RocketMQ writes none)"
-    yield Note(0, size, [], type="store_abort",
+    yield StoreMarker(0, size, [], type="store_abort",
                notes=[Problem("unclean_shutdown", 0, "the abort file is present: the broker did not shut down "
                               "cleanly; its next start recovers the commit log abnormally, from the checkpoint's "
                               "timestamps (CommitLog.recoverAbnormally)" + extra)])
@@ -193,7 +222,7 @@ def iter_lock(source):
     size = source.size
     data = source.read(0, min(size, 16))
     held = "empty" if size == 0 else "holds \"lock\"" if data == b"lock" and size == 4 else f"holds {size} bytes"
-    yield Note(0, size, [], type="store_lock",
+    yield StoreMarker(0, size, [], type="store_lock",
                message=f"the store's lock file ({held}): DefaultMessageStore locks its first byte while the broker "
                        "runs, so that no second broker opens the store")
 
@@ -259,6 +288,13 @@ class ConfigUnit(UnitBase):
         if self.notes:
             d["notes"] = [p.to_dict() for p in self.notes]
         return d
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``fileBytes``, the file as stored (tabs, key order, fastjson's unquoted
+        keys: what ``value`` does not say); nothing for a file too large to decode."""
+        if self.length > MAX_CONFIG:
+            return {}
+        return {"fileBytes": raw_encoder()(bytes(read(0, self.length)))}
 
     def to_tree(self) -> Node:
         title = self.name + (".bak" if self.backup else "")
@@ -437,3 +473,61 @@ def iter_config(source, max_size: int = MAX_CONFIG):
                         unit.notes.append(Problem("config_backup_differs", 0, f"differs from {unit.name} (the .bak "
                                                   "holds the previous version): " + "; ".join(diffs)))
     yield unit
+
+
+def _int_keyed(v) -> bool:
+    return isinstance(v, dict) and bool(v) and all(k.isascii() and k.lstrip("-").isdigit() for k in v)
+
+
+def pretty(value, indent: int = 0) -> str:
+    """``JSON.toJSONString(value, true)`` as fastjson 1.x writes a broker's config: objects and arrays over
+    lines indented by tabs, ``"key":value`` without spaces; a map keyed by integers (queue ids, delay
+    levels) with its keys unquoted and its members on the opening line, ``{0:250,1:250`` then a new line
+    for the closing brace (as real ``consumerOffset.json`` files have it). Iterative: a deep value never
+    recurses."""
+    from wireinspect.formats.rocketmq.fastjson import dumps
+
+    out: list = []
+    stack: list = [(False, value, indent)]  # (a literal text?, value, level)
+    while stack:
+        literal, v, level = stack.pop()
+        if literal:
+            out.append(v)
+        elif _int_keyed(v):
+            out.append("{")
+            items = list(v.items())
+            stack.append((True, "\n" + "\t" * level + "}", 0))
+            for i in range(len(items) - 1, -1, -1):
+                k, item = items[i]
+                stack.append((False, item, level + 1))
+                stack.append((True, ("," if i else "") + k + ":", 0))
+        elif isinstance(v, (dict, list)) and v:
+            is_dict = isinstance(v, dict)
+            out.append("{" if is_dict else "[")
+            tab = "\t" * (level + 1)
+            items = list(v.items()) if is_dict else [(None, x) for x in v]
+            stack.append((True, "\n" + "\t" * level + ("}" if is_dict else "]"), 0))
+            for i in range(len(items) - 1, -1, -1):
+                k, item = items[i]
+                stack.append((False, item, level + 1))
+                stack.append((True, ("," if i else "") + "\n" + tab + (dumps(k) + ":" if is_dict else ""), 0))
+        else:
+            out.append("{}" if v == {} else "[]" if v == [] else dumps(v))
+    return "".join(out)
+
+
+def encode_config(obj: dict, ctx) -> bytes:
+    """A ``store_config`` object -> the file's bytes: ``fileBytes`` as stored while they decode to the
+    object's ``value``, else ``value`` written as the broker writes it (:func:`pretty`). Raises
+    EncodeError."""
+    from wireinspect.errors import EncodeError
+
+    if obj.get("type") != "store_config":
+        raise EncodeError(f".type: {obj.get('type')!r} is not store_config")
+    if obj.get("fileBytes") is not None:
+        raw = ctx.raw(obj["fileBytes"], ".fileBytes")
+        if read_config(raw, obj.get("file") or "", len(raw)).value == obj.get("value"):
+            return raw
+    if "value" not in obj:
+        raise EncodeError(".value: missing")
+    return pretty(obj["value"]).encode()

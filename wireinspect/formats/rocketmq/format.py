@@ -283,6 +283,19 @@ def _lock_units(source: Source, opts):
     return iter_lock(source)
 
 
+def _encode_marker(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.bookkeeping import encode_marker
+
+    data = encode_marker(obj, ctx)
+    return [(None, data)] if data else []
+
+
+def _encode_config(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.bookkeeping import encode_config
+
+    return [(None, encode_config(obj, ctx))]
+
+
 def _config_sniff(head: bytes, name: str) -> int:
     base, parent = _parts(name)
     if parent != "config":
@@ -321,6 +334,8 @@ ABORT = Format(
     recognised_by="the name abort (in a store directory)",
     sniff=_store_file_sniff("abort"),
     units=_abort_units,
+    encode=_encode_marker,
+    encode_types=frozenset({"store_abort"}),
 )
 
 LOCK = Format(
@@ -329,6 +344,8 @@ LOCK = Format(
     recognised_by="the name lock (in a store directory)",
     sniff=_store_file_sniff("lock"),
     units=_lock_units,
+    encode=_encode_marker,
+    encode_types=frozenset({"store_lock"}),
 )
 
 CONFIG = Format(
@@ -338,6 +355,8 @@ CONFIG = Format(
     recognised_by="a known name (topics.json...), or *.json in a store's config directory; .bak too",
     sniff=_config_sniff,
     units=_config_units,
+    encode=_encode_config,
+    encode_types=frozenset({"store_config"}),
 )
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG)
