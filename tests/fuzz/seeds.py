@@ -487,6 +487,17 @@ def rocketmq_seeds() -> list:
     bh = struct.pack(">hbhiii", 11, 0, 373, 2, 1, 0) + struct.pack(">i", len(ext)) + ext
     bf = struct.pack(">ii", 4 + len(bh) + 3, (1 << 24) | len(bh)) + bh + b"abc"
     cases.append(single("rocketmq", "remoting-json+binary", "remoting.bin", jf + bf, forced="rocketmq-remoting"))
+    # the store's bookkeeping (samples/make_rocketmq_store.py writes the same files)
+    ck = struct.pack(">5q", 1_700_000_005_000, 1_700_000_004_000, 1_700_000_003_000, 4096, 2048)
+    cases.append(single("rocketmq", "store-checkpoint", "store/checkpoint", ck + bytes(4096 - len(ck))))
+    cases.append(single("rocketmq", "store-abort", "store/abort", b""))
+    cases.append(single("rocketmq", "store-lock", "store/lock", b"lock"))
+    cases.append(single("rocketmq", "store-config-offsets", "store/config/consumerOffset.json",
+                        b'{\n\t"offsetTable":{\n\t\t"T@g":{0:42,1:40\n\t\t},\n\t\t"%RETRY%g@g":{0:0\n\t\t}\n\t}\n}'))
+    cases.append(single("rocketmq", "store-config-topics", "store/config/topics.json.bak",
+                        b'{\n\t"dataVersion":{\n\t\t"counter":2,\n\t\t"timestamp":1700000000000\n\t},\n'
+                        b'\t"topicConfigTable":{\n\t\t"T":{\n\t\t\t"perm":6,\n\t\t\t"readQueueNums":4,\n'
+                        b'\t\t\t"topicName":"T",\n\t\t\t"writeQueueNums":4\n\t\t}\n\t}\n}'))
     return cases
 
 
