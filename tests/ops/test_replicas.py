@@ -157,3 +157,19 @@ def test_hostile_checkpoint_and_offsets(tmp_path):
     r = run("--json", src[0], b)
     assert r.exit_code in (0, 1), r.output
     assert objects(r, "summary")
+
+
+def test_sample_is_the_kafka_written_unclean_election(tmp_path):
+    """samples/replicas/ is what samples/make_replicas_sample.py copies; replicas finds the committed loss."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("make_replicas_sample", root / "samples" / "make_replicas_sample.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(["--out", str(tmp_path / "r")])
+    sample = root / "samples" / "replicas"
+    built = {p.relative_to(tmp_path / "r"): p.read_bytes() for p in (tmp_path / "r").rglob("*") if p.is_file()}
+    assert built == {p.relative_to(sample): p.read_bytes() for p in sample.rglob("*") if p.is_file()}
+    r = run("--json", sample / "broker-1", sample / "broker-2")
+    assert r.exit_code == 1 and objects(r, "summary")[0]["committedDiffer"]
