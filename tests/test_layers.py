@@ -40,7 +40,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "wireinspect"
 
 CORE = {"wireinspect.model", "wireinspect.layout", "wireinspect.errors"}
 GENERIC_FORMATS = {"wireinspect.formats", "wireinspect.formats.base", "wireinspect.formats.unit",
-                   "wireinspect.formats.common", "wireinspect.formats.options"}
+                   "wireinspect.formats.common", "wireinspect.formats.options", "wireinspect.formats.replica"}
 LEAVES = {"wireinspect.outputs", "wireinspect.cliparams"}  # import nothing of wireinspect
 CATALOG = {"wireinspect.catalog", "wireinspect.captures"}
 

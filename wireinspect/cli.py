@@ -1125,6 +1125,36 @@ def metadata(app: App, paths, at_offset, at_time, changes, as_json):
     _report(app, "metadata", paths, as_json, at_offset=at_offset, at_time=when, changes=span)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--leader", metavar="COPY", help="The copy that leads (a broker id, a copy's name or path); default: "
+              "each copy in turn, and for the repair the copy with the newest leader epoch.")
+@click.option("--topic", metavar="T", help="With broker directories: only this topic's partitions.")
+@click.option("--partition", type=click.IntRange(0), metavar="N", help="With broker directories: only partition N.")
+@click.option("--json", "as_json", is_flag=True, help="JSON Lines: copies, divergences, truncations, what only one "
+              "copy holds (with its records), corruption, the repair proposal, a summary per partition.")
+@report_options
+def replicas(app: App, paths, leader, topic, partition, as_json):
+    """Compare the copies of a partition from several brokers: where they part (by offset and leader
+    epoch, never by file), where Kafka truncates each follower (KIP-101/279), what only one copy holds
+    (committed or not), silent corruption, and a repair proposal (nothing is written). Each PATH is a
+    partition directory or a broker's log.dirs (partitions matched by name). Exit status 1 when the
+    copies differ below the shortest high watermark or one is damaged.
+
+    \b
+    Examples:
+      wireinspect replicas samples/replicas/broker-1/orders-0 samples/replicas/broker-2/orders-0
+      wireinspect replicas --leader 2 samples/replicas/broker-1 samples/replicas/broker-2
+      wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka /data/b3/kafka
+    """
+    from wireinspect.ops.replicas import run
+
+    if len(paths) < 2:
+        raise click.UsageError("give two copies or more (partition directories, or brokers' log directories)")
+    app.exit_on_closed_pipe = False
+    run(app, paths, leader, topic, partition, as_json)
+
+
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use
 
 cli.add_command(_spark_group, "spark")

@@ -65,6 +65,9 @@ class Format:
     # The JSON "type" of its units that are entries holding records (a batch, a message): with
     # --headers-only, ``spark scan`` gives each one records row, its record columns null.
     entry_types: frozenset = frozenset()
+    # A directory format that reads one copy of a replicated partition: its family's
+    # formats.replica.Replication (how a copy is read, compared and truncated), for ``replicas``.
+    replication: object | None = None
 
 
 @dataclass(frozen=True)

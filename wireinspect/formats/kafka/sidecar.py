@@ -23,6 +23,7 @@ import bisect
 import os
 
 from wireinspect.formats.base import Format
+from wireinspect.formats.replica import Replication
 from wireinspect.formats.kafka.textformats import TEXT_FORMATS
 
 
@@ -348,6 +349,21 @@ def _encode_snapshot(obj: dict, ctx):
     return encode_snapshot(obj, ctx)
 
 
+def _replica(name: str):
+    """A hook of ``replicas`` that imports ``replica.py`` when first called."""
+    def call(*args):
+        from wireinspect.formats.kafka import replica
+
+        return getattr(replica, name)(*args)
+    return call
+
+
+KAFKA_REPLICATION = Replication(
+    term="leaderEpoch",
+    rule="Kafka 4.0's leader-epoch truncation (LeaderEpochFileCache.endOffsetFor, "
+         "AbstractFetcherThread.getOffsetTruncationState: KIP-101, KIP-279, KIP-320)",
+    read=_replica("read_copy"), truncation=_replica("truncation"), records=_replica("records"),
+    identity=_replica("identity"))
 
 KAFKA_PARTITION = Format(
     id="kafka-partition",
@@ -360,6 +376,7 @@ KAFKA_PARTITION = Format(
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"partition"}),
     honours=frozenset({"records_as", "content"}),  # for its segments (kafka-log): no usage error on the directory
+    replication=KAFKA_REPLICATION,
 )
 
 

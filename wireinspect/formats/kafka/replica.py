@@ -1,0 +1,198 @@
+"""One copy of a Kafka partition for ``wireinspect replicas`` (formats/replica.py's :class:`Copy`), read
+from a partition directory (``<topic>-<partition>/``) and the broker's log directory above it.
+
+Nothing here parses a file again: the directory's own check (``partition.check_partition``: segments,
+the log directory's ``recovery-point-offset-checkpoint``/``replication-offset-checkpoint``/
+``log-start-offset-checkpoint``), the segment walk (``segment.iter_log``, no records: batch headers and
+CRC verdicts) and the text decoders of ``checkpoints.py`` (``leader-epoch-checkpoint``,
+``partition.metadata``, ``meta.properties``) do the reading; this module turns what they give into
+entries and epochs, and applies Kafka's epoch rule (``epochs.py``).
+
+The epochs the rule uses are the ``leader-epoch-checkpoint``'s, as ``LogLoader`` leaves them at load
+(entries starting at or after the log end offset dropped: ``truncateFromEndAsyncFlush``); when the
+file is missing or damaged, those the batches give (``UnifiedLog.append``'s assign per batch), and a
+note says so (Kafka's ``LeaderEpochCheckpointFile.read`` throws on a damaged file: the broker does
+not load the partition).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from wireinspect.errors import InputError
+from wireinspect.formats.replica import Copy, Entry, Truncation
+
+LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
+
+
+def _text(path: str, parse):
+    """``parse(bytes)`` of the text file at ``path``; None when absent or unreadable."""
+    from wireinspect.formats.kafka.checkpoints import read_text
+    from wireinspect.inputs.source import FileSource
+
+    if not os.path.isfile(path):
+        return None
+    try:
+        with FileSource(path) as src:
+            return parse(read_text(src)[0])
+    except InputError:
+        return None
+
+
+def _broker(log_dir: str) -> int | None:
+    """``node.id`` (KRaft) or ``broker.id`` (ZooKeeper) of the broker's ``meta.properties``."""
+    from wireinspect.formats.kafka.checkpoints import parse_meta_properties
+
+    t = _text(os.path.join(log_dir, "meta.properties"), parse_meta_properties)
+    for ln in t.lines if t is not None else ():
+        v = {n: val for n, _, _, val in ln.fields}
+        if v.get("key") in ("node.id", "broker.id"):
+            try:
+                return int(v.get("value"))
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _digest(src, pos: int, length: int) -> bytes:
+    from wireinspect.inputs.source import checksum
+
+    h = hashlib.blake2b(digest_size=16)
+    checksum(src, pos, pos + length, lambda data, acc: (acc.update(data), acc)[1], h)
+    return h.digest()
+
+
+def _damage(code, file, position, message) -> dict:
+    return {"code": code, "file": file, "position": position, "message": message}
+
+
+def read_copy(directory: str, opts) -> Copy:
+    """The copy held by the partition directory ``directory`` (see the module docstring). Raises
+    :class:`InputError` when the directory cannot be listed."""
+    from wireinspect.formats.kafka.checkpoints import parse_leader_epoch_checkpoint, parse_partition_metadata
+    from wireinspect.formats.kafka.epochs import EpochCache, epochs_of_batches
+    from wireinspect.formats.kafka.partition import check_partition
+    from wireinspect.formats.kafka.records import Batch
+    from wireinspect.formats.kafka.segment import iter_log
+    from wireinspect.formats.options import options_or_default
+    from wireinspect.inputs.source import FileSource
+
+    opts = options_or_default(opts)
+    if not os.path.isdir(directory):
+        raise InputError(f"{directory}: not a directory")
+    try:
+        os.listdir(directory)
+    except OSError as e:
+        raise InputError(f"{directory}: cannot list the directory: {e.strerror}") from None
+    unit = check_partition(directory, opts=opts)
+    log_dir = os.path.dirname(os.path.abspath(directory))
+    broker = _broker(log_dir)
+    info = unit.info
+    copy = Copy(path=directory, name=f"broker {broker}" if broker is not None else directory, broker=broker,
+                topic=info.get("topic"), partition=info.get("partition"),
+                high_watermark=info.get("highWatermark"), recovery_point=info.get("recoveryPoint"))
+    for p in unit.problems:
+        copy.damage.append(_damage(p.code, p.file, p.position, p.message))
+    meta = _text(os.path.join(directory, "partition.metadata"), parse_partition_metadata)
+    if meta is not None:
+        copy.topic_id = next((v for n, _, _, v in meta.fields if n == "topicId"), None)
+    seen_batches = []
+    for seg in unit.segments:
+        path = os.path.join(directory, seg.log)
+        first = last = None
+        try:
+            with FileSource(path) as src:
+                for u in iter_log(src, records=False, max_batch=opts.max_batch, base_offset=seg.base):
+                    for p in u.problems:
+                        copy.damage.append(_damage(p.code, seg.log, p.position, p.message))
+                    if u.type not in ("batch", "message") or u.base_offset is None:
+                        continue
+                    is_batch = isinstance(u, Batch)
+                    term = u.header[2] if is_batch else -1
+                    crc_ok = bool(u.crc_ok) if is_batch else u.valid
+                    copy.entries.append(Entry(u.base_offset, u.last_offset, term, _digest(src, u.position, u.length),
+                                              crc_ok, seg.log, u.position, u.length, u.records_count))
+                    if crc_ok:
+                        seen_batches.append((term, u.base_offset, u.magic))
+                    first = u.base_offset if first is None else first
+                    last = u.last_offset
+        except InputError as e:
+            copy.damage.append(_damage("unreadable_file", seg.log, 0, str(e)))
+        copy.segments.append({"file": seg.log, "baseOffset": seg.base, "firstOffset": first, "lastOffset": last,
+                              "bytes": seg.size})
+    copy.entries.sort(key=lambda e: (e.base, e.position))
+    if copy.entries:
+        copy.log_end = max(e.last for e in copy.entries) + 1
+        copy.log_start = info.get("logStartOffset")
+        if copy.log_start is None:
+            copy.log_start = copy.entries[0].base
+    copy.batch_terms = epochs_of_batches(seen_batches)
+    name = "leader-epoch-checkpoint"
+    ck = _text(os.path.join(directory, name), parse_leader_epoch_checkpoint)
+    if ck is None:
+        copy.notes.append(f"no {name}: the epochs are those of the batches")
+    elif ck.problems:
+        for p in ck.problems:
+            copy.damage.append(_damage(p.code, name, p.position, p.message))
+        copy.notes.append(f"{name} is damaged (Kafka's LeaderEpochCheckpointFile.read fails on it: the broker does "
+                          "not load this partition): the epochs are those of the batches")
+    else:
+        cache = EpochCache([tuple(v for _, _, _, v in ln.fields) for ln in ck.lines])
+        if copy.log_end is not None:
+            cache.truncate_from_end(copy.log_end)  # LogLoader at load
+        copy.checkpoint_terms = cache.entries()
+        copy.terms, copy.terms_source = copy.checkpoint_terms, "checkpoint"
+        if copy.checkpoint_terms != copy.batch_terms:
+            copy.notes.append(f"{name} says epochs {_fmt(copy.checkpoint_terms)}, the batches "
+                              f"{_fmt(copy.batch_terms)} (an epoch begun with no batch, or batches lost): the "
+                              "checkpoint's are Kafka's")
+    if copy.terms_source != "checkpoint":
+        copy.terms = copy.batch_terms
+    return copy
+
+
+def _fmt(terms) -> str:
+    return ", ".join(f"{e}@{s}" for e, s in terms) or "none"
+
+
+def truncation(leader: Copy, follower: Copy, term: int) -> Truncation:
+    """Where ``follower`` ends once ``leader`` leads in epoch ``term`` (``epochs.follower_truncation``)."""
+    from wireinspect.formats.kafka.epochs import follower_truncation
+
+    offset, rounds, rule = follower_truncation(leader.terms, leader.log_end or 0, follower.terms,
+                                               follower.log_end or 0, follower.high_watermark, term)
+    return Truncation(offset, term, rounds, rule)
+
+
+def records(copy: Copy, entries) -> list[dict]:
+    """The records of ``entries`` (batches of ``copy``): ``offset``, ``leaderEpoch``, ``timestamp``,
+    ``key`` (text; bytes that are not UTF-8 escaped, null kept), ``producerId``, ``sequence``. Read again
+    from their files, one batch at a time; at most :data:`LIST_LIMIT` records."""
+    from wireinspect.codec.bytesfmt import bytes_encoder
+    from wireinspect.formats.kafka.segment import iter_log
+    from wireinspect.inputs.source import FileSource
+
+    enc = bytes_encoder("text")
+    out: list[dict] = []
+    for e in entries:
+        if len(out) >= LIST_LIMIT:
+            break
+        try:
+            with FileSource(os.path.join(copy.path, e.file)) as src:
+                u = next(iter(iter_log(src, records=True, start=e.position)), None)
+                d = u.to_json(enc) if u is not None else {}
+        except InputError:
+            continue
+        seq0 = d.get("baseSequence", -1)
+        for r in d.get("records") or ():
+            off = r.get("offset")
+            out.append({"offset": off, "leaderEpoch": e.term, "timestamp": r.get("timestamp"), "key": r.get("key"),
+                        "producerId": d.get("producerId"),
+                        "sequence": seq0 + (off - e.base) if seq0 is not None and seq0 >= 0 and off is not None
+                        else None})
+    return out[:LIST_LIMIT]
+
+
+def identity(copy: Copy) -> tuple:
+    return copy.topic, copy.partition, copy.topic_id

@@ -1,0 +1,116 @@
+"""What a format gives ``wireinspect replicas``: one copy of a partition as a format-neutral sequence of
+entries, and the format's replication rule (docs/replicas.md).
+
+A family that keeps copies of a partition on several machines (Kafka's replicas with leader epochs;
+Redpanda's raft groups with terms; RocketMQ's master and slave commit logs with physical offsets)
+declares a :class:`Replication` on the directory format that reads one copy (``Format.replication``).
+``ops/replicas.py`` compares the copies it reads without knowing the family: by offset and term, never
+by file (brokers roll segments at different offsets).
+
+* :class:`Entry`: one entry of a copy (a Kafka record batch): ``base``..``last`` offsets (inclusive),
+  ``term`` (Kafka's ``partitionLeaderEpoch``; -1 when the entry has none), a ``digest`` of its bytes
+  (16 bytes; equal digests mean equal bytes), ``crc_ok`` (its own checksum holds), its ``file`` and
+  byte ``position``/``length`` there, and ``records``, the records it holds.
+* :class:`Copy`: what one copy holds (see its fields) and the family's :class:`Replication`.
+* :class:`Truncation`: where a follower's log ends once it followed a leader, and the rounds that
+  led there, as the family's rule computes it.
+
+Memory: a copy is its entries (one per batch: at most the file size over the smallest entry), its
+terms (at most one per entry or per checkpoint line) and its segments; nothing is indexed by offset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+
+class Entry(NamedTuple):
+    """One entry of a copy (see the module docstring)."""
+
+    base: int
+    last: int
+    term: int
+    digest: bytes
+    crc_ok: bool
+    file: str
+    position: int
+    length: int
+    records: int
+
+
+@dataclass
+class Copy:
+    """One copy of a partition.
+
+    ``path``: the directory read; ``name``: how reports name it (``broker 1`` from the broker's
+    ``meta.properties``, else the path); ``broker``: the broker id or None; ``topic``, ``partition``,
+    ``topic_id`` (None when the copy does not say); ``log_start``/``log_end`` (the first offset held and
+    the offset after the last one; None when it holds none); ``high_watermark`` and ``recovery_point``
+    (None when the broker's directory does not say); ``segments``: ``[{"file", "baseOffset",
+    "firstOffset", "lastOffset", "bytes"}]``; ``terms``: ``[(term, startOffset)]`` the rule uses,
+    ``terms_source`` where they come from (``"checkpoint"``, ``"batches"``), ``checkpoint_terms`` and
+    ``batch_terms`` both views (None when there is no usable checkpoint); ``entries``: the
+    :class:`Entry` list in offset order; ``damage``: problems found in the copy (``{"code", "file",
+    "position", "message"}``, verify's); ``notes``: sentences about what the family would do with it
+    (``Kafka cannot load ...``); ``replication``: the family's :class:`Replication` (set by the
+    reader's caller, from the format that read it).
+    """
+
+    path: str
+    name: str
+    broker: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+    topic_id: str | None = None
+    log_start: int | None = None
+    log_end: int | None = None
+    high_watermark: int | None = None
+    recovery_point: int | None = None
+    segments: list = field(default_factory=list)
+    terms: list = field(default_factory=list)
+    terms_source: str = "batches"
+    checkpoint_terms: list | None = None
+    batch_terms: list = field(default_factory=list)
+    entries: list = field(default_factory=list)
+    damage: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    replication: "Replication | None" = None
+
+    @property
+    def latest_term(self) -> int | None:
+        return self.terms[-1][0] if self.terms else None
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """Where ``follower`` ends after following ``leader`` elected in ``term``: ``offset`` (its new log end
+    offset; equal to its log end offset when nothing is thrown away), ``rounds`` (what was asked and
+    answered, in the family's words: ``{"lastFetchedEpoch", "epoch", "endOffset", "truncateTo",
+    "again"}`` for Kafka), ``rule`` (which branch of the family's rule decided, e.g.
+    ``"diverging-epoch"``, ``"high-watermark"``, ``"no-divergence"``, ``"stuck"``)."""
+
+    offset: int
+    term: int
+    rounds: list
+    rule: str
+
+
+@dataclass(frozen=True)
+class Replication:
+    """A family's replication, declared on the directory format that reads a copy.
+
+    ``term``: the name of its term (``"leaderEpoch"``); ``rule``: the name of the rule and where it
+    comes from (for the reports); ``read(directory, Options) -> Copy`` (raises ``InputError`` when the
+    copy cannot be read at all); ``truncation(leader: Copy, follower: Copy, term: int) -> Truncation``:
+    where the follower ends once ``leader`` leads in the new ``term``; ``records(copy, entries) ->
+    [dict]``: the records of those entries (``offset``, ``term``, ``timestamp``, ``key``,
+    ``producerId``, ``sequence``; key as text, bytes not UTF-8 escaped); ``identity(copy) -> tuple``:
+    what must be equal for two copies to be copies of one partition (names and ids)."""
+
+    term: str
+    rule: str
+    read: Callable
+    truncation: Callable
+    records: Callable
+    identity: Callable
