@@ -122,7 +122,8 @@ def checkpoint(rows, version: int = 0) -> bytes:
 
 
 def partition_metadata(topic_id: bytes = TOPIC_ID) -> bytes:
-    return f"version: 0\ntopic_id: {base64.urlsafe_b64encode(topic_id).decode().rstrip('=')}\n".encode()
+    """As ``PartitionMetadataFileFormatter.toFile`` writes it: no newline at the end."""
+    return f"version: 0\ntopic_id: {base64.urlsafe_b64encode(topic_id).decode().rstrip('=')}".encode()
 
 
 def name(base_offset: int, kind: str) -> str:

@@ -112,6 +112,13 @@ EXIT = {
     "wireinspect dump --json --raw samples/capture/librdkafka.pcap | wireinspect encode - -o streams/": DAMAGED,
     "wireinspect verify --json samples/ | jq -c 'select(.status == \"problems\") | [.path, .problems[0].code]'":
         DAMAGED,
+    # samples/replicas: two brokers after an unclean election (the copies differ in committed data)
+    "wireinspect replicas samples/replicas/broker-1/orders-0 samples/replicas/broker-2/orders-0": DAMAGED,
+    "wireinspect replicas samples/replicas/broker-1 samples/replicas/broker-2": DAMAGED,
+    "wireinspect replicas --leader 2 samples/replicas/broker-1 samples/replicas/broker-2": DAMAGED,
+    "wireinspect replicas --leader 2 --json /data/b1/kafka /data/b2/kafka --topic orders --partition 0": DAMAGED,
+    "wireinspect replicas --leader 2 --json /data/b1/kafka /data/b2/kafka --topic orders": DAMAGED,
+    "wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka": DAMAGED,
 }
 
 LINE_TIMEOUT = 120  # seconds; the examples take 0.2-3 s
@@ -215,6 +222,8 @@ FAKE_TREE = {
     "follow-stream.raw": _follow_raw,
     "frame.bin": _one_frame,
     "archive/orders-0": "partition/orders-0",
+    "/data/b1/kafka": "replicas/broker-1",
+    "/data/b2/kafka": "replicas/broker-2",
 }
 
 

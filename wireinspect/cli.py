@@ -1145,7 +1145,7 @@ def replicas(app: App, paths, leader, topic, partition, as_json):
     Examples:
       wireinspect replicas samples/replicas/broker-1/orders-0 samples/replicas/broker-2/orders-0
       wireinspect replicas --leader 2 samples/replicas/broker-1 samples/replicas/broker-2
-      wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka /data/b3/kafka
+      wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka
     """
     from wireinspect.ops.replicas import run
 

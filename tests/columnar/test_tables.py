@@ -147,14 +147,16 @@ def test_problems_and_files_equal_verify_json(path):
     reports = _verify(path)
     files = [{"path": v["path"], "format": v.get("format"), "size": v.get("size"), "status": v["status"],
               "batches": v.get("batches"), "records": v.get("records"), "validBytes": v.get("validBytes"),
-              "problemCount": len(v["problems"]) if "problems" in v else None, "message": v.get("reason")}
+              "problemCount": len(v["problems"]) if "problems" in v else None,
+              "noteCount": len(v.get("notes", ())) if "problems" in v else None, "message": v.get("reason")}
              for v in reports]
     got = [{k: v for k, v in r.items() if k not in ("topic", "partition")} for r in _table(path, "files")]
     for r in got:  # a skipped file's size is the table's own (verify --json says none)
         if r["status"] in ("skipped", "unreadable"):
             r["size"] = None
     assert sorted(map(_key, got)) == sorted(map(_key, files))
-    problems = [_clean({"path": v["path"], "index": i, **p}) for v in reports for i, p in enumerate(v.get("problems", ()))]
+    problems = [_clean({"path": v["path"], "index": i, "note": kind == "notes", **p})
+                for v in reports for kind in ("problems", "notes") for i, p in enumerate(v.get(kind, ()))]
     back = []
     for r in _table(path, "problems"):
         d = {k: v for k, v in r.items() if k not in ("topic", "partition")}

@@ -241,12 +241,13 @@ def frame_fields(d: dict) -> tuple[dict, str | None]:
     return cols, (json_text(extra) if extra else None)
 
 
-def problem_row(path: str, index: int, p: dict, topic, partition) -> dict:
-    """A problems row from ``Problem.to_dict()``; ``expected``/``actual`` as JSON text."""
-    return {"path": path, "index": index, "position": p.get("position"), "code": p.get("code"),
+def problem_row(path: str, index: int, p: dict, topic, partition, note: bool = False) -> dict:
+    """A problems row from ``Problem.to_dict()`` (a problem, or with ``note`` a note: ``index`` counts
+    in its own list); ``expected``/``actual`` as JSON text."""
+    return {"path": path, "index": index, "note": note, "position": p.get("position"), "code": p.get("code"),
             "message": p.get("message"), "expected": json_text(p.get("expected")),
             "actual": json_text(p.get("actual")), "frame": p.get("frame"), "filePosition": p.get("filePosition"),
-            "topic": topic, "partition": partition}
+            "file": p.get("file"), "topic": topic, "partition": partition}
 
 
 def file_row(report: dict | None, path: str, topic, partition, *, size=None, status=None,
@@ -255,10 +256,11 @@ def file_row(report: dict | None, path: str, topic, partition, *, size=None, sta
     (``report`` None) from ``status`` ("error" or "skipped") and ``message``."""
     if report is None:
         return {"path": path, "format": None, "size": size, "status": status, "batches": None, "records": None,
-                "validBytes": None, "problemCount": None, "message": message, "topic": topic,
+                "validBytes": None, "problemCount": None, "noteCount": None, "message": message, "topic": topic,
                 "partition": partition}
     return {"path": path, "format": report["format"], "size": report["size"], "status": report["status"],
             "batches": report["batches"], "records": report["records"], "validBytes": report["validBytes"],
-            "problemCount": len(report["problems"]), "message": message, "topic": topic, "partition": partition}
+            "problemCount": len(report["problems"]), "noteCount": len(report.get("notes", ())), "message": message,
+            "topic": topic, "partition": partition}
 
 

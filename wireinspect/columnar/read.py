@@ -171,6 +171,8 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
         if "problems" in wants:
             for i, p in enumerate(rep["problems"]):
                 yield "problems", F.problem_row(rep["path"], i, p, topic, partition)
+            for i, p in enumerate(rep.get("notes", ())):
+                yield "problems", F.problem_row(rep["path"], i, p, topic, partition, note=True)
     capture = bool(fmt.stream_positions)
     frames = "frames" in wants and capture  # (only captures and stream dumps have frames)
     batches = wants.get("batches")

@@ -266,7 +266,7 @@ def scan_share(process: int, works: list[Work], cfg: Config, done=None) -> Resul
 
     def put(table: str, got) -> None:
         if table == "problems":
-            res.problems += 1
+            res.problems += not got.get("note")
         elif table == "files" and "problems" not in rows:
             res.problems += got.get("problemCount") or 0
         if table == "records":

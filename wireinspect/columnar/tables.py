@@ -14,7 +14,8 @@ this module).
 * :data:`RECORDS`: one row per record or message, joined to its batch by ``path`` and
   ``unitPosition`` (and ``frame`` in a capture), with its batch's :data:`PROVENANCE` fields
   (``producerId``, ``partitionLeaderEpoch``, ``isTransactional``...) repeated;
-* :data:`PROBLEMS`: one row per problem ``verify --json`` reports;
+* :data:`PROBLEMS`: one row per problem ``verify --json`` reports, and per note (``note`` true: a
+  finding that is not damage, such as a RocketMQ store's ``abort`` file);
 * :data:`FILES`: one row per input accounted for (read, skipped or unreadable);
 * :data:`FRAMES`: one row per unit of a capture (frames, notes).
 
@@ -69,11 +70,12 @@ PROVENANCE = ("magic", "baseOffset", "partitionLeaderEpoch", "producerId", "prod
               "compression", "timestampType", "isTransactional", "isControl", "crcValid")
 RECORDS = ((("path", "string"), ("unitPosition", "long"), ("frame", "long")) + RECORD_COLUMNS + RECORD_READINGS
            + tuple(c for c in UNIT_COLUMNS if c[0] in PROVENANCE) + (("recordExtra", "string"),) + PLACE)
-PROBLEMS = (("path", "string"), ("index", "long"), ("position", "long"), ("code", "string"),
+PROBLEMS = (("path", "string"), ("index", "long"), ("note", "boolean"), ("position", "long"), ("code", "string"),
             ("message", "string"), ("expected", "string"), ("actual", "string"), ("frame", "long"),
-            ("filePosition", "long")) + PLACE
+            ("filePosition", "long"), ("file", "string")) + PLACE
 FILES = (("path", "string"), ("format", "string"), ("size", "long"), ("status", "string"), ("batches", "long"),
-         ("records", "long"), ("validBytes", "long"), ("problemCount", "long"), ("message", "string")) + PLACE
+         ("records", "long"), ("validBytes", "long"), ("problemCount", "long"), ("noteCount", "long"),
+         ("message", "string")) + PLACE
 FRAME_FIELDS = (
     ("protocol", "string"), ("direction", "string"), ("position", "long"), ("length", "long"),
     ("time", "string"), ("timeEpoch", "double"), ("filePosition", "long"), ("latencyMs", "double"),

@@ -651,9 +651,12 @@ def _write_checkpoint(obj: dict, ctx, columns) -> bytes:
 
 
 def _write_partition_metadata(obj: dict, ctx) -> bytes:
+    """``PartitionMetadataFileFormatter.toFile``: ``version: V\ntopic_id: ID``, no newline at the end (as
+    Kafka writes it); one more when the object's ``length`` says the file had one."""
     version = _num(obj, "version", _INT32, "") if obj.get("version") is not None else "0"
     topic = _token(obj, "topicId", "")
-    return f"version: {version}\ntopic_id: {topic}\n".encode("utf-8")
+    text = f"version: {version}\ntopic_id: {topic}".encode("utf-8")
+    return text + b"\n" if obj.get("length") == len(text) + 1 else text
 
 
 def _write_json(obj: dict, ctx) -> bytes:
