@@ -120,7 +120,9 @@ def find(app, paths, topic=None, partition=None) -> list[Partition]:
 
 
 def _name(key) -> str:
-    return f"{key[0]}-{key[1]}" if key and key[0] is not None else "an unnamed partition"
+    if key and key[0] is not None:
+        return f"{key[0]}-{key[1]}" if key[1] is not None else key[0]
+    return "an unnamed partition"
 
 
 def _check_identity(part: Partition) -> None:
@@ -247,7 +249,8 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
                      "damage": c.damage, "notes": c.notes})
         rows.append([c.name, f"{c.log_start}..{(c.log_end or 0) - 1}" if c.log_end else "empty",
                      c.high_watermark, c.recovery_point, len(c.segments),
-                     " ".join(f"{e}@{s}" for e, s in c.terms) + ("" if c.terms_source == "checkpoint" else f" ({c.terms_source})"),
+                     (" ".join(f"{e}@{s}" for e, s in c.terms) + ("" if c.terms_source == "checkpoint" else
+                                                                 f" ({c.terms_source})")) if rep.has_terms else "-",
                      f"{len(c.damage)} problem(s)" if c.damage else "ok"])
     blocks.append(("table", f"partition {pname}: {len(copies)} copies", ["copy", "offsets", "high watermark",
                                                                           "recovery point", "segments",
@@ -337,7 +340,7 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
                 headline.append(f"{F.name} loses {lost_committed} committed record(s) (below its high watermark "
                                 f"{F.high_watermark}) following {L.name}: truncated to {t.offset}")
     blocks.append(("table", f"what {rep.family} does: each follower of a leader elected in {tname} {new_term}"
-                   if rep.has_terms else f"what {rep.family} does: each follower of each leader ({tname}s, no term)",
+                   if rep.has_terms else f"what {rep.family} does: each follower of each leader (no term)",
                    ["leader", "follower", "log end", "truncates to", "rule", "dropped", "lost", "committed lost"],
                    trows))
     blocks.append(("table", "what only one copy holds", ["copy", "not on", "offsets", "kind", "records",
