@@ -106,7 +106,14 @@ class Replication:
     where the follower ends once ``leader`` leads in the new ``term``; ``records(copy, entries) ->
     [dict]``: the records of those entries (``offset``, ``term``, ``timestamp``, ``key``,
     ``producerId``, ``sequence``; key as text, bytes not UTF-8 escaped); ``identity(copy) -> tuple``:
-    what must be equal for two copies to be copies of one partition (names and ids)."""
+    what must be equal for two copies to be copies of one partition (names and ids).
+
+    Optional: ``family``: who applies the rule, for the reports (``"Kafka"``, ``"Redpanda's raft"``);
+    ``has_terms``: False for a family without terms (RocketMQ's master/slave: copies compared by
+    physical offset alone; no term is elected); ``sniff(names) -> bool``: whether a directory holding
+    ``names`` is a copy, for a format that has no ``dir_sniff`` of its own (default: the format's
+    ``dir_sniff``); ``extra(copies) -> (objects, lines, differs)``: what else the family compares
+    (RocketMQ's consume queues): JSON objects, terminal lines, and whether the copies differ there."""
 
     term: str
     rule: str
@@ -114,3 +121,7 @@ class Replication:
     truncation: Callable
     records: Callable
     identity: Callable
+    family: str = "Kafka"
+    has_terms: bool = True
+    sniff: Callable | None = None
+    extra: Callable | None = None

@@ -39,7 +39,8 @@ def _replication_format(names):
     from wireinspect.catalog import all_formats
 
     for f in all_formats():
-        if f.replication is not None and f.dir_sniff is not None and f.dir_sniff(names):
+        sniff = None if f.replication is None else f.replication.sniff or f.dir_sniff
+        if sniff is not None and sniff(names):
             return f
     return None
 
@@ -119,7 +120,9 @@ def find(app, paths, topic=None, partition=None) -> list[Partition]:
 
 
 def _name(key) -> str:
-    return f"{key[0]}-{key[1]}" if key and key[0] is not None else "an unnamed partition"
+    if key and key[0] is not None:
+        return f"{key[0]}-{key[1]}" if key[1] is not None else key[0]
+    return "an unnamed partition"
 
 
 def _check_identity(part: Partition) -> None:
@@ -246,7 +249,8 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
                      "damage": c.damage, "notes": c.notes})
         rows.append([c.name, f"{c.log_start}..{(c.log_end or 0) - 1}" if c.log_end else "empty",
                      c.high_watermark, c.recovery_point, len(c.segments),
-                     " ".join(f"{e}@{s}" for e, s in c.terms) + ("" if c.terms_source == "checkpoint" else " (batches)"),
+                     (" ".join(f"{e}@{s}" for e, s in c.terms) + ("" if c.terms_source == "checkpoint" else
+                                                                 f" ({c.terms_source})")) if rep.has_terms else "-",
                      f"{len(c.damage)} problem(s)" if c.damage else "ok"])
     blocks.append(("table", f"partition {pname}: {len(copies)} copies", ["copy", "offsets", "high watermark",
                                                                           "recovery point", "segments",
@@ -311,7 +315,8 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
                 differs = differs or e.base < shortest
     blocks.append(("table", "where they part", ["copies", "offset", "why"], parts_rows))
     # what the family does with each follower
-    new_term = 1 + max((c.latest_term for c in copies if c.latest_term is not None), default=-1)
+    new_term = 1 + max((c.latest_term for c in copies if c.latest_term is not None), default=-1) \
+        if rep.has_terms else None
     leaders = [c for c in copies if c.name == leader_name] if leader_name else copies
     trows = []
     headline = []
@@ -334,7 +339,8 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
             if lost_committed:
                 headline.append(f"{F.name} loses {lost_committed} committed record(s) (below its high watermark "
                                 f"{F.high_watermark}) following {L.name}: truncated to {t.offset}")
-    blocks.append(("table", f"what Kafka does: each follower of a leader elected in {tname} {new_term}",
+    blocks.append(("table", f"what {rep.family} does: each follower of a leader elected in {tname} {new_term}"
+                   if rep.has_terms else f"what {rep.family} does: each follower of each leader (no term)",
                    ["leader", "follower", "log end", "truncates to", "rule", "dropped", "lost", "committed lost"],
                    trows))
     blocks.append(("table", "what only one copy holds", ["copy", "not on", "offsets", "kind", "records",
@@ -367,6 +373,11 @@ def analyse(part: Partition, leader_name: str | None, as_json: bool) -> tuple[li
                      "written": False})
         text = "; ".join(_action_text(a) for a in actions) or "nothing to do"
         blocks.append(("note", f"repair (proposal, nothing written): {C.name} from {src.name}: {text}"))
+    if rep.extra is not None:
+        more, lines, more_differ = rep.extra(copies)
+        objs.extend(dict(o, partition=pname) for o in more)
+        blocks.extend(("note", ln) for ln in lines)
+        differs = differs or more_differ
     verdict = "differ in committed data" if differs else "agree up to the shortest high watermark"
     if damaged:
         verdict += "; a copy is damaged"

@@ -8,6 +8,7 @@ import os
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.kafka.logformat import records_kind
+from wireinspect.formats.replica import Replication
 from wireinspect.formats.redpanda.names import CLOUD_SEGMENT_NAME, index_kind, partition_of, segment_name
 from wireinspect.inputs.source import Source
 
@@ -84,6 +85,22 @@ REDPANDA_LOG = Format(
     partition_of=partition_of,
 )
 
+def _replica(name: str):
+    def call(*args):
+        from wireinspect.formats.redpanda import replica
+
+        return getattr(replica, name)(*args)
+    return call
+
+
+REDPANDA_REPLICATION = Replication(
+    term="term",
+    rule="Redpanda's raft: a follower keeps the longest prefix whose (offset, term) match the leader's "
+         "(raft::consensus::do_append_entries: prev_log_index/prev_log_term, then truncate at the first "
+         "batch whose term differs; redpanda src/v/raft/consensus.cc, recovery_stm.cc)",
+    read=_replica("read_copy"), truncation=_replica("truncation"), records=_replica("records"),
+    identity=_replica("identity"), family="Redpanda's raft")
+
 REDPANDA_PARTITION = Format(
     id="redpanda-partition",
     description="Redpanda partition directory (<partition>_<revision>/): segment continuity, index files",
@@ -95,6 +112,7 @@ REDPANDA_PARTITION = Format(
     encode=lambda obj, ctx: [],  # the directory's findings: no bytes (its files encode on their own)
     encode_types=frozenset({"redpanda_partition"}),
     honours=frozenset({"records_as", "content"}),  # for its segments: no usage error on the directory
+    replication=REDPANDA_REPLICATION,
 )
 
 def _base_index_units(source: Source, opts):

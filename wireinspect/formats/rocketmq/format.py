@@ -16,6 +16,7 @@ import struct
 
 from wireinspect.formats.base import Format, MessageColumns
 from wireinspect.formats.common import NOTE_TYPES, encode_unparsed
+from wireinspect.formats.replica import Replication
 from wireinspect.inputs.source import Source
 
 DIGITS20 = re.compile(r"([0-9]{20})$")
@@ -157,6 +158,29 @@ def _remoting_units(source: Source, opts):
     return iter_stream(source, opts)
 
 
+def _replica(name: str):
+    def call(*args):
+        from wireinspect.formats.rocketmq import replica
+
+        return getattr(replica, name)(*args)
+    return call
+
+
+def _looks_like_copy(names) -> bool:
+    from wireinspect.formats.rocketmq.replica import looks_like_copy
+
+    return looks_like_copy(names)
+
+
+ROCKETMQ_REPLICATION = Replication(
+    term="term",
+    rule="RocketMQ's classic master/slave HA: the slave reports its max physical offset and the master sends "
+         "from there; nothing is truncated (store/.../ha/HAService.java: HAClient.reportSlaveMaxOffset, "
+         "HAConnection.WriteSocketService, dispatchReadRequest)",
+    read=_replica("read_copy"), truncation=_replica("truncation"), records=_replica("records"),
+    identity=_replica("identity"), family="RocketMQ's HA", has_terms=False, sniff=_looks_like_copy,
+    extra=_replica("compare_queues"))
+
 COMMITLOG = Format(
     id="rocketmq-commitlog",
     description="RocketMQ commit-log file: message records (magic V1 0xDAA320A7 / V2 0xDAA320AB) and the BLANK "
@@ -170,6 +194,7 @@ COMMITLOG = Format(
     honours=frozenset({"offsets", "content"}),
     encode=encode_commitlog,
     encode_types=frozenset({"record", "blank"}),
+    replication=ROCKETMQ_REPLICATION,
 )
 
 CONSUMEQUEUE = Format(
