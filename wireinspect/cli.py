@@ -1137,7 +1137,9 @@ def metadata(app: App, paths, at_offset, at_time, changes, as_json):
 def replicas(app: App, paths, leader, topic, partition, as_json):
     """Compare the copies of a partition from several brokers: where they part (by offset and leader
     epoch, never by file), where Kafka truncates each follower (KIP-101/279), what only one copy holds
-    (committed or not), silent corruption, and a repair proposal (nothing is written). Each PATH is a
+    (committed or not), silent corruption, and a repair proposal (nothing is written). Redpanda copies
+    (raft terms from the segment names) and RocketMQ master/slave stores (by physical offset) too
+    (docs/replicas.md). Each PATH is a
     partition directory or a broker's log.dirs (partitions matched by name). Exit status 1 when the
     copies differ below the shortest high watermark or one is damaged.
 

@@ -21,6 +21,7 @@ terms (at most one per entry or per checkpoint line) and its segments; nothing i
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
@@ -125,3 +126,18 @@ class Replication:
     has_terms: bool = True
     sniff: Callable | None = None
     extra: Callable | None = None
+
+
+def digest(src, pos: int, length: int) -> bytes:
+    """A 16-byte BLAKE2b digest of ``length`` bytes of ``src`` from ``pos`` (read in bounded chunks):
+    what two copies' entries are compared by."""
+    from wireinspect.inputs.source import checksum
+
+    h = hashlib.blake2b(digest_size=16)
+    checksum(src, pos, pos + length, lambda data, acc: (acc.update(data), acc)[1], h)
+    return h.digest()
+
+
+def damage(code: str, file: str | None, position: int, message: str) -> dict:
+    """One item of :attr:`Copy.damage`: a problem code, the file it is in, its byte position there."""
+    return {"code": code, "file": file, "position": position, "message": message}

@@ -17,11 +17,10 @@ not load the partition).
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation
+from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
 
 LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
 
@@ -55,18 +54,6 @@ def _broker(log_dir: str) -> int | None:
     return None
 
 
-def _digest(src, pos: int, length: int) -> bytes:
-    from wireinspect.inputs.source import checksum
-
-    h = hashlib.blake2b(digest_size=16)
-    checksum(src, pos, pos + length, lambda data, acc: (acc.update(data), acc)[1], h)
-    return h.digest()
-
-
-def _damage(code, file, position, message) -> dict:
-    return {"code": code, "file": file, "position": position, "message": message}
-
-
 def read_copy(directory: str, opts) -> Copy:
     """The copy held by the partition directory ``directory`` (see the module docstring). Raises
     :class:`InputError` when the directory cannot be listed."""
@@ -93,7 +80,7 @@ def read_copy(directory: str, opts) -> Copy:
                 topic=info.get("topic"), partition=info.get("partition"),
                 high_watermark=info.get("highWatermark"), recovery_point=info.get("recoveryPoint"))
     for p in unit.problems:
-        copy.damage.append(_damage(p.code, p.file, p.position, p.message))
+        copy.damage.append(damage(p.code, p.file, p.position, p.message))
     meta = _text(os.path.join(directory, "partition.metadata"), parse_partition_metadata)
     if meta is not None:
         copy.topic_id = next((v for n, _, _, v in meta.fields if n == "topicId"), None)
@@ -105,20 +92,20 @@ def read_copy(directory: str, opts) -> Copy:
             with FileSource(path) as src:
                 for u in iter_log(src, records=False, max_batch=opts.max_batch, base_offset=seg.base):
                     for p in u.problems:
-                        copy.damage.append(_damage(p.code, seg.log, p.position, p.message))
+                        copy.damage.append(damage(p.code, seg.log, p.position, p.message))
                     if u.type not in ("batch", "message") or u.base_offset is None:
                         continue
                     is_batch = isinstance(u, Batch)
                     term = u.header[2] if is_batch else -1
                     crc_ok = bool(u.crc_ok) if is_batch else u.valid
-                    copy.entries.append(Entry(u.base_offset, u.last_offset, term, _digest(src, u.position, u.length),
+                    copy.entries.append(Entry(u.base_offset, u.last_offset, term, digest(src, u.position, u.length),
                                               crc_ok, seg.log, u.position, u.length, u.records_count))
                     if crc_ok:
                         seen_batches.append((term, u.base_offset, u.magic))
                     first = u.base_offset if first is None else first
                     last = u.last_offset
         except InputError as e:
-            copy.damage.append(_damage("unreadable_file", seg.log, 0, str(e)))
+            copy.damage.append(damage("unreadable_file", seg.log, 0, str(e)))
         copy.segments.append({"file": seg.log, "baseOffset": seg.base, "firstOffset": first, "lastOffset": last,
                               "bytes": seg.size})
     copy.entries.sort(key=lambda e: (e.base, e.position))
@@ -134,7 +121,7 @@ def read_copy(directory: str, opts) -> Copy:
         copy.notes.append(f"no {name}: the epochs are those of the batches")
     elif ck.problems:
         for p in ck.problems:
-            copy.damage.append(_damage(p.code, name, p.position, p.message))
+            copy.damage.append(damage(p.code, name, p.position, p.message))
         copy.notes.append(f"{name} is damaged (Kafka's LeaderEpochCheckpointFile.read fails on it: the broker does "
                           "not load this partition): the epochs are those of the batches")
     else:

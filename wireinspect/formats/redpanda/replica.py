@@ -48,7 +48,7 @@ from __future__ import annotations
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation
+from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
 
 LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
 
@@ -57,7 +57,6 @@ def read_copy(directory: str, opts) -> Copy:
     """The copy held by the Redpanda partition directory ``directory`` (see the module docstring), named
     by its data directory (``<data>`` of ``<data>/<namespace>/<topic>/<partition>_<revision>``: the node's;
     Redpanda keeps its node id in the kvstore, not in a file). Raises :class:`InputError` when it cannot be listed."""
-    from wireinspect.formats.kafka.replica import _damage, _digest
     from wireinspect.formats.options import options_or_default
     from wireinspect.formats.redpanda.names import ntp_of, segment_name
     from wireinspect.formats.redpanda.partition import check_partition
@@ -76,7 +75,7 @@ def read_copy(directory: str, opts) -> Copy:
     data_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(directory)))) if ntp[1] else None
     copy = Copy(path=directory, name=data_dir or directory, topic=ntp[1], partition=ntp[2], terms_source="segments")
     for p in unit.problems:
-        copy.damage.append(_damage(p.code, getattr(p, "file", None), p.position, p.message))
+        copy.damage.append(damage(p.code, getattr(p, "file", None), p.position, p.message))
     for seg in unit.segments:
         name = seg["file"]
         term = segment_name(name)[1]
@@ -85,15 +84,15 @@ def read_copy(directory: str, opts) -> Copy:
             with FileSource(os.path.join(directory, name)) as src:
                 for u in iter_segment(src, records=False, max_batch=opts.max_batch):
                     for p in u.problems:
-                        copy.damage.append(_damage(p.code, name, p.position, p.message))
+                        copy.damage.append(damage(p.code, name, p.position, p.message))
                     if u.type != "redpanda_batch" or u.base_offset is None or not u.rp:
                         continue
-                    copy.entries.append(Entry(u.base_offset, u.last_offset, term, _digest(src, u.position, u.length),
+                    copy.entries.append(Entry(u.base_offset, u.last_offset, term, digest(src, u.position, u.length),
                                               u.valid, name, u.position, u.length, u.records_count))
                     first = u.base_offset if first is None else first
                     last = u.last_offset
         except InputError as e:
-            copy.damage.append(_damage("unreadable_file", name, 0, str(e)))
+            copy.damage.append(damage("unreadable_file", name, 0, str(e)))
         copy.segments.append({"file": name, "baseOffset": seg["baseOffset"], "term": term, "firstOffset": first,
                               "lastOffset": last, "bytes": seg["size"]})
     copy.entries.sort(key=lambda e: (e.base, e.position))

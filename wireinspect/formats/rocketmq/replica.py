@@ -35,7 +35,7 @@ import os
 import re
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation
+from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
 
 LIST_LIMIT = 10_000
 _FILE = re.compile(r"^[0-9]{20}$")
@@ -55,7 +55,6 @@ def _commitlog_dir(directory: str) -> str:
 def read_copy(directory: str, opts) -> Copy:
     """The copy held by ``directory`` (a store root or a commit-log directory; see the module docstring).
     Raises :class:`InputError` when it cannot be listed."""
-    from wireinspect.formats.kafka.replica import _damage, _digest
     from wireinspect.formats.options import options_or_default
     from wireinspect.formats.rocketmq.commitlog import iter_commitlog
     from wireinspect.inputs.source import FileSource
@@ -76,7 +75,7 @@ def read_copy(directory: str, opts) -> Copy:
                 size = src.size
                 for u in iter_commitlog(src, file_base=base, body=False, max_record=opts.max_batch):
                     for p in u.problems:
-                        copy.damage.append(_damage(p.code, name, p.position, p.message))
+                        copy.damage.append(damage(p.code, name, p.position, p.message))
                     if u.type not in ("record", "blank"):
                         if u.problems and recovery_cut is None:
                             recovery_cut = base + u.position
@@ -85,12 +84,12 @@ def read_copy(directory: str, opts) -> Copy:
                     if not ok and recovery_cut is None:
                         recovery_cut = base + u.position
                     at = base + u.position
-                    copy.entries.append(Entry(at, at + u.length - 1, -1, _digest(src, u.position, u.length), ok, name,
+                    copy.entries.append(Entry(at, at + u.length - 1, -1, digest(src, u.position, u.length), ok, name,
                                               u.position, u.length, 1 if u.type == "record" else 0))
                     first = at if first is None else first
                     last = at + u.length - 1
         except InputError as e:
-            copy.damage.append(_damage("unreadable_file", name, 0, str(e)))
+            copy.damage.append(damage("unreadable_file", name, 0, str(e)))
             continue
         copy.segments.append({"file": name, "baseOffset": base, "firstOffset": first, "lastOffset": last,
                               "bytes": size})
