@@ -77,8 +77,16 @@ def start_session(cfg: ScanConfig):
         # The data source's reads (pyspark >= 4.1): topic/partition/offset/time filters reach the reader.
         "spark.sql.python.filterPushdown.enabled": "true",
     }
+    local = bool(master and master.startswith("local"))
+    if local:
+        defaults["spark.ui.enabled"] = "false"  # (the embedded Spark's web UI: start-up CPU for no one to see)
     if not under_submit:
-        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
+        from pyspark import SparkContext
+
+        java = [f"-Dlog4j2.configurationFile={_log_config()}"]
+        if local and SparkContext._gateway is None and "spark.driver.extraJavaOptions" not in cfg.conf:
+            java += _class_archive_options()  # (this call starts the JVM: its options apply)
+        defaults["spark.driver.extraJavaOptions"] = " ".join(java)
     for k, v in {**defaults, **cfg.conf}.items():
         builder = builder.config(k, v)
     try:
@@ -115,6 +123,73 @@ logger.utils.level = error
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
 """
+
+
+_ARCHIVE_MADE: list = []  # [(temporary path, final path)] of a class archive this process's JVM writes at its exit
+
+
+def _class_archive_options() -> list:
+    """JVM options for the driver JVM of a local scan: use the class-data archive (CDS, JEP 350) of
+    this Java and Spark's jars kept in ``$WIREINSPECT_CACHE`` (default ``~/.cache/wireinspect``), or
+    have the JVM write one at its exit (:func:`finish_class_archive` puts it in place). The archive
+    (about 180 MB) takes most of the JVM's start-up work (loading, verifying and linking Spark's
+    classes) off every later scan. ``WIREINSPECT_SPARK_CDS=0`` turns it off; a stale or damaged
+    archive is ignored by the JVM (its CDS messages are off)."""
+    if os.environ.get("WIREINSPECT_SPARK_CDS", "1").strip() in ("0", "false", "no", "off"):
+        return []
+    try:
+        import hashlib
+        import shutil
+
+        import pyspark
+
+        from wireinspect.spark.shipenv import _cache_dir
+
+        home = os.environ.get("JAVA_HOME")
+        java = os.path.realpath(os.path.join(home, "bin", "java") if home else (shutil.which("java") or ""))
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        tag = [pyspark.__version__, java, str(os.stat(java).st_mtime_ns), os.environ.get("SPARK_HOME", "")]
+        if os.path.isdir(jars):
+            tag += sorted(f"{n}:{os.path.getsize(os.path.join(jars, n))}" for n in os.listdir(jars))
+        path = os.path.join(_cache_dir(), f"spark-classes-{hashlib.sha1(chr(10).join(tag).encode()).hexdigest()[:16]}.jsa")
+    except (OSError, ImportError):
+        return []
+    quiet = "-Xlog:cds*=off"
+    if os.path.exists(path):
+        return [f"-XX:SharedArchiveFile={path}", quiet]
+    tmp = f"{path}.{os.getpid()}.tmp"
+    _ARCHIVE_MADE.append((tmp, path))
+    return [f"-XX:ArchiveClassesAtExit={tmp}", quiet]
+
+
+def finish_class_archive(spark) -> None:
+    """When this process's JVM was asked to write a class archive (:func:`_class_archive_options`):
+    stop Spark, let the JVM exit (it writes the archive then: a few seconds, once) and put the
+    archive in place. Never raises."""
+    if not _ARCHIVE_MADE:
+        return
+    tmp, path = _ARCHIVE_MADE.pop()
+    try:
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        proc = getattr(gateway, "proc", None)
+        spark.stop()
+        if proc is not None:
+            gateway.shutdown()
+            if proc.stdin is not None:
+                proc.stdin.close()  # (the JVM exits when its stdin closes)
+            proc.wait(timeout=300)
+        if os.path.exists(tmp) and not os.path.exists(path):
+            os.replace(tmp, path)
+    except Exception:  # noqa: BLE001 - only a cache: the scan is done
+        pass
+    finally:
+        if os.path.exists(tmp):
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
 
 
 def _log_config() -> str:
@@ -241,7 +316,9 @@ def run_scan(cfg: ScanConfig) -> int:
 
         click.echo(f"wireinspect: the Spark job failed: {safe_text(_job_error(e) or java_message(e))}", err=True)
         return EXIT_JOB_FAILED
-    return summarise(cfg, descs, files, problems, total, time.monotonic() - t0, elapsed)
+    status = summarise(cfg, descs, files, problems, total, time.monotonic() - t0, elapsed)
+    finish_class_archive(spark)
+    return status
 
 
 def _job_error(e: BaseException) -> str | None:
@@ -256,6 +333,17 @@ def _job_error(e: BaseException) -> str | None:
 
 OUTPUTS = ("files", "problems", "batches", "records", "frames")
 """The datasets ``spark scan`` writes (each ``OUT/<name>/part-*.parquet``, flat: no hive directories)."""
+
+RECORDS_PARQUET = {
+    # No dictionary for the columns that differ on every record (Parquet tries one per column chunk
+    # and falls back once it is full: hashing every value for nothing) ...
+    **{f"parquet.enable.dictionary#{c}": "false" for c in ("offset", "position", "timestamp", "value")},
+    # ... and no min/max statistics for keys and values (byte-wise comparisons of every value; no
+    # reader prunes row groups by them). Offsets, times and the batch columns keep both.
+    **{f"parquet.column.statistics.enabled#{c}": "false" for c in ("key", "value")},
+}
+"""Parquet writer settings of the records dataset (Hadoop options of Spark's writer, per column):
+less of the JVM's CPU a record; the files' schema and values are unchanged."""
 
 SIDE_CHUNK = 64 << 20  # bytes of Arrow data the driver hands Spark in one write of a side table
 
@@ -381,7 +469,10 @@ def _run_job(spark, cfg: ScanConfig, descs, total: int):
     try:
         acc = spark.sparkContext.accumulator(spool, SideParam())
         with Progress(spark, cfg, len(descs), total, len(side) + 1) as progress:
-            _source(spark, cfg, descs, main, (acc, side)).write.mode(mode).parquet(f"{out}/{main}")
+            writer = _source(spark, cfg, descs, main, (acc, side)).write.mode(mode)
+            for k, v in (RECORDS_PARQUET if main == "records" else {}).items():
+                writer = writer.option(k, v)
+            writer.parquet(f"{out}/{main}")
             progress.phase_done()
             spool.check()
             files, problems = spool.rows("files"), spool.rows("problems")
