@@ -128,15 +128,12 @@ logger.native.level = error
 _ARCHIVE_MADE: list = []  # [(temporary path, final path)] of a class archive this process's JVM writes at its exit
 
 
-def _class_archive_options() -> list:
-    """JVM options for the driver JVM of a local scan: use the class-data archive (CDS, JEP 350) of
-    this Java and Spark's jars kept in ``$WIREINSPECT_CACHE`` (default ``~/.cache/wireinspect``), or
-    have the JVM write one at its exit (:func:`finish_class_archive` puts it in place). The archive
-    (about 180 MB) takes most of the JVM's start-up work (loading, verifying and linking Spark's
-    classes) off every later scan. ``WIREINSPECT_SPARK_CDS=0`` turns it off; a stale or damaged
-    archive is ignored by the JVM (its CDS messages are off)."""
+def class_archive_path() -> str | None:
+    """Where the class-data archive (CDS, JEP 350) of this Java and Spark's jars is kept:
+    ``$WIREINSPECT_CACHE`` (default ``~/.cache/wireinspect``), named by a digest of the versions and
+    jars; None when turned off (``WIREINSPECT_SPARK_CDS=0``) or Java is not found."""
     if os.environ.get("WIREINSPECT_SPARK_CDS", "1").strip() in ("0", "false", "no", "off"):
-        return []
+        return None
     try:
         import hashlib
         import shutil
@@ -151,8 +148,19 @@ def _class_archive_options() -> list:
         tag = [pyspark.__version__, java, str(os.stat(java).st_mtime_ns), os.environ.get("SPARK_HOME", "")]
         if os.path.isdir(jars):
             tag += sorted(f"{n}:{os.path.getsize(os.path.join(jars, n))}" for n in os.listdir(jars))
-        path = os.path.join(_cache_dir(), f"spark-classes-{hashlib.sha1(chr(10).join(tag).encode()).hexdigest()[:16]}.jsa")
     except (OSError, ImportError):
+        return None
+    return os.path.join(_cache_dir(), f"spark-classes-{hashlib.sha1(chr(10).join(tag).encode()).hexdigest()[:16]}.jsa")
+
+
+def _class_archive_options() -> list:
+    """JVM options for the driver JVM of a local scan: use the class-data archive
+    (:func:`class_archive_path`), or have the JVM write it at its exit (:func:`finish_class_archive`
+    puts it in place). The archive (about 180 MB) takes most of the JVM's start-up work (loading,
+    verifying and linking Spark's classes) off every later scan; a stale or damaged one is ignored
+    by the JVM (its CDS messages are off)."""
+    path = class_archive_path()
+    if path is None:
         return []
     quiet = "-Xlog:cds*=off"
     if os.path.exists(path):
