@@ -31,6 +31,9 @@ Options (all strings, names case-insensitive as Spark's):
 * ``deep``: ``true``: the ``problems`` and ``files`` rows are ``verify --deep``'s (records decoded,
   their problems included; ``spark scan`` reads so);
 * ``slots``: cores to pack the files for (default: this machine's CPU count);
+* ``side``, ``sideTables`` (``spark scan``'s): a pickled accumulator (:class:`SideParam`) and a comma
+  list of tables: each task also gathers those tables' rows from the same reading of its files
+  (:class:`SideRows`) and adds them to the accumulator when it ends (table ``records`` or ``batches``);
 * ``labels``: ``false`` leaves the records' ``keySchema``/``valueSchema`` (the framing a value's bytes
   suggest) null, so plain Kafka batches are read from the record reader's columns (about 5x less
   CPU a record); ``spark scan`` reads so.
