@@ -226,3 +226,75 @@ def _unlabelled(key: str) -> str:
     rec.pop("keySchema", None)
     rec.pop("valueSchema", None)
     return json.dumps([path, position, rec], sort_keys=True)
+
+
+def test_side_rows_equal_each_table_read_alone(tmp_path):
+    """Option ``side`` (``spark scan``): one reading of each file gives the main table's batches and
+    the other tables' rows (sent as Arrow IPC streams), equal to each table read on its own; an
+    unreadable file is one ``files`` row there too."""
+    import pyarrow as pa
+
+    from wireinspect.columnar.columns import Counters
+    from wireinspect.columnar.tables import names
+    from wireinspect.formats.options import Options
+    from wireinspect.spark.task import FileDesc
+
+    os.chdir(SAMPLES.parent)
+    paths = ["samples/damaged/00000000000000000000.log", "samples/partition/orders-0/00000000000000000000.log"]
+    descs = [FileDesc(os.path.abspath(p), p, os.path.getsize(p), True, True) for p in paths]
+    descs.append(FileDesc(str(tmp_path / "gone.log"), str(tmp_path / "gone.log"), 0, True, True))
+    opts = Options(deep=True)
+
+    def alone(table):
+        return sorted(_key(r) for b in SRC.read_files(descs, table, list(names(table)), None, opts, None, 1 << 20, {},
+                                                      Counters()) for r in b.to_pylist())
+    side = SRC.SideRows(["files", "problems", "batches", "frames"])
+    main = sorted(_key(r) for b in SRC.read_files(descs, "records", list(names("records")), None, opts, None, 1 << 20,
+                                                  {}, Counters(), True, side) for r in b.to_pylist())
+    got = {t: sorted(_key(r) for b in pa.ipc.open_stream(data) for r in b.to_pylist())
+           for t, data in side.finish().items()}
+    assert main == alone("records") and len(main) > 50
+    for table in ("files", "problems", "batches"):
+        assert got[table] == alone(table), table
+    assert "frames" not in got  # (no capture among them: no rows, no stream)
+    assert [json.loads(r)["status"] for r in got["files"]].count("unreadable") == 1
+
+
+def test_side_spool_keeps_one_entry_a_task(tmp_path):
+    """The driver's side of the accumulator: a retried task's rows replace its first attempt's."""
+    import pyarrow as pa
+
+    from wireinspect.spark.job import Spool
+
+    def stream(n):
+        sink = pa.BufferOutputStream()
+        batch = pa.record_batch([pa.array(range(n))], names=["x"])
+        with pa.ipc.new_stream(sink, batch.schema) as w:
+            w.write_batch(batch)
+        return sink.getvalue().to_pybytes()
+
+    spool = Spool()
+    param = SRC.SideParam()
+    assert param.zero(spool) == {}
+    param.addInPlace(spool, {"000001": {"files": stream(3)}})
+    param.addInPlace(spool, {"000001": {"files": stream(2)}, "000002": {"files": stream(1)}})
+    spool.check()
+    assert sorted(r["x"] for r in spool.rows("files")) == [0, 0, 1] and spool.rows("batches") == []
+    spool.close()
+    assert not os.path.exists(spool.dir)
+
+
+def test_class_archive_options(tmp_path, monkeypatch):
+    """A local scan's JVM writes a class-data archive into the cache once and uses it after;
+    WIREINSPECT_SPARK_CDS=0 turns it off."""
+    from wireinspect.spark import job
+
+    monkeypatch.setenv("WIREINSPECT_CACHE", str(tmp_path))
+    monkeypatch.setattr(job, "_ARCHIVE_MADE", [])
+    first = job._class_archive_options()
+    ((tmp, final),) = job._ARCHIVE_MADE
+    assert first == [f"-XX:ArchiveClassesAtExit={tmp}", "-Xlog:cds*=off"] and os.path.dirname(final) == str(tmp_path)
+    open(final, "wb").close()
+    assert job._class_archive_options() == [f"-XX:SharedArchiveFile={final}", "-Xlog:cds*=off"]
+    monkeypatch.setenv("WIREINSPECT_SPARK_CDS", "0")
+    assert job._class_archive_options() == []

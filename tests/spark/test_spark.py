@@ -77,7 +77,7 @@ def kafka_dir(tmp_path_factory):
     bad[150] ^= 0x40  # inside the first batch's records: CRC mismatch
     bad += b"\x00" * 100  # a zero-filled tail
     (root / "payments-0" / "00000000000000000047.log").write_bytes(bytes(bad) + _segment(2, 47, 1, 3)[:40])
-    # A name Hadoop would read as a list and a glob: streamed rather than read through binaryFiles.
+    # A name Hadoop would read as a list and a glob (listed through Hadoop, opened by pyarrow).
     (root / "payments-2" / "copy,of[1].log").write_bytes(_segment(0, 0, 1, 3))
     (root / "__consumer_offsets-7").mkdir()
     (root / "__consumer_offsets-7" / "00000000000000000000.log").write_bytes(_segment(0, 0, 2, 2))
@@ -256,8 +256,8 @@ def test_scan_partitions_and_skips(scanned, kafka_dir):
 
 
 def test_uris_through_hadoop_and_streaming(spark, scanned, kafka_dir, tmp_path):
-    """file:// URIs are listed by Hadoop; small files come through binaryFiles, larger ones are
-    streamed through pyarrow (``--in-memory-limit`` at the median size); rows equal the local scan's."""
+    """file:// URIs are listed by Hadoop and read by the tasks with pyarrow: small files in one
+    request, larger ones streamed (``--in-memory-limit`` at the median size); rows equal the local scan's."""
     _, local_out = scanned
     local_records, local_problems, local_files = _read(local_out)
     out = tmp_path / "uri"
@@ -380,20 +380,21 @@ def test_record_pairs_of_frames_holding_messages():
     assert S.record_pairs({"type": "blank", "records": [], "totalSize": 8}) == []
 
 
-def test_headers_only_gives_one_row_per_batch():
-    """spark scan --headers-only: one records row per batch, the unit columns as dump --headers-only
-    --json gives them and the record columns empty (scan_file runs without a JVM)."""
-    from wireinspect.formats.options import Options
-    from wireinspect.spark.task import FileDesc, scan_file
+def test_headers_only_writes_every_dataset_but_records(scanned, tmp_path):
+    """``spark scan --headers-only``: the batches dataset is the one Spark writes, the files and
+    problems rows come from the same tasks; no records dataset; rows equal the full scan's."""
+    _, full = scanned
+    out = tmp_path / "headers"
+    r = _scan(["samples", "--headers-only"], out)
+    assert r.exit_code == 1, r.output
+    assert not (out / "records").exists() and "records" not in r.output.split("wrote ")[-1]
 
-    path = SAMPLES / "partition" / "orders-0" / "00000000000000000000.log"
-    results = {}
-    got = [r for b in scan_file(FileDesc(str(path), str(path), path.stat().st_size, True, True), None,
-                                Options(headers_only=True), 1 << 26, {}, results) for r in b.to_pylist()]
-    shown = [json.loads(ln) for ln in CliRunner().invoke(cli, ["dump", "--json", "--headers-only", str(path)]).stdout.splitlines()]
-    assert [(g["baseOffset"], g["recordsCount"]) for g in got] == [(o["baseOffset"], o["recordsCount"]) for o in shown]
-    assert all(g[n] is None for g in got for n, _ in S.RECORD_COLUMNS)
-    assert results[str(path)][0]["records"] == 60  # the files row still counts the records
+    def rows(d, table):
+        return sorted(json.dumps(x, sort_keys=True, default=bytes.hex) for x in pq.read_table(str(d / table)).to_pylist()
+                      if x["path"].startswith("samples/"))
+    for table in ("batches", "files", "problems", "frames"):
+        assert rows(out, table) == rows(full, table), table
+    assert len(rows(out, "batches")) > 100
 
 
 def _sample_rows(out) -> dict:

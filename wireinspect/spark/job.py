@@ -1,18 +1,18 @@
 """The driver of ``spark scan``: start (or join) a Spark session, list the inputs (Hadoop URIs
-through Spark's JVM), and write each dataset through the ``wireinspect`` data source
-(:mod:`~wireinspect.spark.source`): ``files``, ``problems``, ``batches``, ``records`` (not with
-``--headers-only``) and ``frames`` (when captures are among the inputs), each as flat part files
-``OUT/<name>/part-*.parquet`` with ``topic`` and ``partition`` ordinary columns; then print the
-first problems and a summary from the ``files`` and ``problems`` rows written.
+through Spark's JVM), and write the datasets (``files``, ``problems``, ``batches``, ``records`` (not
+with ``--headers-only``) and ``frames`` (when captures are among the inputs), each as flat part files
+``OUT/<name>/part-*.parquet`` with ``topic`` and ``partition`` ordinary columns) from one reading of
+each file: one Spark job reads ``records`` (``batches`` with ``--headers-only``) through the
+``wireinspect`` data source (:mod:`~wireinspect.spark.source`) and writes it; the same tasks gather
+the other tables' rows from the same decode (option ``side``: an accumulator, one compressed Arrow
+stream per table and task, spooled to a local directory on the driver as the tasks end), which the
+driver then writes with Spark (a few small jobs); then it prints the first problems and a summary
+from the ``files`` and ``problems`` rows.
 
 Exit status (returned by :func:`run_scan`): 0 every file clean; 1 problems found in the data (every
 dataset written); 2 usage error or an input that could not be read (listing errors stop before any
 work; a file that fails while being read gets a ``files`` row with status ``unreadable``); 3 the
 Spark job failed (some datasets missing or partial).
-
-``_scan_fn``, ``map_in_arrow`` and ``rows_frame`` are the ``mapInArrow`` route ``spark scan`` took
-before the data source (one pass writing records with the unit's columns repeated); only
-benchmarks/profile_spark.py uses them now.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ S3A_KEYS = ("fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "f
 @dataclass
 class ScanConfig:
     """Everything ``spark scan`` was asked to do. ``in_memory_limit``: bytes; remote files up to
-    this size are read whole by Spark's ``binaryFiles``, larger ones streamed in chunks."""
+    this size are read by the tasks in one request, larger ones streamed (bounded reads)."""
 
     inputs: tuple
     output: str
@@ -52,18 +52,6 @@ class ScanConfig:
     quiet: bool = False
     ship_env: bool = True
     app_name: str = "wireinspect spark scan"
-
-
-class _DictParam:
-    """Accumulator of ``{file key: (files row, problems rows)}``; a retried task overwrites its
-    own entries, so nothing is counted twice."""
-
-    def zero(self, value):
-        return {}
-
-    def addInPlace(self, a, b):  # noqa: N802 - pyspark's name
-        a.update(b)
-        return a
 
 
 def say(cfg: ScanConfig, text: str) -> None:
@@ -89,8 +77,16 @@ def start_session(cfg: ScanConfig):
         # The data source's reads (pyspark >= 4.1): topic/partition/offset/time filters reach the reader.
         "spark.sql.python.filterPushdown.enabled": "true",
     }
+    local = bool(master and master.startswith("local"))
+    if local:
+        defaults["spark.ui.enabled"] = "false"  # (the embedded Spark's web UI: start-up CPU for no one to see)
     if not under_submit:
-        defaults["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={_log_config()}"
+        from pyspark import SparkContext
+
+        java = [f"-Dlog4j2.configurationFile={_log_config()}"]
+        if local and SparkContext._gateway is None and "spark.driver.extraJavaOptions" not in cfg.conf:
+            java += _class_archive_options()  # (this call starts the JVM: its options apply)
+        defaults["spark.driver.extraJavaOptions"] = " ".join(java)
     for k, v in {**defaults, **cfg.conf}.items():
         builder = builder.config(k, v)
     try:
@@ -127,6 +123,81 @@ logger.utils.level = error
 logger.native.name = org.apache.hadoop.util.NativeCodeLoader
 logger.native.level = error
 """
+
+
+_ARCHIVE_MADE: list = []  # [(temporary path, final path)] of a class archive this process's JVM writes at its exit
+
+
+def class_archive_path() -> str | None:
+    """Where the class-data archive (CDS, JEP 350) of this Java and Spark's jars is kept:
+    ``$WIREINSPECT_CACHE`` (default ``~/.cache/wireinspect``), named by a digest of the versions and
+    jars; None when turned off (``WIREINSPECT_SPARK_CDS=0``) or Java is not found."""
+    if os.environ.get("WIREINSPECT_SPARK_CDS", "1").strip() in ("0", "false", "no", "off"):
+        return None
+    try:
+        import hashlib
+        import shutil
+
+        import pyspark
+
+        from wireinspect.spark.shipenv import _cache_dir
+
+        home = os.environ.get("JAVA_HOME")
+        java = os.path.realpath(os.path.join(home, "bin", "java") if home else (shutil.which("java") or ""))
+        jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+        tag = [pyspark.__version__, java, str(os.stat(java).st_mtime_ns), os.environ.get("SPARK_HOME", "")]
+        if os.path.isdir(jars):
+            tag += sorted(f"{n}:{os.path.getsize(os.path.join(jars, n))}" for n in os.listdir(jars))
+    except (OSError, ImportError):
+        return None
+    return os.path.join(_cache_dir(), f"spark-classes-{hashlib.sha1(chr(10).join(tag).encode()).hexdigest()[:16]}.jsa")
+
+
+def _class_archive_options() -> list:
+    """JVM options for the driver JVM of a local scan: use the class-data archive
+    (:func:`class_archive_path`), or have the JVM write it at its exit (:func:`finish_class_archive`
+    puts it in place). The archive (about 180 MB) takes most of the JVM's start-up work (loading,
+    verifying and linking Spark's classes) off every later scan; a stale or damaged one is ignored
+    by the JVM (its CDS messages are off)."""
+    path = class_archive_path()
+    if path is None:
+        return []
+    quiet = "-Xlog:cds*=off"
+    if os.path.exists(path):
+        return [f"-XX:SharedArchiveFile={path}", quiet]
+    tmp = f"{path}.{os.getpid()}.tmp"
+    _ARCHIVE_MADE.append((tmp, path))
+    return [f"-XX:ArchiveClassesAtExit={tmp}", quiet]
+
+
+def finish_class_archive(spark) -> None:
+    """When this process's JVM was asked to write a class archive (:func:`_class_archive_options`):
+    stop Spark, let the JVM exit (it writes the archive then: a few seconds, once) and put the
+    archive in place. Never raises."""
+    if not _ARCHIVE_MADE:
+        return
+    tmp, path = _ARCHIVE_MADE.pop()
+    try:
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        proc = getattr(gateway, "proc", None)
+        spark.stop()
+        if proc is not None:
+            gateway.shutdown()
+            if proc.stdin is not None:
+                proc.stdin.close()  # (the JVM exits when its stdin closes)
+            proc.wait(timeout=300)
+        if os.path.exists(tmp) and not os.path.exists(path):
+            os.replace(tmp, path)
+    except Exception:  # noqa: BLE001 - only a cache: the scan is done
+        pass
+    finally:
+        if os.path.exists(tmp):
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
 
 
 def _log_config() -> str:
@@ -167,55 +238,6 @@ def check_output(spark, cfg: ScanConfig) -> None:
         raise InputError(f"{cfg.output}: cannot use as output: {java_message(e)}") from None
     if taken and not cfg.overwrite:
         raise InputError(f"{cfg.output}: already holds {', '.join(taken)} (give --overwrite to replace)")
-
-
-def _scan_fn(descs: dict, opts: Options, in_memory_limit: int, fs_options: dict, acc):
-    """The function each task runs (``mapInArrow``) over the Arrow batches of its ``(key, content)``
-    input rows (``content`` null for files the task reads itself): ``records`` record batches out,
-    one accumulator update (files and problems rows) when the task ends."""
-    def scan(batches):
-        from wireinspect.spark.task import scan_file
-
-        results: dict = {}
-        try:
-            for inputs in batches:
-                keys, contents = inputs.column(0), inputs.column(1)
-                for i in range(inputs.num_rows):
-                    content = contents[i].as_py()
-                    yield from scan_file(descs[keys[i].as_py()], content, opts, in_memory_limit, fs_options,
-                                         results)
-                    del content
-        finally:
-            acc.add(results)
-    return scan
-
-
-def map_in_arrow(df, fn, columns):
-    """``df.mapInArrow(fn, schema)`` without pyspark's check for pandas, which ``mapInArrow`` itself
-    never uses (pyspark >= 3.3 builds it on a pandas UDF wrapper); the same Java call and UDF."""
-    from pyspark.rdd import PythonEvalType
-    from pyspark.sql import DataFrame
-    from pyspark.sql.udf import UserDefinedFunction
-
-    try:
-        from pyspark.sql.classic.dataframe import DataFrame  # noqa: F811 - Spark 4
-    except ImportError:
-        pass
-    udf = UserDefinedFunction(fn, returnType=S.ddl(columns), evalType=PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
-    column = udf(*[df[c] for c in df.columns])
-    from py4j.protocol import Py4JError
-
-    # Spark 4: (udf, barrier, profile); 3.5: (udf, barrier); 3.3 and 3.4: (udf)
-    for args in ((column._jc, False, None), (column._jc, False), (column._jc,)):
-        try:
-            jdf = df._jdf.mapInArrow(*args)
-            break
-        except Py4JError as e:
-            if "does not exist" not in str(e):
-                raise
-    else:
-        raise RuntimeError("this Spark has no mapInArrow (pyspark >= 3.4 is needed)")
-    return DataFrame(jdf, df.sparkSession)
 
 
 class Progress:
@@ -302,7 +324,9 @@ def run_scan(cfg: ScanConfig) -> int:
 
         click.echo(f"wireinspect: the Spark job failed: {safe_text(_job_error(e) or java_message(e))}", err=True)
         return EXIT_JOB_FAILED
-    return summarise(cfg, descs, files, problems, total, time.monotonic() - t0, elapsed)
+    status = summarise(cfg, descs, files, problems, total, time.monotonic() - t0, elapsed)
+    finish_class_archive(spark)
+    return status
 
 
 def _job_error(e: BaseException) -> str | None:
@@ -315,42 +339,26 @@ def _job_error(e: BaseException) -> str | None:
     return None
 
 
-def rows_frame(spark, rows, ddl: str):
-    """A DataFrame of ``rows`` (tuples already in Spark's internal form: ints, str, bytes, lists,
-    tuples for structs) without ``createDataFrame``'s per-row ``toInternal`` pass in Python, which
-    costs as much as the decoding; falls back to ``createDataFrame`` where the route is missing."""
-    struct = spark.createDataFrame([], ddl).schema
-    try:
-        from pyspark.sql import DataFrame
-
-        try:
-            from pyspark.sql.classic.dataframe import DataFrame  # noqa: F811 - Spark 4
-        except ImportError:
-            pass
-        jvm = spark.sparkContext._jvm
-        jrdd = jvm.SerDeUtil.toJavaArray(rows._to_java_object_rdd())
-        jdf = spark._jsparkSession.applySchemaToPythonRDD(jrdd.rdd(), struct.json())
-        return DataFrame(jdf, spark)
-    except (AttributeError, TypeError, ImportError):
-        return spark.createDataFrame(rows, struct, verifySchema=False)
-
-
-def _same(x):
-    return x
-
-
-def _literal(path: str) -> bool:
-    """Whether Hadoop's input list would read ``path`` as itself (no comma, which separates paths,
-    and no glob character)."""
-    return not any(ch in path for ch in ",{}[]*?\\")
-
-
 OUTPUTS = ("files", "problems", "batches", "records", "frames")
 """The datasets ``spark scan`` writes (each ``OUT/<name>/part-*.parquet``, flat: no hive directories)."""
 
+RECORDS_PARQUET = {
+    # No dictionary for the columns that differ on every record (Parquet tries one per column chunk
+    # and falls back once it is full: hashing every value for nothing) ...
+    **{f"parquet.enable.dictionary#{c}": "false" for c in ("offset", "position", "timestamp", "value")},
+    # ... and no min/max statistics for keys and values (byte-wise comparisons of every value; no
+    # reader prunes row groups by them). Offsets, times and the batch columns keep both.
+    **{f"parquet.column.statistics.enabled#{c}": "false" for c in ("key", "value")},
+}
+"""Parquet writer settings of the records dataset (Hadoop options of Spark's writer, per column):
+less of the JVM's CPU a record; the files' schema and values are unchanged."""
 
-def _source(spark, cfg: ScanConfig, descs, table: str):
-    """``spark.read.format("wireinspect")`` of table ``table`` of the listed files."""
+SIDE_CHUNK = 64 << 20  # bytes of Arrow data the driver hands Spark in one write of a side table
+
+
+def _source(spark, cfg: ScanConfig, descs, table: str, side=None):
+    """``spark.read.format("wireinspect")`` of table ``table`` of the listed files; ``side``:
+    ``(accumulator, tables)`` whose rows the same tasks gather (option ``side``)."""
     from wireinspect.spark import register
     from wireinspect.spark.listing import files_option
 
@@ -361,6 +369,13 @@ def _source(spark, cfg: ScanConfig, descs, table: str):
               .option("slots", str(sc.defaultParallelism)).option("inMemoryLimit", str(cfg.in_memory_limit))
               .option("maxDecompressed", str(cfg.opts.max_decompressed)).option("maxBatch", str(cfg.opts.max_batch))
               .option("labels", "false").option("deep", "true"))
+    if side is not None:
+        import base64
+        import pickle
+
+        acc, tables = side
+        reader = (reader.option("side", base64.b64encode(pickle.dumps(acc)).decode("ascii"))
+                  .option("sideTables", ",".join(tables)))
     if cfg.opts.records_as:
         reader = reader.option("recordsAs", cfg.opts.records_as)
     if cfg.forced:
@@ -371,25 +386,111 @@ def _source(spark, cfg: ScanConfig, descs, table: str):
     return reader.load()
 
 
+class Spool:
+    """The driver's value of the side accumulator (:class:`~wireinspect.spark.source.SideParam`): each
+    task's ``{key: {table: Arrow IPC stream bytes}}`` written to ``<dir>/<table>/<key>.arrows`` as it
+    arrives (a retried task's replaces its first attempt's), so the driver holds one task's rows at a
+    time. An error while writing is kept and raised by :meth:`check`."""
+
+    def __init__(self):
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="wireinspect-spark-side-")
+        self.error: BaseException | None = None
+
+    def update(self, parts: dict) -> None:
+        try:
+            for key, tables in parts.items():
+                for table, data in tables.items():
+                    d = os.path.join(self.dir, table)
+                    os.makedirs(d, exist_ok=True)
+                    tmp = os.path.join(d, f".{key}.tmp")
+                    with open(tmp, "wb") as f:
+                        f.write(data)
+                    os.replace(tmp, os.path.join(d, f"{key}.arrows"))
+        except BaseException as e:  # noqa: BLE001 - raised in the driver's thread by check()
+            self.error = e
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise RuntimeError(f"cannot keep the tasks' rows in {self.dir}: {self.error}")
+
+    def batches(self, table: str):
+        """The Arrow record batches of ``table``, task by task."""
+        import pyarrow as pa
+
+        d = os.path.join(self.dir, table)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+            if name.endswith(".arrows"):
+                with pa.ipc.open_stream(pa.OSFile(os.path.join(d, name))) as r:
+                    yield from r
+
+    def rows(self, table: str) -> list:
+        return [row for b in self.batches(table) for row in b.to_pylist()]
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _write_side(spark, spool: Spool, table: str, path: str, mode: str) -> None:
+    """Write ``table``'s spooled rows to ``path`` with Spark (its writer and commit protocol: any
+    Hadoop filesystem), :data:`SIDE_CHUNK` bytes of Arrow data at a time (one part file each); a
+    table without rows still gets one file (its schema)."""
+    import pyarrow as pa
+
+    from wireinspect.columnar.tables import TABLES, arrow_schema
+
+    schema, ddl = arrow_schema(table), S.ddl(TABLES[table])
+    chunk: list = []
+    size = 0
+    wrote = False
+
+    def flush():
+        nonlocal wrote, chunk, size
+        df = spark.createDataFrame(pa.Table.from_batches(chunk, schema), schema=ddl)
+        df.coalesce(1).write.mode("append" if wrote else mode).parquet(path)
+        wrote, chunk, size = True, [], 0
+
+    for batch in spool.batches(table):
+        chunk.append(batch)
+        size += batch.nbytes
+        if size >= SIDE_CHUNK:
+            flush()
+    if chunk or not wrote:
+        flush()
+
+
 def _run_job(spark, cfg: ScanConfig, descs, total: int):
-    """Write every dataset through the data source; returns ``(files rows, problems rows, seconds)``."""
+    """Write every dataset: the main table (``records``, or ``batches`` with ``--headers-only``)
+    through the data source, the others from the rows its tasks gathered on the way; returns
+    ``(files rows, problems rows, seconds)``."""
+    from wireinspect.spark.source import SideParam
+
     mode = "overwrite" if cfg.overwrite else "errorifexists"
     t = time.monotonic()
     out = cfg.output
-    tables = ["files", "problems", "batches"] + ([] if cfg.opts.headers_only else ["records"])
-    with Progress(spark, cfg, len(descs), total, len(tables) + 1) as progress:
-        for table in tables:
-            df = _source(spark, cfg, descs, table)
-            if table in ("files", "problems"):
-                df = df.coalesce(1)
-            df.write.mode(mode).parquet(f"{out}/{table}")
+    main = "batches" if cfg.opts.headers_only else "records"
+    side = [n for n in ("files", "problems", "batches", "frames") if n != main]
+    spool = Spool()
+    try:
+        acc = spark.sparkContext.accumulator(spool, SideParam())
+        with Progress(spark, cfg, len(descs), total, len(side) + 1) as progress:
+            writer = _source(spark, cfg, descs, main, (acc, side)).write.mode(mode)
+            for k, v in (RECORDS_PARQUET if main == "records" else {}).items():
+                writer = writer.option(k, v)
+            writer.parquet(f"{out}/{main}")
             progress.phase_done()
-            if table == "files":
-                files = [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/files").collect()]
-                captures = _capture_formats()
-                if any(f["format"] in captures for f in files):
-                    tables.append("frames")
-        problems = [r.asDict(recursive=True) for r in spark.read.parquet(f"{out}/problems").collect()]
+            spool.check()
+            files, problems = spool.rows("files"), spool.rows("problems")
+            captures = _capture_formats()
+            for table in side:
+                if table != "frames" or any(f["format"] in captures for f in files):
+                    _write_side(spark, spool, table, f"{out}/{table}", mode)
+                progress.phase_done()
+    finally:
+        spool.close()
     return files, problems, time.monotonic() - t
 
 

@@ -1,10 +1,10 @@
-"""The three Parquet datasets of ``spark scan`` (docs/spark.md). Their columns are declared in
-:mod:`wireinspect.columnar.tables` and filled by :mod:`wireinspect.columnar.fields` (the mapping every
-columnar output shares); this module names them for Spark and turns rows back into ``dump --json``.
+"""Names for Spark of the datasets ``spark scan`` writes (docs/spark.md), whose columns are declared
+in :mod:`wireinspect.columnar.tables` and filled by :mod:`wireinspect.columnar.fields` (the mapping
+every columnar output shares), and a records row (joined to its batch's row) turned back into
+``dump --json`` for the tests.
 
-Column names are the names ``dump --json`` and ``verify --json`` use. A records row joins one unit
-(a batch, a legacy message...) and one of its records; the unit fields whose names a record also
-uses are renamed ``unitType``, ``unitPosition``, ``unitLength``, ``unitOffset``, ``unitTimestamp``.
+Column names are the names ``dump --json`` and ``verify --json`` use. The unit fields whose names a
+record also uses are renamed ``unitType``, ``unitPosition``, ``unitLength``, ``unitOffset``, ``unitTimestamp``.
 A field no column holds (a field a newer format adds, or a value of an unexpected type) goes into
 ``unitExtra``/``recordExtra``, a JSON object with bytes in base64: nothing ``dump --json`` prints is
 lost. Absent and null fields are both null; an absent ``unverified`` is false.
@@ -17,14 +17,8 @@ from __future__ import annotations
 import base64
 import json
 
-from wireinspect.columnar.fields import (containers, file_row, json_text, message_kind,  # noqa: F401 (spark's names)
-                                         message_record, problem_row, raw_bytes, record_fields, record_pairs,
-                                         unit_fields)
-from wireinspect.columnar.tables import (FILES, PLACE, PROBLEMS, RECORD_COLUMNS, SPARK_RECORDS,  # noqa: F401
-                                         UNIT_BACK, UNIT_COLUMNS, UNIT_RENAME, ddl)
-
-RECORDS = SPARK_RECORDS
-PARTITION_COLUMNS = tuple(n for n, _ in PLACE)
+from wireinspect.columnar.fields import record_pairs  # noqa: F401 (the tests' name)
+from wireinspect.columnar.tables import RECORD_COLUMNS, UNIT_BACK, UNIT_COLUMNS, ddl  # noqa: F401
 
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:

@@ -31,6 +31,9 @@ Options (all strings, names case-insensitive as Spark's):
 * ``deep``: ``true``: the ``problems`` and ``files`` rows are ``verify --deep``'s (records decoded,
   their problems included; ``spark scan`` reads so);
 * ``slots``: cores to pack the files for (default: this machine's CPU count);
+* ``side``, ``sideTables`` (``spark scan``'s): a pickled accumulator (:class:`SideParam`) and a comma
+  list of tables: each task also gathers those tables' rows from the same reading of its files
+  (:class:`SideRows`) and adds them to the accumulator when it ends (table ``records`` or ``batches``);
 * ``labels``: ``false`` leaves the records' ``keySchema``/``valueSchema`` (the framing a value's bytes
   suggest) null, so plain Kafka batches are read from the record reader's columns (about 5x less
   CPU a record); ``spark scan`` reads so.
@@ -157,6 +160,12 @@ class Reader(DataSourceReader):
         self.want_partitions = {int(p) for p in _list(opt.get("partition"))}
         self.offsets = parse_offsets(opt["offsets"]) if opt.get("offsets") else None
         self.times = parse_times(opt["time"]) if opt.get("time") else None
+        self.side = opt.get("side") or None
+        self.side_tables = _list(opt.get("sidetables"))
+        if self.side:
+            bad = [t for t in self.side_tables if t not in TABLES or t == table]
+            if bad or table not in ("records", "batches"):
+                raise ValueError(f"wireinspect: option side: no side table {', '.join(bad) or table!r} here")
         if (self.offsets or self.times) and table in ("problems", "files"):
             raise ValueError(f"wireinspect: offsets and time select batches; table {table} covers whole files")
 
@@ -202,8 +211,15 @@ class Reader(DataSourceReader):
         from wireinspect.columnar.columns import Counters
 
         counters = Counters()
+        side = SideRows(self.side_tables) if self.side else None
         yield from read_files(partition.descs, self.table, self.columns, self.selection(), self.opts, self.forced,
-                              self.in_memory_limit, self.fs_options, counters, self.labels)
+                              self.in_memory_limit, self.fs_options, counters, self.labels, side)
+        if side is not None:  # sent to the driver with the task's end (not for a failed attempt)
+            import base64
+            import pickle
+
+            acc = pickle.loads(base64.b64decode(self.side))  # (registered in this worker: see SideParam)
+            acc.add({_task_key(partition.descs): side.finish()})
 
 
 class PushdownReader(Reader):
@@ -391,13 +407,15 @@ def list_uri(uri: str, forced, fs_options) -> list:
 
 
 def read_files(descs, table: str, columns, selection, opts, forced, in_memory_limit: int, fs_options: dict,
-               counters, with_labels: bool = True):
+               counters, with_labels: bool = True, side=None):
     """The Arrow record batches of ``table`` (``columns`` in that order) of the files ``descs``:
     ``records`` batches as :func:`~wireinspect.columnar.read.read_item` gives them, the other tables'
     rows gathered by :class:`~wireinspect.columnar.columns.RowColumns`. A file that cannot be read
     is a ``files`` row (status ``unreadable`` or ``skipped``, as :func:`wireinspect.columnar.read.reader`
     gives it) and nothing else; never raises for bad bytes. ``with_labels`` False: the records'
-    ``keySchema``/``valueSchema`` columns are null (option ``labels=false``)."""
+    ``keySchema``/``valueSchema`` columns are null (option ``labels=false``). ``side``: a
+    :class:`SideRows` that gets the rows of its tables (every column) from the same reading of each
+    file (:func:`~wireinspect.columnar.read.read_tables`: one verify and one pass over the units)."""
     from wireinspect.columnar.columns import RowColumns
 
     small = None if table == "records" else RowColumns(TABLES[table], columns)
@@ -409,20 +427,95 @@ def read_files(descs, table: str, columns, selection, opts, forced, in_memory_li
         # keySchema/valueSchema null: asking for them sends every batch through its JSON (~5x the CPU)
         labels = [c for c in columns if c in LABELS]
         columns = [c for c in columns if c not in LABELS]
+    wants = {table: columns}
+    if side is not None:
+        wants.update((t, None) for t in side.tables)
     for desc in descs:
-        for got in read_desc(desc, table, columns, selection, opts, forced, in_memory_limit, fs_options, counters):
-            if small is None:
+        for name, got in read_desc(desc, wants, selection, opts, forced, in_memory_limit, fs_options, counters):
+            if name != table:
+                side.add(name, got)
+            elif small is None:
                 if labels:
                     got = _with_nulls(got, labels)
                 yield got if got.schema.names == order else got.select(order)
-                continue
-            small.add(got)
-            if small.full:
-                yield _ordered(small.take(), order)
+            else:
+                small.add(got)
+                if small.full:
+                    yield _ordered(small.take(), order)
     if small is not None:
         last = small.take()
         if last is not None:
             yield _ordered(last, order)
+
+
+class SideRows:
+    """The rows of ``tables`` (names; every column) one task gathers beside the table Spark reads
+    from it (option ``side``), as one Arrow IPC stream per table (bounded record batches, LZ4
+    compressed where pyarrow has it): :meth:`finish` gives ``{table: stream bytes}``."""
+
+    def __init__(self, tables):
+        from wireinspect.columnar.columns import RowColumns
+
+        self.tables = tuple(tables)
+        self.rows = {t: RowColumns(TABLES[t]) for t in self.tables}
+        self.sinks: dict = {}
+        self.writers: dict = {}
+
+    def add(self, table: str, row: dict) -> None:
+        gather = self.rows[table]
+        gather.add(row)
+        if gather.full:
+            self._write(table, gather.take())
+
+    def _write(self, table: str, batch) -> None:
+        import pyarrow as pa
+
+        if table not in self.writers:
+            codec = "lz4" if pa.Codec.is_available("lz4") else None
+            self.sinks[table] = pa.BufferOutputStream()
+            self.writers[table] = pa.ipc.new_stream(self.sinks[table], batch.schema,
+                                                    options=pa.ipc.IpcWriteOptions(compression=codec))
+        self.writers[table].write_batch(batch)
+
+    def finish(self) -> dict:
+        for table, gather in self.rows.items():
+            last = gather.take()
+            if last is not None:
+                self._write(table, last)
+        out = {}
+        for table, writer in self.writers.items():
+            writer.close()
+            out[table] = self.sinks[table].getvalue().to_pybytes()
+        return out
+
+
+class SideParam:
+    """The ``AccumulatorParam`` of option ``side``: each task adds ``{task key: {table: Arrow IPC
+    stream bytes}}`` (:class:`SideRows`); the driver's value is anything with ``update`` (``spark
+    scan``'s spool, which writes each entry to a file as it comes). A retried task's entry replaces
+    the first one's (same key: its partition), so nothing is counted twice."""
+
+    def zero(self, value):
+        return {}
+
+    def addInPlace(self, a, b):  # noqa: N802 - pyspark's name
+        a.update(b)
+        return a
+
+
+def _task_key(descs) -> str:
+    """The key of this task's side rows: Spark's partition id (the same for every attempt)."""
+    try:
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        if tc is not None:
+            return f"{tc.partitionId():06d}"
+    except Exception:  # noqa: BLE001 - outside a task (tests): the files' names
+        pass
+    import hashlib
+
+    return "f" + hashlib.sha1("\n".join(d.key for d in descs).encode()).hexdigest()[:16]
 
 
 def _with_nulls(batch, names_):
@@ -438,26 +531,30 @@ def _ordered(batch, order):
     return batch if batch.schema.names == order else batch.select(order)
 
 
-def read_desc(desc: FileDesc, table: str, columns, selection, opts, forced, in_memory_limit: int,
-              fs_options: dict, counters):
-    """The rows of one file (see :func:`read_files`): record batches for ``records``, row dicts for
-    the other tables."""
+def read_desc(desc: FileDesc, wants: dict, selection, opts, forced, in_memory_limit: int, fs_options: dict,
+              counters):
+    """``(table, rows)`` of one file for the tables ``wants`` (``{table: columns}``), as
+    :func:`~wireinspect.columnar.read.read_tables` gives them (record batches for ``records``, row
+    dicts for the other tables), from one verify and one pass over its units. A file that cannot be
+    read (or stops part way) is one ``files`` row saying so (when ``files`` is wanted)."""
     from wireinspect.catalog import topic_partition
     from wireinspect.columnar import fields as F
-    from wireinspect.columnar.read import read_item
+    from wireinspect.columnar.read import read_tables
     from wireinspect.errors import InputError
     from wireinspect.inputs.open import Item, maybe_hex, pick_format
     from wireinspect.spark.task import open_desc
 
+    wrote_file = False
+
     def listed(status, name, why):
         (counters.unreadable if status == "unreadable" else counters.skipped).append((name, why))
-        if table == "files":
+        if "files" in wants and not wrote_file:
             topic, partition = topic_partition(name)
-            return [F.file_row(None, name, topic, partition, size=desc.size, status=status, message=why)]
+            return [("files", F.file_row(None, name, topic, partition, size=desc.size, status=status, message=why))]
         return []
 
     try:
-        src = open_desc(desc, None, in_memory_limit, fs_options)
+        src = open_desc(desc, fs_options)
         if not desc.local and src.size <= in_memory_limit:  # one request for a small remote file
             from wireinspect.inputs.source import BytesSource
 
@@ -491,7 +588,9 @@ def read_desc(desc: FileDesc, table: str, columns, selection, opts, forced, in_m
                 selection = replace(selection, times=None)
         counters.files_opened += 1
         try:
-            yield from read_item(Item(src, fmt), table, columns, selection, opts, counters)
+            for table, got in read_tables(Item(src, fmt), wants, selection, opts, counters):
+                wrote_file = wrote_file or table == "files"
+                yield table, got
         except InputError as e:  # a read error part way through: the rows before it stay
             yield from listed("unreadable", desc.name, str(e).removeprefix(desc.name + ": "))
         except Exception as e:  # noqa: BLE001 - a decoder's bug must not stop a read of thousands of files

@@ -19,7 +19,7 @@ def test_topic_and_partition_from_redpandas_directories():
 def test_records_rows():
     from wireinspect.catalog import get_format
     pytest.importorskip("pyarrow")
-    from wireinspect.spark.columns import RecordColumns
+    from wireinspect.columnar.columns import RecordColumns
 
     cols = RecordColumns("/d/kafka/t/0_1/0-1-v1.log", "t", 0)
     for u in get_format("redpanda-log").units(BytesSource(rp_segment(2, 3, codec=1), "0-1-v1.log"), Options()):
