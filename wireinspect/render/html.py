@@ -306,7 +306,8 @@ class Page:
                             "notRead": self.not_read, "notReadMore": self.not_read_more,
                             **({"replicas": self.replicas} if self.replicas is not None else {})})
         data = head[:-1] + ',"units":[' + ",".join(self.units) + "]}"
-        names = ", ".join([i["name"] for i in self.inputs] + [p["partition"] for p in self.replicas or ()]) or "no input"
+        names = [i["name"] for i in self.inputs] + [p["partition"] for p in self.replicas or ()]
+        names = ", ".join(names) or "no input"
         csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
                "connect-src 'none'; form-action 'none'; base-uri 'none'")
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
