@@ -301,6 +301,9 @@ class Page:
         """The whole page (text)."""
         js = _asset("view.js")
         css = _asset("view.css")
+        if self.replicas is not None:  # replicas --view: its strips, after view's frame
+            js += _asset("replicas.js")
+            css += _asset("replicas.css")
         digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
         head = script_json({"inputs": self.inputs, "given": self.given, "maxUnits": self.max_units,
                             "notRead": self.not_read, "notReadMore": self.not_read_more,
