@@ -127,3 +127,13 @@ def test_strips_render_in_a_browser(browser, tmp_path):  # noqa: F811
         assert errors == [] and all(u.startswith("file:") for u in requests)
     finally:
         page.close()
+
+
+def test_bit_flip_marks_the_corrupt_copy_and_the_good_one(tmp_path):
+    fx = SAMPLES.parent / "tests" / "formats" / "kafka" / "replicas" / "fixtures" / "bit-flip"
+    out = tmp_path / "r.html"
+    assert run("--view", out, fx / "broker-1", fx / "broker-2").exit_code == 1
+    c1, c2 = replicas_page(out)[1][0]["copies"]
+    assert [b[:3] for b in c1["bands"]] == [[0, 5, "same"], [6, 9, "bytes"], [10, 19, "same"]]
+    assert [b[:3] for b in c2["bands"]] == [[0, 5, "same"], [6, 9, "corrupt"], [10, 19, "same"]]
+    assert "the good copy: broker 1" in c2["bands"][1][6]
