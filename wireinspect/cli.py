@@ -1133,8 +1133,12 @@ def metadata(app: App, paths, at_offset, at_time, changes, as_json):
 @click.option("--partition", type=click.IntRange(0), metavar="N", help="With broker directories: only partition N.")
 @click.option("--json", "as_json", is_flag=True, help="JSON Lines: copies, divergences, truncations, what only one "
               "copy holds (with its records), corruption, the repair proposal, a summary per partition.")
+@click.option("--view", "view_out", metavar="OUT.html", type=click.Path(dir_okay=False),
+              help="Also write an HTML page (as view's): per partition one strip per copy on a shared offset axis, "
+              "bands coloured by how the copies differ, the high watermark and where Kafka truncates marked.")
+@click.option("--force", is_flag=True, help="With --view: replace OUT.html if it exists.")
 @report_options
-def replicas(app: App, paths, leader, topic, partition, as_json):
+def replicas(app: App, paths, leader, topic, partition, as_json, view_out, force):
     """Compare the copies of a partition from several brokers: where they part (by offset and leader
     epoch, never by file), where Kafka truncates each follower (KIP-101/279), what only one copy holds
     (committed or not), silent corruption, and a repair proposal (nothing is written). Redpanda copies
@@ -1148,13 +1152,24 @@ def replicas(app: App, paths, leader, topic, partition, as_json):
       wireinspect replicas samples/replicas/broker-1/orders-0 samples/replicas/broker-2/orders-0
       wireinspect replicas --leader 2 samples/replicas/broker-1 samples/replicas/broker-2
       wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka
+      wireinspect replicas --view /tmp/replicas.html samples/replicas/broker-1 samples/replicas/broker-2
     """
     from wireinspect.ops.replicas import run
+    from wireinspect.ops.view import check_view_output
 
     if len(paths) < 2:
         raise click.UsageError("give two copies or more (partition directories, or brokers' log directories)")
+    if force and view_out is None:
+        raise click.UsageError("--force replaces the page --view writes; give --view OUT.html")
+    if view_out == "-":
+        raise click.UsageError("--view -: give a file (the report goes to stdout)")
+    if view_out is not None:
+        try:
+            check_view_output(paths, view_out, force)
+        except InputError as e:
+            raise click.UsageError(str(e)) from None
     app.exit_on_closed_pipe = False
-    run(app, paths, leader, topic, partition, as_json)
+    run(app, paths, leader, topic, partition, as_json, view_out)
 
 
 from wireinspect.spark.scan import spark as _spark_group  # noqa: E402 - click only; pyspark loads on use

@@ -402,8 +402,10 @@ def _action_text(a: dict) -> str:
             f"take this copy's ({a['goodFile']} @{a['goodPosition']})")
 
 
-def run(app, paths, leader: str | None, topic: str | None, partition: int | None, as_json: bool) -> None:
-    """The command: find and read the copies, compare each partition, print (JSON Lines or tables)."""
+def run(app, paths, leader: str | None, topic: str | None, partition: int | None, as_json: bool,
+        view: str | None = None) -> None:
+    """The command: find and read the copies, compare each partition, print (JSON Lines or tables);
+    ``view``: also write the page of the partitions compared to this file (``ops/replview.py``)."""
     from wireinspect.ops.analyse import print_blocks
     from wireinspect.render.jsonl import dumps
 
@@ -416,6 +418,7 @@ def run(app, paths, leader: str | None, topic: str | None, partition: int | None
         if app.status == 0:
             app.error("no partition has two readable copies among the inputs")
         return
+    shown = []
     for part in parts:
         names = [c.name for c in part.copies]
         lead = None
@@ -431,3 +434,8 @@ def run(app, paths, leader: str | None, topic: str | None, partition: int | None
         else:
             print_blocks(app, blocks)
         app.found(int(differs or damaged))
+        shown.append((part, objs))
+    if view is not None and shown:
+        from wireinspect.ops.replview import write_page
+
+        write_page(app, shown, view)

@@ -197,6 +197,7 @@ class Page:
         self.cut_units = 0  # units whose fields or problems were cut (add_unit)
         self.not_read: list = []  # files of a walk that were skipped or could not be read (not_read_add)
         self.not_read_more = 0
+        self.replicas: list | None = None  # replicas --view: partitions' copies as strips (ops/replview.py)
         self.size = len(self.render().encode("utf-8")) + 16  # the page without inputs nor units
 
     @property
@@ -300,11 +301,16 @@ class Page:
         """The whole page (text)."""
         js = _asset("view.js")
         css = _asset("view.css")
+        if self.replicas is not None:  # replicas --view: its strips, after view's frame
+            js += _asset("replicas.js")
+            css += _asset("replicas.css")
         digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
         head = script_json({"inputs": self.inputs, "given": self.given, "maxUnits": self.max_units,
-                            "notRead": self.not_read, "notReadMore": self.not_read_more})
+                            "notRead": self.not_read, "notReadMore": self.not_read_more,
+                            **({"replicas": self.replicas} if self.replicas is not None else {})})
         data = head[:-1] + ',"units":[' + ",".join(self.units) + "]}"
-        names = ", ".join(i["name"] for i in self.inputs) or "no input"
+        names = [i["name"] for i in self.inputs] + [p["partition"] for p in self.replicas or ()]
+        names = ", ".join(names) or "no input"
         csp = (f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:; "
                "connect-src 'none'; form-action 'none'; base-uri 'none'")
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
