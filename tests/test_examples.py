@@ -69,6 +69,7 @@ NOT_OURS = [re.compile(p) for p in (
 
 # Examples that cannot run here, and why (the line as written, trailing comment left out).
 SPARK_SAME = "one local Spark example runs (SPARK_LOCAL, ~45 s); this one is the same command on another path"
+REPLICA_COPIES = "Redpanda and RocketMQ copies are built by tests/ops/test_replicas_redpanda.py and test_replicas_rocketmq.py"
 SKIP = {
     "wireinspect spark scan '/data/kafka/*/' --output scan/": SPARK_SAME,
     "wireinspect spark scan /var/lib/kafka/data --output scan/": SPARK_SAME,
@@ -78,6 +79,12 @@ SKIP = {
         "needs the standalone Spark cluster the lines before it start (tests/spark/cluster.py tests that path)",
     "PYSPARK_PYTHON=./env/bin/python wireinspect spark scan hdfs:///kafka --output hdfs:///scans/1 "
     "--master yarn --no-ship-env --conf spark.archives=wireinspect-env.tar.gz#env": "needs YARN and HDFS",
+    # replicas of Redpanda and RocketMQ copies: no such copies under samples/ (tests/ops/test_replicas_redpanda.py
+    # and test_replicas_rocketmq.py run the same command lines on copies they build)
+    "wireinspect replicas /var/lib/redpanda/data/kafka/orders/0_7 /mnt/node2/data/kafka/orders/0_7": REPLICA_COPIES,
+    "wireinspect replicas --topic orders /var/lib/redpanda/data /mnt/node2/data": REPLICA_COPIES,
+    "wireinspect replicas /data/master/store /data/slave/store": REPLICA_COPIES,
+    "wireinspect replicas /data/master/store/commitlog /data/slave/store/commitlog": REPLICA_COPIES,
 }
 # Kinds of examples that cannot end by themselves.
 SKIP_RULES = [
@@ -119,6 +126,7 @@ EXIT = {
     "wireinspect replicas --leader 2 --json /data/b1/kafka /data/b2/kafka --topic orders --partition 0": DAMAGED,
     "wireinspect replicas --leader 2 --json /data/b1/kafka /data/b2/kafka --topic orders": DAMAGED,
     "wireinspect replicas --json --topic orders /data/b1/kafka /data/b2/kafka": DAMAGED,
+    "wireinspect replicas --view /tmp/replicas.html samples/replicas/broker-1 samples/replicas/broker-2": DAMAGED,
 }
 
 LINE_TIMEOUT = 120  # seconds; the examples take 0.2-3 s

@@ -509,7 +509,9 @@ def summarise(cfg: ScanConfig, descs, files: list, problems: list, total: int, w
     errors = [f for f in files if f["status"] == "unreadable"]
     skipped = [f for f in files if f["status"] == "skipped"]
     order = {d.name: i for i, d in enumerate(descs)}
-    problems = sorted(problems, key=lambda p: (order.get(p["path"], len(order)), p["path"], p["index"]))
+    notes = sum(1 for p in problems if p.get("note"))  # (findings that are not damage: the problems dataset's note rows)
+    problems = sorted((p for p in problems if not p.get("note")),
+                      key=lambda p: (order.get(p["path"], len(order)), p["path"], p["index"]))
     for p in problems[:20]:
         click.echo(f"{safe_text(p['path'])}: position {p['position']}: {p['code']}: {safe_text(p['message'])}")
     if len(problems) > 20:
@@ -519,7 +521,7 @@ def summarise(cfg: ScanConfig, descs, files: list, problems: list, total: int, w
     rate = n_records / job if job > 0 else 0.0
     click.echo(f"scanned {len(descs)} files ({total:,} bytes) in {wall:.1f} s: {n_records:,} records "
                f"({rate:,.0f} records/s in the job), {len(problems)} problems in {len(bad)} files, "
-               f"{len(errors)} unreadable, {len(skipped)} skipped")
+               + (f"{notes} notes, " if notes else "") + f"{len(errors)} unreadable, {len(skipped)} skipped")
     written = [t for t in OUTPUTS if t != "records" or not cfg.opts.headers_only]
     if not any(f["format"] in _capture_formats() for f in files):
         written.remove("frames")
