@@ -87,8 +87,8 @@ def open_desc(desc: FileDesc, fs_options: dict) -> Source:
     when it cannot be opened."""
     if desc.local:
         src = FileSource(desc.key)
-        src.name = src.path = desc.name
-        return src
+        src.name = desc.name  # (as given, for the rows; its path stays the absolute one: an executor's working
+        return src            # directory is not the driver's, and a sidecar's checks find its .log from it)
     try:
         return ArrowFileSource(desc.key, desc.name, fs_options)
     except Exception as e:  # noqa: BLE001 - pyarrow raises OSError, ArrowInvalid, ArrowNotImplementedError...
