@@ -1084,7 +1084,7 @@ def rocketmq_offsets(app: App, paths, group, as_json):
     \b
     Examples:
       wireinspect rocketmq-offsets samples/rocketmq/store
-      wireinspect rocketmq-offsets --group billing --json /home/rocketmq/store
+      wireinspect rocketmq-offsets --group billing --json samples/rocketmq/store/config/consumerOffset.json
     """
     _report(app, "rocketmq-offsets", paths, as_json, group=group)
 
