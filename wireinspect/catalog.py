@@ -27,7 +27,7 @@ from wireinspect.formats.kafka.logformat import KAFKA_LOG
 from wireinspect.formats.kafka.protocol.stream import KAFKA
 from wireinspect.formats.kafka.sidecar import FORMATS as KAFKA_SIDECARS
 from wireinspect.formats.redpanda.format import FORMATS as REDPANDA
-from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ, MESSAGE_COLUMNS as ROCKETMQ_MESSAGES
+from wireinspect.formats.rocketmq.format import FORMATS as ROCKETMQ, MESSAGE_COLUMNS as ROCKETMQ_MESSAGES, offsets_report
 from wireinspect.formats.rocketmq.stream import PROTOCOL as ROCKETMQ_PROTOCOL
 
 STREAM_PROTOCOLS: tuple = (KAFKA, ROCKETMQ_PROTOCOL, JAFKA_PROTOCOL)
@@ -65,7 +65,8 @@ def _metadata(**options):
     return MetadataReplay(**options)
 
 
-REPORTS: dict = {"group-offsets": _group_offsets, "transactions": _transactions, "metadata": _metadata}
+REPORTS: dict = {"group-offsets": _group_offsets, "transactions": _transactions, "metadata": _metadata,
+                 "rocketmq-offsets": offsets_report}
 """The reports over the records of inputs, by command name: each a factory of an analysis (options
 as keyword arguments; ``ValueError`` for options that do not go together) that the generic runner
 (``ops/analyse.py``) feeds. They read Kafka's internal topics (docs/internal-topics.md): the

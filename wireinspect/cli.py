@@ -1071,6 +1071,24 @@ def group_offsets(app: App, paths, group, as_json):
     _report(app, "group-offsets", paths, as_json, group=group)
 
 
+@cli.command("rocketmq-offsets")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--group", metavar="G", help="Only this consumer group.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per group, topic and queue (then problems).")
+@report_options
+def rocketmq_offsets(app: App, paths, group, as_json):
+    """Consumer progress from a RocketMQ store directory: per consumer group, topic and queue, the
+    committed offset (config/consumerOffset.json) against the consume queue's max offset (lag), and when
+    the next message to consume was stored (its consume-queue unit, then its commit-log record).
+
+    \b
+    Examples:
+      wireinspect rocketmq-offsets samples/rocketmq/store
+      wireinspect rocketmq-offsets --group billing --json samples/rocketmq/store/config/consumerOffset.json
+    """
+    _report(app, "rocketmq-offsets", paths, as_json, group=group)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--all", "all_ids", is_flag=True, help="Every transactional id, not only the open ones.")

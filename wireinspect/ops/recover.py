@@ -346,7 +346,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
 
     claimed = {d for d, _ in dirs}
     for name, fid in others:
-        if os.path.dirname(name) not in claimed:
+        if not any(_inside(name, d) for d in claimed):  # a directory format's plan says what becomes of it
             app.skipped(name, f"recover does not apply to a {fid} file")
     if is_dir and not planned and not dirs:
         if app.counts["unreadable"] == 0:
@@ -372,8 +372,11 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
         if writing:
             copies += [(os.path.join(d, n), target_of(os.path.join(d, n))) for n, act, _ in actions[d] if act == "copied"]
 
+    # a log that a directory format's plan deletes (a RocketMQ commit-log file past the valid end) is not written
+    deleted = {os.path.join(d, n) for d, acts in actions.items() for n, act, _ in acts if act == "deleted"}
+    planned = [(item, plan, None if item.source.path in deleted else target) for item, plan, target in planned]
     if writing:
-        taken = [t for _, _, target in planned for t in existing_targets(target)]
+        taken = [t for _, _, target in planned if target for t in existing_targets(target)]
         taken += [t for _, t in copies if os.path.exists(t)]
         if taken and not force:
             app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
@@ -381,6 +384,8 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             return
 
     for item, plan, target in planned:
+        if writing and target is None:
+            continue  # said by its directory's plan
         if writing:
             try:
                 src = item.source if not item.source.path else FileSource(item.source.path)

@@ -66,11 +66,13 @@ class FileReport:
 
 
 def count_files_with_problems(directory: str, verdicts: dict) -> int:
-    """Of the files directly in ``directory`` already reported (``verdicts``: path -> ``"ok"`` or what
-    is wrong), how many are not ok."""
+    """Of the files below ``directory`` already reported (``verdicts``: path -> ``"ok"`` or what is wrong),
+    how many are not ok (a directory format's files may sit in sub-directories: a RocketMQ store's
+    ``commitlog/``)."""
     import os
 
-    return sum(1 for p, v in verdicts.items() if v != "ok" and os.path.dirname(p) == directory)
+    top = directory.rstrip(os.sep) + os.sep
+    return sum(1 for p, v in verdicts.items() if v != "ok" and p.startswith(top))
 
 
 def verify_item(item: Item, opts: Options, units=None, where=None, progress=None) -> FileReport:

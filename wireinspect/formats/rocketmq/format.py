@@ -384,7 +384,49 @@ CONFIG = Format(
     encode_types=frozenset({"store_config"}),
 )
 
-FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG)
+
+# -- the store directory as a whole (storedir.py) ---------------------------------------------------
+
+def _store_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.storedir import store_units
+
+    return store_units(source, opts)
+
+
+def _looks_like_store(names) -> bool:
+    s = set(names)  # storedir.looks_like_store, without importing it for every directory listed
+    if "commitlog" in s and ("consumequeue" in s or "checkpoint" in s):
+        return True
+    return "checkpoint" in s and bool(s & {"config", "abort", "lock", "commitlog", "consumequeue", "index"})
+
+
+def _store_recover_files(directory: str, names, plans) -> list:
+    from wireinspect.formats.rocketmq.storedir import recover_files
+
+    return recover_files(directory, names, plans)
+
+
+STORE = Format(
+    id="rocketmq-store",
+    description="RocketMQ store directory: which recovery the broker's next start runs (normal: the last three "
+                "commit-log files; abnormal: from the checkpoint's times) and where the commit log's valid end "
+                "is; consume-queue units and index entries past it",
+    recognised_by="a directory holding commitlog and consumequeue (or checkpoint), or checkpoint beside config, "
+                  "abort or lock",
+    sniff=lambda head, name: 0,
+    units=_store_units,
+    dir_sniff=_looks_like_store,
+    recover_files=_store_recover_files,
+)
+
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE)
+
+
+def offsets_report(**options):
+    """The ``rocketmq-offsets`` report (``catalog.REPORTS``): :class:`~.offsets.StoreOffsets`, imported when run."""
+    from wireinspect.formats.rocketmq.offsets import StoreOffsets
+
+    return StoreOffsets(**options)
 
 
 # A RocketMQ message (commit-log record, pull-response record, batch entry) as a row of spark scan's records:

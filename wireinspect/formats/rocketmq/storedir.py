@@ -1,0 +1,678 @@
+"""A RocketMQ store directory as a whole (format ``rocketmq-store``), as a Kafka partition directory is
+one: the files below ``<store>/`` are each decoded by their own format (commit log, consume queues, index,
+checkpoint, abort, lock, config); this module adds what only the store as a whole shows, as one ``store``
+unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the store's plan for
+``recover DIR``:
+
+* **which recovery the broker's next start runs** and where it ends. ``DefaultMessageStore.load`` calls
+  ``recover(lastExitOK)`` with ``lastExitOK = !abort.exists()`` (``isTempFileExist``):
+
+  - normal (no ``abort``): ``CommitLog.recoverNormally`` checks the *last three* commit-log files
+    (``index = mappedFiles.size() - 3``, at least 0) record by record (``checkMessageAndReturnSize`` with
+    ``checkCRCOnRecover``), a BLANK marker passing to the next file, and stops at the first record that
+    fails;
+  - abnormal (``abort`` left behind): ``CommitLog.recoverAbnormally`` walks back from the last file to the
+    first whose first message passes ``isMappedFileMatchedRecover``: a record (magic code; 5.x: the whole
+    ``checkMessageAndReturnSize``) whose ``storeTimestamp`` is not 0 and is ``<=``
+    ``StoreCheckpoint.getMinTimestamp()`` (min of the checkpoint's physic and logics times less 3 s;
+    ``getMinTimestampIndex()``, the index time too, when ``messageIndexSafe`` is set: not the default);
+    none: the first file. From there the same walk.
+
+  Where the walk stops is the commit log's valid end (``processOffset``): ``MappedFileQueue.truncateDirtyFiles``
+  cuts the file it falls in and deletes every later file; ``DefaultMessageStore.truncateDirtyLogicFiles``
+  (``ConsumeQueue.truncateDirtyLogicFiles``) drops the consume-queue units at or past it; in abnormal
+  recovery ``IndexService.load(false)`` destroys every index file whose ``endTimestamp`` is past the
+  checkpoint's ``indexMsgTimestamp`` (rebuilt from the commit log as it is dispatched again).
+  Read from apache/rocketmq ``store/src/main/java/org/apache/rocketmq/store/``: ``DefaultMessageStore.load``/
+  ``recover``, ``CommitLog.recoverNormally``/``recoverAbnormally``/``isMappedFileMatchedRecover``,
+  ``StoreCheckpoint.getMinTimestamp``, ``MappedFileQueue.truncateDirtyFiles``, ``ConsumeQueue.truncateDirtyLogicFiles``,
+  ``IndexService.load`` at rocketmq-all-4.9.8 (2bdd53ef) and rocketmq-all-5.1.4 (1a681bdf), the same through
+  5.3.0. From 5.3.1 on (8fc57f14, Sep 2025) ``recoverNormally`` walks back from the last file to the
+  consume-queue store's dispatch offset instead of taking the last three (a RocksDB-queue concern): a
+  4.x/5.x file-queue broker's answer is the one given here.
+* the consume-queue units and index entries that point at or past the commit log's valid end
+  (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
+  query may return, that the commit log no longer holds;
+* every entry of the store accounted for: the known parts, and what is not read (RocketMQ 5's timer
+  store, batch consume queues, compaction logs, DLedger directories: named, their files skipped by the
+  listing with the reason).
+
+Problems carry ``"file"``: the store-relative path of the file their ``position`` is in. Everything is
+read-only: files are opened through :class:`~wireinspect.inputs.source.FileSource`.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+
+from wireinspect.errors import InputError
+from wireinspect.formats.unit import UnitBase
+from wireinspect.inputs.source import FileSource
+from wireinspect.model import Node, Problem
+
+STORE_PARTS = ("commitlog", "consumequeue", "index", "config", "checkpoint", "abort", "lock")
+# what a RocketMQ 5 store (or a DLedger one) may hold beside them, not decoded here
+OTHER_PARTS = {
+    "timerlog": "RocketMQ 5 timer log (not decoded)", "timerwheel": "RocketMQ 5 timer wheel (not decoded)",
+    "timercheck": "RocketMQ 5 timer checkpoint (not decoded)", "timermetrics": "RocketMQ 5 timer metrics",
+    "batchconsumequeue": "RocketMQ 5 batch consume queues (not decoded)",
+    "consumequeue_ext": "consume-queue extension files (not decoded)",
+    "compaction": "RocketMQ 5 compaction log (not decoded)", "rocksdbstore": "RocketMQ 5 RocksDB consume queues "
+    "(not decoded)", "timeline": "", "delayoffset": "",
+}
+NORMAL_FILES = 3  # CommitLog.recoverNormally: "Began to recover from the last third file"
+
+
+@dataclass(slots=True)
+class FileProblem(Problem):
+    """A :class:`Problem` about one file of the store: ``position`` is a byte position in ``file``
+    (store-relative path)."""
+
+    file: str = ""
+
+    def to_dict(self) -> dict:
+        d = Problem.to_dict(self)
+        d["file"] = self.file
+        return d
+
+
+def _digits20(name: str) -> bool:
+    return len(name) == 20 and name.isascii() and name.isdigit()
+
+
+# -- the commit log ------------------------------------------------------------------------------------
+
+@dataclass
+class LogFile:
+    """One commit-log file: ``name``, ``base`` (its commit-log offset), ``size``; ``first``: ``(valid,
+    storeTimestamp)`` of its first record (None: no record there); after the walk, ``records``, ``end``
+    (file position where the walk left it), ``stop`` (``"blank"``, ``"zeros"``, ``"end"``, or the problem
+    it stopped at), ``last_store`` (storeTimestamp of its last valid record)."""
+
+    name: str
+    base: int
+    size: int
+    first: tuple | None = None
+    walked: bool = False
+    records: int = 0
+    end: int = 0
+    stop: object = None
+    last_store: int | None = None
+    why: str | None = None
+
+    def to_json(self) -> dict:
+        d = {"file": f"commitlog/{self.name}", "baseOffset": self.base, "size": self.size,
+             "firstStoreTimestamp": self.first[1] if self.first else None, "checked": self.walked}
+        if self.walked:
+            d.update(records=self.records, validEnd=self.base + self.end,
+                     stop=self.stop if isinstance(self.stop, str) else self.stop.code)
+        if self.why:
+            d["unreadable"] = self.why
+        return d
+
+
+def _first_record(path: str):
+    """``(valid, storeTimestamp)`` of the record at the start of a commit-log file, None when none starts
+    there (zeros, a BLANK marker, another magic), or the reason the file cannot be read."""
+    from wireinspect.formats.rocketmq.commitlog import MAGIC_V1, MAGIC_V2, parse_record
+
+    try:
+        with FileSource(path) as src:
+            head = src.read(0, 8)
+            if len(head) < 8:
+                return None
+            total, magic = struct.unpack(">iI", head)
+            if magic not in (MAGIC_V1, MAGIC_V2) or total <= 0:
+                return None
+            data = src.read(0, min(total, 64 << 20, src.size))
+    except InputError as e:
+        return str(e)
+    r = parse_record(data, 0, 0, body=False)
+    return r.valid, r.values.get("storeTimestamp")
+
+
+def _walk_file(f: LogFile, path: str, opts) -> None:
+    """``checkMessageAndReturnSize`` record after record from the file's start: where the broker's walk
+    leaves the file (``f.end``, ``f.stop``)."""
+    from wireinspect.formats.rocketmq.commitlog import iter_commitlog
+
+    f.walked = True
+    try:
+        with FileSource(path) as src:
+            for u in iter_commitlog(src, file_base=f.base, body=False, resync=False,
+                                    limit=opts.max_decompressed if opts else 64 << 20,
+                                    max_record=opts.max_batch if opts else 64 << 20):
+                if u.type == "record" and u.valid:
+                    f.records += 1
+                    f.end = u.position + u.length
+                    f.last_store = u.values.get("storeTimestamp")
+                    continue
+                if u.type == "blank" and u.valid:
+                    f.stop = "blank"
+                elif u.problems:
+                    f.stop = u.problems[0]
+                else:  # the zero-filled unused part of the mapped file
+                    f.stop = "zeros"
+                return
+            f.stop = "end"
+    except InputError as e:
+        f.why = str(e)
+        f.stop = Problem("unreadable", f.end, str(e))
+
+
+@dataclass
+class Recovery:
+    """What the broker's next start does with the commit log: ``mode`` (``normal``/``abnormal``),
+    ``why``, ``start`` (index of the first file walked), ``end`` (the valid end: a commit-log offset),
+    ``end_file`` (index of the file it falls in), ``stop`` (why the walk ended there), ``deleted``
+    (indexes of the files past it)."""
+
+    mode: str
+    why: str
+    start: int = 0
+    end: int = 0
+    end_file: int | None = None
+    stop: object = None
+    deleted: list = field(default_factory=list)
+    last_store: int | None = None
+
+
+def plan_recovery(files: list[LogFile], paths: list[str], abort: bool, checkpoint: dict | None, opts=None) -> Recovery:
+    """The broker's commit-log recovery over ``files`` (in offset order; ``paths`` their paths): normal
+    when ``abort`` is absent, else abnormal from ``checkpoint`` (``{"minTimestamp": ms, ...}``; None: the
+    broker makes a checkpoint of zeros, so nothing matches and recovery starts at the first file). Walks
+    the files it reads (:func:`_walk_file`)."""
+    n = len(files)
+    if not abort:
+        start = max(0, n - NORMAL_FILES)
+        rec = Recovery("normal", "no abort file: the broker shut down cleanly; CommitLog.recoverNormally checks "
+                                 f"the last {NORMAL_FILES} commit-log files", start)
+    else:
+        low = (checkpoint or {}).get("minTimestamp", 0)
+        start = None
+        for i in range(n - 1, -1, -1):
+            first = files[i].first
+            if isinstance(first, tuple) and first[0] and first[1] and first[1] <= low:
+                start = i
+                break
+        if start is None:
+            start = 0
+            how = "no file's first message was stored at or before it: from the first file"
+        else:
+            how = (f"from commitlog/{files[start].name}, the last file whose first message was stored at or before "
+                   "it (isMappedFileMatchedRecover)")
+        src = "the checkpoint's minTimestamp" if checkpoint else "a missing checkpoint (read as zeros)"
+        rec = Recovery("abnormal", f"the abort file is present: the broker did not shut down cleanly; "
+                                   f"CommitLog.recoverAbnormally starts from {src} {low}: {how}", start)
+    if n == 0:
+        return rec
+    i = start
+    while True:
+        f = files[i]
+        _walk_file(f, paths[i], opts)
+        if f.last_store is not None:
+            rec.last_store = f.last_store
+        if f.stop == "blank" and i + 1 < n:
+            i += 1
+            continue
+        rec.end, rec.end_file, rec.stop = f.base + f.end, i, f.stop
+        break
+    rec.deleted = [k for k in range(rec.end_file + 1, n)]
+    return rec
+
+
+# -- consume queues and index files ---------------------------------------------------------------------
+
+@dataclass
+class Queue:
+    """One consume queue ``consumequeue/<topic>/<queueId>/``: its files ``[(base, path)]`` in order,
+    ``minOffset``/``maxOffset`` (queue offsets: the first unit that is not a ``fillPreBlank`` one; one
+    past the last valid unit, where ``ConsumeQueue.recover`` stops), ``past_end`` (units at or past the
+    commit log's valid end: ``(file, position, queueOffset, commitLogOffset)`` of the first, and their
+    count)."""
+
+    topic: str
+    queue_id: int
+    files: list = field(default_factory=list)
+    minOffset: int | None = None
+    maxOffset: int | None = None
+    past_end: int = 0
+    first_past: tuple | None = None
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "queueId": self.queue_id, "files": len(self.files), "minOffset": self.minOffset,
+                "maxOffset": self.maxOffset, "unitsPastCommitLogEnd": self.past_end}
+
+    def unit_at(self, offset: int):
+        """``(commitLogOffset, size, tagsCode)`` of the unit at queue ``offset``, or None when no file
+        holds it. Raises :class:`InputError` when its file cannot be read."""
+        from wireinspect.formats.rocketmq.store import CQ_UNIT, CQ_UNIT_SIZE
+
+        pos = offset * CQ_UNIT_SIZE
+        for base, path in reversed(self.files):
+            if base <= pos:
+                with FileSource(path) as src:
+                    data = src.read(pos - base, CQ_UNIT_SIZE)
+                return CQ_UNIT.unpack(data) if len(data) == CQ_UNIT_SIZE else None
+        return None
+
+
+def list_queues(store: str) -> tuple[list[Queue], list[str]]:
+    """The consume queues below ``<store>/consumequeue`` (topics, then queue ids, in order) and what could
+    not be listed there (texts)."""
+    top = os.path.join(store, "consumequeue")
+    out, why = [], []
+    try:
+        topics = sorted(os.listdir(top))
+    except FileNotFoundError:
+        return out, why
+    except OSError as e:
+        return out, [f"consumequeue: cannot list: {e.strerror}"]
+    for t in topics:
+        td = os.path.join(top, t)
+        if not os.path.isdir(td):
+            continue
+        try:
+            qids = sorted((int(q), q) for q in os.listdir(td) if q.isascii() and q.isdigit())
+        except OSError as e:
+            why.append(f"consumequeue/{t}: cannot list: {e.strerror}")
+            continue
+        for qid, q in qids:
+            qd = os.path.join(td, q)
+            try:
+                names = sorted(n for n in os.listdir(qd) if _digits20(n))
+            except OSError as e:
+                why.append(f"consumequeue/{t}/{q}: cannot list: {e.strerror}")
+                continue
+            out.append(Queue(t, qid, [(int(n), os.path.join(qd, n)) for n in names]))
+    return out, why
+
+
+def scan_queue(q: Queue, end: int | None) -> list[str]:
+    """Fill ``q``'s offsets (and, when the commit log's valid ``end`` is known, its units past it) from
+    its files, read 64 KiB at a time; returns what could not be read."""
+    from wireinspect.formats.rocketmq.store import CQ_UNIT, CQ_UNIT_SIZE, INT_MAX
+
+    why = []
+    for base, path in q.files:
+        try:
+            with FileSource(path) as src:
+                pos = 0
+                while pos + CQ_UNIT_SIZE <= src.size:
+                    chunk = src.read(pos, min(src.size - pos, 65536) // CQ_UNIT_SIZE * CQ_UNIT_SIZE)
+                    for k, (off, size, tags) in enumerate(CQ_UNIT.iter_unpack(chunk)):
+                        if off < 0 or size <= 0:  # ConsumeQueue.recover stops here (zeros: the unused rest)
+                            return why
+                        at = pos + k * CQ_UNIT_SIZE
+                        qo = (base + at) // CQ_UNIT_SIZE
+                        if (off, size, tags) != (0, INT_MAX, 0) and q.minOffset is None:
+                            q.minOffset = qo
+                        q.maxOffset = qo + 1
+                        if end is not None and size != INT_MAX and off + size > end:
+                            q.past_end += 1
+                            if q.first_past is None:
+                                rel = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(
+                                    os.path.dirname(path)))))
+                                q.first_past = (rel, at, qo, off)
+                    pos += len(chunk)
+        except InputError as e:
+            why.append(str(e))
+            return why
+    return why
+
+
+def _scan_index(path: str, end: int | None):
+    """``(header values, entries, entries at or past end, the first one's (position, phyOffset))`` of an
+    index file, or the reason it cannot be read."""
+    from wireinspect.formats.rocketmq.store import IndexEntry, IndexHeader, iter_index
+
+    header, count, past, first = None, 0, 0, None
+    try:
+        with FileSource(path) as src:
+            for u in iter_index(src):
+                if isinstance(u, IndexHeader):
+                    header = u.values
+                elif isinstance(u, IndexEntry):
+                    count += 1
+                    phy = u.phyOffset
+                    if end is not None and phy >= end:
+                        past += 1
+                        if first is None:
+                            first = (u.position, phy)
+    except InputError as e:
+        return str(e)
+    return header, count, past, first
+
+
+# -- the store unit -------------------------------------------------------------------------------------
+
+class StoreUnit(UnitBase):
+    """The ``store`` unit: ``info`` holds ``directory``, ``cleanShutdown``, ``checkpoint`` (its values and
+    ``minTimestamp``), ``recovery`` (``mode``, ``reason``, ``startFile``, ``validEnd``, ``endFile``,
+    ``endPosition``, ``stop``, ``deletedFiles``), ``commitLog`` (per file), ``consumeQueues`` (per queue),
+    ``indexFiles`` and ``others`` (entries not read); problems and notes are :class:`FileProblem` objects."""
+
+    type = "store"
+    valid = True  # not a log entry: verify judges it by its problems
+
+    def __init__(self, path: str):
+        self.position, self.length = 0, 0
+        self.info: dict = {"directory": path}
+        self.problems: list = []
+        self.notes: list = []
+        self.files: list[LogFile] = []
+        self.recovery: Recovery | None = None
+        self.queues: list[Queue] = []
+
+    entries = 0
+
+    def fproblem(self, code, file, position, message, expected=None, actual=None, note=False):
+        (self.notes if note else self.problems).append(FileProblem(code, position, message, expected, actual, file))
+
+    def summary(self) -> str:
+        r = self.recovery
+        n = len(self.files)
+        head = f"{n} commit-log file{'s' if n != 1 else ''}, {len(self.queues)} consume queue" + \
+            ("s" if len(self.queues) != 1 else "")
+        if r is None:
+            return head
+        return f"{head}; {r.mode} recovery, commit log valid to offset {r.end}"
+
+    def to_json(self, enc) -> dict:
+        d = {"type": "store", "position": 0, "length": 0, **self.info,
+             "problems": [p.to_dict() for p in self.problems]}
+        if self.notes:
+            d["notes"] = [p.to_dict() for p in self.notes]
+        return d
+
+    def report_table(self) -> tuple[str, list, list, list[str]]:
+        """What ``verify`` prints for the store: ``(title, header, rows, footer)``; a row is ``[commit-log
+        file, offsets, records, what recovery does with it]``."""
+        r = self.recovery
+        rows = []
+        for i, f in enumerate(self.files):
+            rng = f"{f.base}..{f.base + f.size}"
+            if r is None:
+                role = "-"
+            elif i in r.deleted:
+                role = "deleted (past the valid end)"
+            elif i == r.end_file:
+                role = f"{'recovery starts; ' if i == r.start else ''}valid to position {r.end - f.base}"
+            elif i == r.start:
+                role = "recovery starts here"
+            elif f.walked:
+                role = "checked"
+            else:
+                role = "not checked by recovery"
+            rows.append([f"commitlog/{f.name}", rng, str(f.records) if f.walked else "-", role])
+        footer = []
+        if r is not None:
+            footer.append(f"recovery: {r.mode}: {r.why}")
+            footer.append(f"valid end: commit-log offset {r.end}" + (
+                f" (commitlog/{self.files[r.end_file].name} position {r.end - self.files[r.end_file].base}, "
+                f"{_stop_text(r.stop)})" if r.end_file is not None else ""))
+        cq = sum(q.past_end for q in self.queues)
+        footer.append(f"consume queues: {len(self.queues)}" + (f", {cq} unit(s) past the commit log's end" if cq else ""))
+        footer.append(f"index files: {len(self.info.get('indexFiles', []))}")
+        if self.info.get("others"):
+            footer.append("not read: " + ", ".join(o["name"] for o in self.info["others"]))
+        return f"store: {self.summary()}", ["commit log", "offsets", "records", "recovery"], rows, footer
+
+    def to_tree(self) -> Node:
+        root = Node("store", 0, 0, type="store", display=f"RocketMQ store: {self.summary()}")
+        by_file = {}
+        logs = root.add("commitLog", 0, 0, kind="list")
+        for i, f in enumerate(self.files):
+            by_file[f"commitlog/{f.name}"] = logs.add(f"commitLog[{i}]", 0, f.size, f.name,
+                                                      display=f"commitlog/{f.name}  base {f.base}  {f.size} bytes")
+        if self.recovery is not None:
+            r = self.recovery
+            n = root.add("recovery", 0, 0, r.mode, display=f"recovery: {r.mode}: {r.why}")
+            n.add("validEnd", 0, 0, r.end)
+        qs = root.add("consumeQueues", 0, 0, kind="list")
+        for i, q in enumerate(self.queues):
+            by_file[f"consumequeue/{q.topic}/{q.queue_id}"] = qs.add(
+                f"consumeQueues[{i}]", 0, 0, f"{q.topic}/{q.queue_id}",
+                display=f"{q.topic}/{q.queue_id}  offsets {q.minOffset}..{q.maxOffset}")
+        for p in self.problems:
+            by_file.get(p.file, root).problems.append(p)
+        for p in self.notes:
+            root.add("note", 0, 0, p.code, display=f"{p.code}: {p.file}: {p.message}")
+        return root
+
+
+def _stop_text(stop) -> str:
+    if stop == "zeros":
+        return "the unused, zero-filled rest of the file"
+    if stop == "blank":
+        return "a BLANK end-of-file marker in the last file"
+    if stop == "end":
+        return "the end of the last file"
+    if isinstance(stop, Problem):
+        return f"{stop.code}: {stop.message}"
+    return str(stop)
+
+
+def commitlog_files(store: str) -> list[tuple[int, str, str]]:
+    """``[(base offset, name, path)]`` of the commit-log files (20-digit names) in offset order."""
+    d = os.path.join(store, "commitlog")
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    return sorted((int(n), n, os.path.join(d, n)) for n in names if _digits20(n) and os.path.isfile(os.path.join(d, n)))
+
+
+def read_checkpoint_values(store: str) -> dict | None:
+    """The checkpoint's values (``physicMsgTimestamp``... and ``minTimestamp``), or None when there is no
+    readable checkpoint of at least 16 bytes."""
+    from wireinspect.formats.rocketmq.bookkeeping import read_checkpoint
+
+    path = os.path.join(store, "checkpoint")
+    if not os.path.isfile(path):
+        return None
+    try:
+        with FileSource(path) as src:
+            unit = read_checkpoint(src.read(0, 40))
+    except InputError:
+        return None
+    values = dict(unit.values)
+    if unit.min_timestamp is None:
+        return None
+    values["minTimestamp"] = unit.min_timestamp
+    return values
+
+
+def check_store(store: str, names=None, opts=None) -> StoreUnit:
+    """Check the store directory ``store`` as the broker's next start would see it (module docstring)."""
+    unit = StoreUnit(store)
+    try:
+        names = sorted(os.listdir(store)) if names is None else sorted(names)
+    except OSError as e:
+        unit.fproblem("unreadable_directory", "", 0, f"cannot list the directory: {e.strerror}")
+        return unit
+    abort = "abort" in names
+    unit.info["cleanShutdown"] = not abort
+    ck = read_checkpoint_values(store)
+    unit.info["checkpoint"] = ck
+    if ck is None:
+        unit.fproblem("store_checkpoint_missing", "checkpoint", 0, "no readable checkpoint: the broker starts "
+                      "from a checkpoint of zeros (abnormal recovery then starts at the first commit-log file)",
+                      note=True)
+    listed = commitlog_files(store)
+    for base, name, path in listed:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        f = LogFile(name, base, size)
+        f.first = _first_record(path)
+        if isinstance(f.first, str):
+            f.why, f.first = f.first, None
+        unit.files.append(f)
+    for a, b in zip(unit.files, unit.files[1:]):
+        if a.base + a.size != b.base:
+            unit.fproblem("commitlog_gap", f"commitlog/{b.name}", 0,
+                          f"commitlog/{b.name} starts at offset {b.base}, commitlog/{a.name} ends at {a.base + a.size}: "
+                          "MappedFileQueue.checkSelf reports the files as broken", expected=a.base + a.size, actual=b.base)
+    end = None
+    if unit.files:
+        rec = plan_recovery(unit.files, [p for _, _, p in listed], abort, ck, opts)
+        unit.recovery = rec
+        end = rec.end
+        _judge_recovery(unit, rec, ck)
+    elif "commitlog" in names or "consumequeue" in names:
+        unit.fproblem("no_commitlog", "commitlog", 0, "no commit-log file: the broker's recovery deletes every "
+                      "consume queue (destroyLogics)", note=True)
+    unit.queues, why = list_queues(store)
+    for q in unit.queues:
+        why += scan_queue(q, end)
+        if q.past_end:
+            rel, at, qo, off = q.first_past
+            unit.fproblem("cq_beyond_commitlog_end", rel, at,
+                          f"{q.topic}/{q.queue_id}: {q.past_end} unit(s) from queue offset {qo} (commitLogOffset "
+                          f"{off}) point at or past the commit log's valid end {end}: messages the commit log no "
+                          "longer holds; ConsumeQueue.truncateDirtyLogicFiles removes them at the broker's next start",
+                          expected=end, actual=off)
+    for w in why:
+        unit.fproblem("unreadable", "consumequeue", 0, w)
+    _check_index(store, unit, end, abort, ck)
+    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), "not part of a RocketMQ store")}
+                           for n in names if n not in STORE_PARTS]
+    unit.info["commitLog"] = [f.to_json() for f in unit.files]
+    unit.info["consumeQueues"] = [q.to_json() for q in unit.queues]
+    return unit
+
+
+def _judge_recovery(unit: StoreUnit, rec: Recovery, ck: dict | None) -> None:
+    files = unit.files
+    ef = files[rec.end_file]
+    unit.info["recovery"] = {
+        "mode": rec.mode, "reason": rec.why, "startFile": f"commitlog/{files[rec.start].name}",
+        "validEnd": rec.end, "endFile": f"commitlog/{ef.name}", "endPosition": rec.end - ef.base,
+        "stop": rec.stop if isinstance(rec.stop, str) else rec.stop.to_dict(),
+        "deletedFiles": [f"commitlog/{files[k].name}" for k in rec.deleted],
+        "lastStoreTimestamp": rec.last_store}
+    unit.fproblem("store_recovery", "", 0, f"{rec.mode} recovery: {rec.why}; the commit log is valid to offset "
+                  f"{rec.end} (commitlog/{ef.name} position {rec.end - ef.base}: {_stop_text(rec.stop)})", note=True)
+    if isinstance(rec.stop, Problem):
+        lost = sum(f.size for k, f in enumerate(files) if k in rec.deleted)
+        unit.fproblem("recovery_truncates", f"commitlog/{ef.name}", rec.stop.position,
+                      f"the broker's {rec.mode} recovery truncates the commit log at offset {rec.end} "
+                      f"(commitlog/{ef.name} position {rec.end - ef.base}: {rec.stop.code})"
+                      + (f" and deletes {len(rec.deleted)} later file(s) ({lost} bytes)" if rec.deleted else ""),
+                      actual=rec.end)
+    elif rec.deleted:
+        unit.fproblem("recovery_truncates", f"commitlog/{files[rec.deleted[0]].name}", 0,
+                      f"the commit log's valid end {rec.end} lies before commitlog/{files[rec.deleted[0]].name}: the "
+                      f"broker deletes {len(rec.deleted)} file(s) past it", actual=rec.end)
+    if rec.mode == "normal":
+        skipped = [f for f in files[:rec.start] if isinstance(f.first, tuple) and not f.first[0]]
+        if rec.start:
+            unit.fproblem("not_checked_by_recovery", f"commitlog/{files[0].name}", 0,
+                          f"normal recovery reads only the last {NORMAL_FILES} files: {rec.start} earlier file(s) are "
+                          "not checked by the broker (their damage, if any, stays; verify checks them)"
+                          + (f"; {len(skipped)} of them start with an invalid record" if skipped else ""), note=True)
+    if ck and rec.last_store is not None and ck.get("physicMsgTimestamp", 0) > rec.last_store:
+        unit.fproblem("checkpoint_beyond_commitlog", "checkpoint", 0,
+                      f"physicMsgTimestamp {ck['physicMsgTimestamp']}: the commit log was flushed up to a message stored "
+                      f"then, but its last valid message was stored at {rec.last_store}: flushed messages are missing",
+                      expected=rec.last_store, actual=ck["physicMsgTimestamp"])
+
+
+def _check_index(store: str, unit: StoreUnit, end: int | None, abort: bool, ck: dict | None) -> None:
+    d = os.path.join(store, "index")
+    try:
+        names = sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n)))
+    except OSError:
+        names = []
+    out = []
+    for n in names:
+        rel = f"index/{n}"
+        got = _scan_index(os.path.join(d, n), end)
+        if isinstance(got, str):
+            unit.fproblem("unreadable", rel, 0, got)
+            continue
+        header, count, past, first = got
+        entry = {"file": rel, "entries": count, "entriesPastCommitLogEnd": past,
+                 "endTimestamp": header[1] if header else None, "endPhyOffset": header[3] if header else None}
+        dropped = bool(abort and ck and header and header[1] > ck.get("indexMsgTimestamp", 0))
+        entry["droppedAtRecovery"] = dropped
+        out.append(entry)
+        if dropped:
+            unit.fproblem("index_dropped_at_recovery", rel, 0, f"endTimestamp {header[1]} is past the checkpoint's "
+                          f"indexMsgTimestamp {ck.get('indexMsgTimestamp')}: the broker's abnormal start destroys this "
+                          "index file (IndexService.load) and indexes the commit log again as it dispatches it",
+                          note=True)
+        if past:
+            unit.fproblem("index_beyond_commitlog_end", rel, first[0],
+                          f"{past} index entr{'y' if past == 1 else 'ies'} (the first: phyOffset {first[1]}) point at "
+                          f"or past the commit log's valid end {end}: a query by key finds messages that are gone",
+                          expected=end, actual=first[1])
+    unit.info["indexFiles"] = out
+
+
+def store_units(source, opts) -> list:
+    """The units of format ``rocketmq-store``: one :class:`StoreUnit` for the directory ``source.path`` (a
+    ``not_a_directory`` problem for a file)."""
+    path = source.path
+    if not path or not os.path.isdir(path):
+        unit = StoreUnit(path or source.name)
+        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: rocketmq-store reads a "
+                      "store directory, not a file")
+        return [unit]
+    return [check_store(path, opts=opts)]
+
+
+def recover_files(directory: str, names, plans) -> list[tuple]:
+    """``recover`` of a store directory: ``[(store-relative path, action, reason)]``. The store as a whole
+    (path ``""``, action ``recovery``): which recovery and where the commit log's valid end is; commit-log
+    files past it ``deleted`` (``truncateDirtyFiles``: not written); the file it falls in ``truncated``;
+    consume queues whose units reach past it ``truncated`` (the broker cuts them); index files ``copied``,
+    or ``left`` when the broker destroys them; the bookkeeping (``checkpoint``, ``lock``, ``config/*``)
+    ``copied``; ``abort`` ``left`` (the copy is recovered already)."""
+    unit = check_store(directory)
+    acts = []
+    r = unit.recovery
+    if r is None:
+        acts.append(("", "recovery", "no commit-log file: nothing to recover"))
+    else:
+        ef = unit.files[r.end_file]
+        acts.append(("", "recovery", f"{r.mode}: {r.why}; the commit log is valid to offset {r.end} "
+                                     f"(commitlog/{ef.name} position {r.end - ef.base}: {_stop_text(r.stop)})"))
+        if isinstance(r.stop, Problem):
+            acts.append((f"commitlog/{ef.name}", "truncated", f"at position {r.end - ef.base} (offset {r.end}): "
+                                                              f"{r.stop.code}"))
+        for k in r.deleted:
+            f = unit.files[k]
+            acts.append((f"commitlog/{f.name}", "deleted", f"starts at offset {f.base}, past the commit log's valid end "
+                                                            f"{r.end}: MappedFileQueue.truncateDirtyFiles deletes it"))
+    for q in unit.queues:
+        if q.past_end:
+            rel, at, qo, _ = q.first_past
+            acts.append((rel, "truncated", f"{q.past_end} unit(s) from queue offset {qo} (position {at}) point past "
+                                           "the commit log's valid end: ConsumeQueue.truncateDirtyLogicFiles cuts them "
+                                           "at the broker's next start"))
+    for e in unit.info.get("indexFiles", []):
+        if e["droppedAtRecovery"]:
+            acts.append((e["file"], "left", "the broker's abnormal start destroys it (endTimestamp past the "
+                                            "checkpoint's indexMsgTimestamp) and indexes the commit log again"))
+        else:
+            acts.append((e["file"], "copied", "kept by the broker" + (
+                f"; {e['entriesPastCommitLogEnd']} entries point past the commit log's end"
+                if e["entriesPastCommitLogEnd"] else "")))
+    for n in sorted(names):
+        if n in ("checkpoint", "lock"):
+            acts.append((n, "copied", "store bookkeeping"))
+        elif n == "abort":
+            acts.append((n, "left", "the recovered copy is consistent: without abort its next start recovers "
+                                    "normally"))
+    cdir = os.path.join(directory, "config")
+    try:
+        configs = sorted(n for n in os.listdir(cdir) if os.path.isfile(os.path.join(cdir, n)))
+    except OSError:
+        configs = []
+    acts += [(f"config/{n}", "copied", "broker configuration") for n in configs]
+    return acts
