@@ -141,3 +141,40 @@ def digest(src, pos: int, length: int) -> bytes:
 def damage(code: str, file: str | None, position: int, message: str) -> dict:
     """One item of :attr:`Copy.damage`: a problem code, the file it is in, its byte position there."""
     return {"code": code, "file": file, "position": position, "message": message}
+
+
+LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
+
+
+def batch_records(copy: Copy, entries, first_unit, term_key: str, sequence_key: str, producer_key: str) -> list[dict]:
+    """The records of ``entries`` (batches of ``copy``) as ``replicas --json`` lists them: ``offset``,
+    ``term_key`` (the entry's term), ``timestamp``, ``key`` (text; bytes that are not UTF-8 escaped,
+    null kept), ``producerId``, ``sequence`` (the batch's ``sequence_key`` plus the record's place).
+    Each batch is read again from its file, one at a time: ``first_unit(source, position)`` gives the
+    unit there with its records (None: none); ``producer_key``: its producer id's JSON name. At most
+    :data:`LIST_LIMIT` records."""
+    import os
+
+    from wireinspect.codec.bytesfmt import bytes_encoder
+    from wireinspect.errors import InputError
+    from wireinspect.inputs.source import FileSource
+
+    enc = bytes_encoder("text")
+    out: list[dict] = []
+    for e in entries:
+        if len(out) >= LIST_LIMIT:
+            break
+        try:
+            with FileSource(os.path.join(copy.path, e.file)) as src:
+                u = first_unit(src, e.position)
+                d = u.to_json(enc) if u is not None else {}
+        except InputError:
+            continue
+        seq0 = d.get(sequence_key, -1)
+        for r in d.get("records") or ():
+            off = r.get("offset")
+            out.append({"offset": off, term_key: e.term, "timestamp": r.get("timestamp"), "key": r.get("key"),
+                        "producerId": d.get(producer_key),
+                        "sequence": seq0 + (off - e.base) if seq0 is not None and seq0 >= 0 and off is not None
+                        else None})
+    return out[:LIST_LIMIT]

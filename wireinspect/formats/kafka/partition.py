@@ -221,7 +221,7 @@ def _load_segment(d: str, base: int, files: dict, opts) -> Segment:
     return seg
 
 
-def _parse_file(path: str, parse):
+def parse_file(path: str, parse):
     """``parse(bytes)`` of the text file at ``path`` (its head, see ``checkpoints.read_text``), or
     ``None`` when it is absent or unreadable."""
     if not os.path.isfile(path):
@@ -247,7 +247,7 @@ def _log_dir_offsets(d: str, topic: str | None, partition: int | None) -> dict:
     out = {}
     seen = False
     for name, key in LOG_DIR_CHECKPOINTS:
-        t = _parse_file(os.path.join(parent, name), parse_offset_checkpoint) if topic is not None else None
+        t = parse_file(os.path.join(parent, name), parse_offset_checkpoint) if topic is not None else None
         seen = seen or t is not None
         out[key] = None
         for ln in t.lines if t is not None else ():
@@ -260,7 +260,7 @@ def _log_dir_offsets(d: str, topic: str | None, partition: int | None) -> dict:
 
 def _leader_epochs(d: str, unit: PartitionUnit):
     """``[(epoch, startOffset)]`` from ``leader-epoch-checkpoint`` (``None`` if absent or damaged)."""
-    t = _parse_file(os.path.join(d, "leader-epoch-checkpoint"), parse_leader_epoch_checkpoint)
+    t = parse_file(os.path.join(d, "leader-epoch-checkpoint"), parse_leader_epoch_checkpoint)
     if t is None:
         return None
     if t.problems:

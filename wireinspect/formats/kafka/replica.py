@@ -20,30 +20,16 @@ from __future__ import annotations
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
+from wireinspect.formats.kafka.partition import parse_file
+from wireinspect.formats.replica import Copy, Entry, Truncation, batch_records, damage, digest
 
-LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
-
-
-def _text(path: str, parse):
-    """``parse(bytes)`` of the text file at ``path``; None when absent or unreadable."""
-    from wireinspect.formats.kafka.checkpoints import read_text
-    from wireinspect.inputs.source import FileSource
-
-    if not os.path.isfile(path):
-        return None
-    try:
-        with FileSource(path) as src:
-            return parse(read_text(src)[0])
-    except InputError:
-        return None
 
 
 def _broker(log_dir: str) -> int | None:
     """``node.id`` (KRaft) or ``broker.id`` (ZooKeeper) of the broker's ``meta.properties``."""
     from wireinspect.formats.kafka.checkpoints import parse_meta_properties
 
-    t = _text(os.path.join(log_dir, "meta.properties"), parse_meta_properties)
+    t = parse_file(os.path.join(log_dir, "meta.properties"), parse_meta_properties)
     for ln in t.lines if t is not None else ():
         v = {n: val for n, _, _, val in ln.fields}
         if v.get("key") in ("node.id", "broker.id"):
@@ -81,7 +67,7 @@ def read_copy(directory: str, opts) -> Copy:
                 high_watermark=info.get("highWatermark"), recovery_point=info.get("recoveryPoint"))
     for p in unit.problems:
         copy.damage.append(damage(p.code, p.file, p.position, p.message))
-    meta = _text(os.path.join(directory, "partition.metadata"), parse_partition_metadata)
+    meta = parse_file(os.path.join(directory, "partition.metadata"), parse_partition_metadata)
     if meta is not None:
         copy.topic_id = next((v for n, _, _, v in meta.fields if n == "topicId"), None)
     seen_batches = []
@@ -116,7 +102,7 @@ def read_copy(directory: str, opts) -> Copy:
             copy.log_start = copy.entries[0].base
     copy.batch_terms = epochs_of_batches(seen_batches)
     name = "leader-epoch-checkpoint"
-    ck = _text(os.path.join(directory, name), parse_leader_epoch_checkpoint)
+    ck = parse_file(os.path.join(directory, name), parse_leader_epoch_checkpoint)
     if ck is None:
         copy.notes.append(f"no {name}: the epochs are those of the batches")
     elif ck.problems:
@@ -153,33 +139,12 @@ def truncation(leader: Copy, follower: Copy, term: int) -> Truncation:
 
 
 def records(copy: Copy, entries) -> list[dict]:
-    """The records of ``entries`` (batches of ``copy``): ``offset``, ``leaderEpoch``, ``timestamp``,
-    ``key`` (text; bytes that are not UTF-8 escaped, null kept), ``producerId``, ``sequence``. Read again
-    from their files, one batch at a time; at most :data:`LIST_LIMIT` records."""
-    from wireinspect.codec.bytesfmt import bytes_encoder
+    """The records of ``entries`` (batches of ``copy``), as :func:`~wireinspect.formats.replica.batch_records`
+    lists them, with ``leaderEpoch``; each batch read again by the segment walk."""
     from wireinspect.formats.kafka.segment import iter_log
-    from wireinspect.inputs.source import FileSource
 
-    enc = bytes_encoder("text")
-    out: list[dict] = []
-    for e in entries:
-        if len(out) >= LIST_LIMIT:
-            break
-        try:
-            with FileSource(os.path.join(copy.path, e.file)) as src:
-                u = next(iter(iter_log(src, records=True, start=e.position)), None)
-                d = u.to_json(enc) if u is not None else {}
-        except InputError:
-            continue
-        seq0 = d.get("baseSequence", -1)
-        for r in d.get("records") or ():
-            off = r.get("offset")
-            out.append({"offset": off, "leaderEpoch": e.term, "timestamp": r.get("timestamp"), "key": r.get("key"),
-                        "producerId": d.get("producerId"),
-                        "sequence": seq0 + (off - e.base) if seq0 is not None and seq0 >= 0 and off is not None
-                        else None})
-    return out[:LIST_LIMIT]
-
+    return batch_records(copy, entries, lambda src, pos: next(iter(iter_log(src, records=True, start=pos)), None),
+                         "leaderEpoch", "baseSequence", "producerId")
 
 def identity(copy: Copy) -> tuple:
     return copy.topic, copy.partition, copy.topic_id

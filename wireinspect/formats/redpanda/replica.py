@@ -48,9 +48,8 @@ from __future__ import annotations
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
+from wireinspect.formats.replica import Copy, Entry, Truncation, batch_records, damage, digest
 
-LIST_LIMIT = 10_000  # records listed per range in --json (the count is always whole)
 
 
 def read_copy(directory: str, opts) -> Copy:
@@ -194,33 +193,13 @@ def truncation(leader: Copy, follower: Copy, term: int) -> Truncation:
 
 
 def records(copy: Copy, entries) -> list[dict]:
-    """The records of ``entries`` (batches of ``copy``): ``offset``, ``term``, ``timestamp``, ``key`` (text;
-    bytes that are not UTF-8 escaped, null kept), ``producerId``, ``sequence``. Read again from their
-    files through the segment walk, one batch at a time; at most :data:`LIST_LIMIT` records."""
-    from wireinspect.codec.bytesfmt import bytes_encoder
+    """The records of ``entries`` (batches of ``copy``), as :func:`~wireinspect.formats.replica.batch_records`
+    lists them, with ``term``; each batch read again through the segment walk."""
     from wireinspect.formats.redpanda.segment import iter_segment
-    from wireinspect.inputs.source import FileSource
 
-    enc = bytes_encoder("text")
-    out: list[dict] = []
-    for e in entries:
-        if len(out) >= LIST_LIMIT:
-            break
-        try:
-            with FileSource(os.path.join(copy.path, e.file)) as src:
-                u = next(iter(iter_segment(src, records=True, start=e.position)), None)
-                d = u.to_json(enc) if u is not None else {}
-        except InputError:
-            continue
-        seq0 = d.get("base_sequence", -1)
-        for r in d.get("records") or ():
-            off = r.get("offset")
-            out.append({"offset": off, "term": e.term, "timestamp": r.get("timestamp"), "key": r.get("key"),
-                        "producerId": d.get("producer_id"),
-                        "sequence": seq0 + (off - e.base) if seq0 is not None and seq0 >= 0 and off is not None
-                        else None})
-    return out[:LIST_LIMIT]
-
+    return batch_records(copy, entries,
+                         lambda src, pos: next(iter(iter_segment(src, records=True, start=pos)), None),
+                         "term", "base_sequence", "producer_id")
 
 def identity(copy: Copy) -> tuple:
     """Topic and partition from the directory names (the revision may differ between nodes after a move)."""

@@ -35,9 +35,8 @@ import os
 import re
 
 from wireinspect.errors import InputError
-from wireinspect.formats.replica import Copy, Entry, Truncation, damage, digest
+from wireinspect.formats.replica import LIST_LIMIT, Copy, Entry, Truncation, damage, digest
 
-LIST_LIMIT = 10_000
 _FILE = re.compile(r"^[0-9]{20}$")
 
 
