@@ -71,7 +71,12 @@ def test_checkpoint_is_never_a_kafka_segment():
     for name in ("/data/store/checkpoint", "store/checkpoint", "/root/rocketmq/storeRoot/checkpoint"):
         rec = recognise(CHECKPOINT_2019, name)
         assert (rec.format.id, rec.by, rec.confidence) == ("rocketmq-checkpoint", "name", 95)
-    assert choose_format(CHECKPOINT_2019, "/elsewhere/checkpoint").id == "rocketmq-checkpoint"  # 85, by name
+    # elsewhere the name needs the content: a checkpoint page is sure, other bytes a guess that says so
+    rec = recognise(CHECKPOINT_2019, "/elsewhere/checkpoint")
+    assert (rec.format.id, rec.by, rec.confidence, rec.guessed) == ("rocketmq-checkpoint", "content", 85, False)
+    tensorflow = b'model_checkpoint_path: "model.ckpt-1000"\nall_model_checkpoint_paths: "model.ckpt-1000"\n'
+    rec = recognise(tensorflow, "/train/run1/checkpoint")
+    assert rec.format is None or rec.guessed
     # a copy under another name: guessed by content, and it says so
     rec = recognise(CHECKPOINT_2019, "/tmp/x.bin")
     assert (rec.format.id, rec.by, rec.guessed) == ("rocketmq-checkpoint", "content", True)

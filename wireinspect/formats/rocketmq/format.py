@@ -256,17 +256,25 @@ _EPOCH_2010, _EPOCH_2100 = 1_262_304_000_000, 4_102_444_800_000  # ms
 
 
 def _checkpoint_sniff(head: bytes, name: str) -> int:
-    """By name (:func:`_store_file_sniff`), else by content: a whole 4096-byte page whose first three
-    longs are 0 or times in 2010..2100 (ms), not all 0, the two offsets not negative, the rest zero (50:
-    above a Kafka guess whose first entry's CRC fails, below one whose CRC holds)."""
+    """In a directory named like a store, by name (95, :func:`_store_file_sniff`). Elsewhere the name
+    ``checkpoint`` is common (TensorFlow's, a backup's), so the content must agree: a whole 4096-byte page
+    whose first three longs are 0 or times in 2010..2100 (ms), not all 0, the two offsets not negative,
+    the rest zero: 85 with the name, 50 without (above a Kafka guess whose first entry's CRC fails,
+    below one whose CRC holds); the name alone on other bytes: 30, a guess that says so."""
     named = _by_name_checkpoint(head, name)
-    if named or len(head) != _CHECKPOINT_PAGE or head.count(0, 40) != _CHECKPOINT_PAGE - 40:
+    if named >= 95:
         return named
-    values = struct.unpack_from(">5q", head)
-    times = values[:3]
-    if any(times) and all(t == 0 or _EPOCH_2010 <= t < _EPOCH_2100 for t in times) and min(values[3:]) >= 0:
-        return 50
-    return 0
+    if not head:
+        return 0  # (the name alone, outside a store: not enough)
+    plausible = False
+    if len(head) == _CHECKPOINT_PAGE and head.count(0, 40) == _CHECKPOINT_PAGE - 40:
+        values = struct.unpack_from(">5q", head)
+        times = values[:3]
+        plausible = any(times) and all(t == 0 or _EPOCH_2010 <= t < _EPOCH_2100 for t in times) \
+            and min(values[3:]) >= 0
+    if plausible:
+        return 85 if named else 50
+    return 30 if named else 0
 
 
 def _checkpoint_units(source: Source, opts):
