@@ -209,29 +209,32 @@ def parse_entry(buf, i: int, base: int, length: int, file_base: int | None, *, b
     file's first byte (its name), for the ``pos`` and ``physicalOffset`` checks. Never raises."""
     pos = base + i
     stored = bytes(buf[i:i + length])
-    d = ENTRY.decode(buf, i, i + length, base)
-    e = Entry(pos, length, {k: d.values[k] for k in _HEAD_NAMES if k in d.values}, stored)
-    v = e.values
-    size = v.get("size")
-    if not d.complete:
-        if size is not None and size > length:
-            e.problems.append(Problem("truncated", pos, f"entry of {size} bytes runs past the end of the file "
-                                      f"({length} bytes left)", expected=size, actual=length))
-        else:
-            e.problems.extend(d.problems)
+    if length < BODY_OFFSET:
+        h = ENTRY.decode(buf, i, i + length, base)
+        e = Entry(pos, length, dict(h.values), stored)
+        size = e.values.get("size")
+        e.problems.append(Problem("truncated", pos, f"entry of {size if size is not None else '?'} bytes runs "
+                                  f"past the end of the file ({length} bytes left)", expected=size, actual=length))
         return e
-    body_size = v["bodySize"]
+    e = Entry(pos, length, dict(zip(_HEAD_NAMES, HEAD.unpack_from(buf, i))), stored)
+    v = e.values
+    size, body_size = v["size"], v["bodySize"]
     if body_size + BODY_OFFSET != size:
         e.problems.append(Problem("size_mismatch", pos + 4, f"size {size} but bodySize {body_size} + {BODY_OFFSET} "
                                   f"is {body_size + BODY_OFFSET} (DLedger's recovery stops here)",
                                   expected=body_size + BODY_OFFSET, actual=size))
-        e.body = d.values["body"]
+        e.body = bytes(buf[i + BODY_OFFSET:i + length])
+        return e
+    if size > length:
+        e.problems.append(Problem("truncated", pos, f"entry of {size} bytes runs past the end of the file "
+                                  f"({length} bytes left)", expected=size, actual=length))
+        e.body = bytes(buf[i + BODY_OFFSET:i + length])
         return e
     e.framing_ok = True
     if file_base is not None and v["pos"] != file_base + pos:
         e.problems.append(Problem("pos_mismatch", pos + 24, f"pos {v['pos']} but the entry lies at log offset "
                                   f"{file_base + pos}", expected=file_base + pos, actual=v["pos"]))
-    raw_body = d.values["body"]
+    raw_body = bytes(buf[i + BODY_OFFSET:i + size])
     if body_size:
         r = parse_record(buf, i + BODY_OFFSET, base, file_base=file_base, body=body, end=i + length,
                          **({"limit": limit} if limit else {}))
