@@ -50,9 +50,9 @@ import struct
 from wireinspect.codec.bytesfmt import bytes_encoder
 from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, RAW_KEY, Record, b64, encode_unit,
-                                                    parse_record, record_bytes, record_ok)
+                                                    parse_record, raw_if_needed, record_bytes, record_ok)
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import Bytes, EncodeContext, Int, Layout, Length, compile_fixed
+from wireinspect.layout import Bytes, Int, Layout, Length, compile_fixed
 from wireinspect.model import Node, Problem
 
 DLEDGER_SOURCE = "openmessaging/dledger@d0545484103f2cd1207fbd7aee201d5b4a882eff"
@@ -151,12 +151,9 @@ class Entry(UnitBase):
         return d
 
     def raw_json(self, read, enc) -> dict:
-        """``dump --json --raw``: ``rawBytes`` when the fields do not give the stored bytes back."""
-        try:
-            again = _entry_fields(self.to_json(b64), EncodeContext(keep_crc=True, keep_lengths=True))
-        except EncodeError:
-            again = None
-        return {} if again == self.stored else {RAW_KEY: b64(self.stored)}
+        """``dump --json --raw``: ``rawBytes`` when the fields do not give the stored bytes back (a torn or
+        damaged entry, a body the record's fields do not keep)."""
+        return raw_if_needed(self.stored, self.to_json(b64), _entry_fields, enc)
 
     def to_tree(self) -> Node:
         v = self.values
@@ -193,6 +190,16 @@ class Blank(UnitBase):
     def to_json(self, enc) -> dict:
         return {"type": self.type, "position": self.position, "length": self.length, "magic": BLANK_MAGIC,
                 "size": self.size, "problems": [p.to_dict() for p in self.problems]}
+
+    def raw_json(self, read, enc) -> dict:
+        """``dump --json --raw``: ``rawBytes`` (the blank and the rest of its span) unless its size is its
+        length and the rest is zeros (what encode writes from the fields)."""
+        if self.size == self.length:
+            from wireinspect.formats.common import all_zero
+
+            if all_zero(read, self.position + 8, self.position + self.length):
+                return {}
+        return {RAW_KEY: b64(read(self.position, self.length))}
 
     def to_tree(self) -> Node:
         n = Node("dledger_blank", self.position, self.length, type=self.type, problems=list(self.problems),
@@ -467,11 +474,20 @@ def entry_bytes(obj: dict, ctx, where: str = "") -> bytes:
 
 def blank_bytes(obj: dict, ctx, where: str = "") -> bytes:
     """The blank (``magic`` -1, ``size`` = ``length`` unless ``ctx.keep_lengths``) and zeros to ``length``."""
-    length = obj.get("length")
-    if isinstance(length, bool) or not isinstance(length, int) or not 8 <= length <= 0x7FFFFFFF:
-        raise EncodeError(f"{where}.length: a blank covers 8..2147483647 bytes to the end of the file, not {length!r}")
-    size = obj.get("size") if ctx.keep_lengths and obj.get("size") is not None else length
-    return BLANK.encode({"magic": BLANK_MAGIC, "size": size}, ctx, where) + bytes(length - 8)
+    def fields(obj, ctx, where):
+        length = obj.get("length")
+        if isinstance(length, bool) or not isinstance(length, int) or not 8 <= length <= 0x7FFFFFFF:
+            raise EncodeError(f"{where}.length: a blank covers 8..2147483647 bytes to the end of the file, "
+                              f"not {length!r}")
+        size = obj.get("size") if ctx.keep_lengths and obj.get("size") is not None else length
+        return BLANK.encode({"magic": BLANK_MAGIC, "size": size}, ctx, where) + bytes(length - 8)
+
+    def fresh(data: bytes):
+        size = struct.unpack_from(">i", data, 4)[0] if len(data) >= 8 else None
+        return {"type": "dledger_blank", "position": 0, "length": len(data), "magic": BLANK_MAGIC, "size": size,
+                "problems": []}, size != len(data) or any(data[8:])
+
+    return encode_unit(obj, ctx, where, fresh, fields)
 
 
 def index_entry_bytes(obj: dict, ctx, where: str = "") -> bytes:
