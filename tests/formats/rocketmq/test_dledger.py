@@ -253,3 +253,22 @@ def test_dump_json_lines_are_json():
     r = run("dump", "--json", DATA[1])
     objs = [json.loads(x) for x in r.output.splitlines()]
     assert [o["type"] for o in objs] == ["dledger_entry"] * 3 + ["unparsed"]
+
+
+def test_view_through_the_generic_path(tmp_path):
+    from tests.view_helpers import page_data, view
+
+    out = tmp_path / "d.html"
+    r = view(DATA[0], "-o", out)
+    assert r.exit_code == 0, r.output
+    units = page_data(out.read_text())["units"]
+    assert [u["t"] for u in units][:2] == ["dledger_entry", "dledger_entry"]
+    names = {n.get("n") for n in units[1]["nodes"]}
+    assert {"index", "term", "chainCrc", "body", "physicalOffset", "topic"} <= names
+
+
+def test_sql_records_are_the_messages():
+    r = run("sql", "--json", 'SELECT "offset", value FROM records ORDER BY path, unitPosition', ROOT / "data")
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x) for x in r.output.splitlines()]
+    assert [r["offset"] for r in rows] == [0, 0, 1, 1, 2, 2, 3, 3]  # queueOffset, two queues
