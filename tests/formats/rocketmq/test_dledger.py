@@ -272,3 +272,19 @@ def test_sql_records_are_the_messages():
     assert r.exit_code == 0, r.output
     rows = [json.loads(x) for x in r.output.splitlines()]
     assert [r["offset"] for r in rows] == [0, 0, 1, 1, 2, 2, 3, 3]  # queueOffset, two queues
+
+
+def test_index_checked_against_the_data_beside_it(tmp_path):
+    import shutil
+
+    d = tmp_path / "store" / "dledger-n0"
+    shutil.copytree(ROOT, d)
+    idx = d / "index" / INDEX.name
+    b = bytearray(idx.read_bytes())
+    struct.pack_into(">q", b, 3 * 32 + 24, 9)  # entry 3's term
+    struct.pack_into(">iqiqq", b, 9 * 32, 1, 5000, 175, 9, 2)  # an entry 9 the data does not hold
+    idx.write_bytes(bytes(b))
+    r = run("verify", "--json", idx)
+    probs = [(p["code"], p["position"]) for p in json.loads(r.output.splitlines()[0])["problems"]]
+    assert probs == [("index_data_mismatch", 96), ("index_data_mismatch", 288)], r.output
+    assert r.exit_code == 1

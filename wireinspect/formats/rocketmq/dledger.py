@@ -410,12 +410,65 @@ class IndexEntry(UnitBase):
         return n
 
 
-def iter_dledger_index(source, *, file_base: int | None = None):
+class DataFiles:
+    """Read access to a ``dledger-<id>/data`` directory (files named by their 20-digit log offset), to
+    check index entries against the entries they point at, as ``DLedgerMmapFileStore.recover`` does."""
+
+    def __init__(self, directory: str):
+        import os
+
+        self.files = sorted((int(n), os.path.join(directory, n)) for n in os.listdir(directory)
+                            if len(n) == 20 and n.isascii() and n.isdigit())
+        self.open = {}
+
+    def head_at(self, pos: int):
+        """``(magic, size, index, term)`` of the data entry at log offset ``pos``, or None (no file holds it)."""
+        from wireinspect.inputs.source import FileSource
+
+        for base, path in reversed(self.files):
+            if base <= pos:
+                src = self.open.get(path)
+                if src is None:
+                    src = self.open[path] = FileSource(path)
+                head = src.read(pos - base, 24) if pos - base < src.size else b""
+                return struct.unpack(">iiqq", head) if len(head) == 24 else None
+        return None
+
+    def close(self):
+        for s in self.open.values():
+            s.close()
+
+
+def data_dir_of(path: str | None) -> str | None:
+    """``dledger-<id>/data`` beside ``dledger-<id>/index/<file>``, when it is a directory."""
+    import os
+
+    if not path or not INDEX_PATH.search(os.path.abspath(path).replace(os.sep, "/")):
+        return None
+    d = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "data")
+    return d if os.path.isdir(d) else None
+
+
+def _check_against_data(u: IndexEntry, data: DataFiles) -> None:
+    v = u.values
+    got = data.head_at(v["pos"]) if v["pos"] >= 0 else None
+    want = (v["magic"], v["size"], v["index"], v["term"])
+    if got != want:
+        what = "no data entry" if got is None or got[:2] == (0, 0) else \
+            "the data entry there has magic {}, size {}, index {}, term {}".format(*got)
+        u.problems.append(Problem("index_data_mismatch", u.position, f"index entry {v['index']} points at log "
+                                  f"offset {v['pos']}: {what} (recovery truncates the index here and rebuilds it "
+                                  "from the data)"))
+
+
+def iter_dledger_index(source, *, file_base: int | None = None, data_dir: str | None = None):
     """Yield the :class:`IndexEntry` units of one DLedger index file (32 bytes each; zeros to the end of
-    the file are its unused part, a torn last entry a ``truncated`` problem)."""
+    the file are its unused part, a torn last entry a ``truncated`` problem). ``data_dir``: the
+    ``dledger-<id>/data`` directory to check each entry against (``index_data_mismatch``), or None."""
     from wireinspect.formats.framing import first_nonzero, walk
 
     size = source.size
+    data = DataFiles(data_dir) if data_dir else None
     first = None if file_base is None or file_base % INDEX_UNIT_SIZE else file_base // INDEX_UNIT_SIZE
 
     def entry(win, pos):
@@ -426,6 +479,8 @@ def iter_dledger_index(source, *, file_base: int | None = None):
         u = IndexEntry(pos, INDEX_STRUCT.unpack_from(buf, i),
                        None if first is None else first + pos // INDEX_UNIT_SIZE)
         u.file_size = size
+        if data is not None and not u.problems:
+            _check_against_data(u, data)
         return u, None
 
     def find(win, start):
@@ -435,8 +490,12 @@ def iter_dledger_index(source, *, file_base: int | None = None):
             return None
         return nz // INDEX_UNIT_SIZE * INDEX_UNIT_SIZE
 
-    yield from walk(source, entry, find, lambda win, pos: True, zero_tail_ok=True, what="index entry",
-                    zero_lead=INDEX_UNIT_SIZE)
+    try:
+        yield from walk(source, entry, find, lambda win, pos: True, zero_tail_ok=True, what="index entry",
+                        zero_lead=INDEX_UNIT_SIZE)
+    finally:
+        if data is not None:
+            data.close()
 
 
 # -- encode -----------------------------------------------------------------------------------------
