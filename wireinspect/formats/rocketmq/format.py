@@ -428,7 +428,8 @@ def _encode_dledger(obj: dict, ctx) -> list:
 def _dledger_index_units(source: Source, opts):
     from wireinspect.formats.rocketmq.dledger import data_dir_of, iter_dledger_index
 
-    return iter_dledger_index(source, file_base=file_base(source.path or source.name), data_dir=data_dir_of(source.path))
+    return iter_dledger_index(source, file_base=file_base(source.path or source.name),
+                              data_dir=data_dir_of(source.path))
 
 
 def _encode_dledger_index(obj: dict, ctx) -> list:
