@@ -288,3 +288,27 @@ def test_index_checked_against_the_data_beside_it(tmp_path):
     probs = [(p["code"], p["position"]) for p in json.loads(r.output.splitlines()[0])["problems"]]
     assert probs == [("index_data_mismatch", 96), ("index_data_mismatch", 288)], r.output
     assert r.exit_code == 1
+
+
+def test_salvage_keeps_the_entries_past_the_damage(tmp_path):
+    data = DATA[0].read_bytes()
+    d = tmp_path / "dledger-n0" / "data"
+    d.mkdir(parents=True)
+    f = d / DATA[0].name
+    f.write_bytes(_damage(data, 223, 0x09))
+    out = tmp_path / "out" / "dledger-n0" / "data" / DATA[0].name
+    out.parent.mkdir(parents=True)
+    r = run("recover", "--salvage", f, "-o", out)
+    assert "salvaged" in r.output, r.output
+    kept = out.read_bytes()
+    assert [e[3] for e in independent_read(kept, 0)] == [0, 1, 3, 4, 5]  # entry 2 skipped, the rest kept
+
+
+def test_the_sample_is_what_its_script_builds():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_dledger_sample", SAMPLES / "make_dledger_sample.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    built = mod.build()
+    assert built == {str(p.relative_to(ROOT)): p.read_bytes() for p in ROOT.rglob("*") if p.is_file()}
