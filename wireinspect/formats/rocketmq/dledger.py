@@ -52,7 +52,7 @@ from wireinspect.errors import EncodeError
 from wireinspect.formats.rocketmq.commitlog import (MAGIC_V1, MAGIC_V2, RAW_KEY, Record, b64, encode_unit,
                                                     parse_record, raw_if_needed, record_bytes, record_ok)
 from wireinspect.formats.unit import UnitBase
-from wireinspect.layout import Bytes, Int, Layout, Length, compile_fixed
+from wireinspect.layout import Bytes, Int, Layout, Length, compile_fixed, fixed_fields
 from wireinspect.model import Node, Problem
 
 DLEDGER_SOURCE = "openmessaging/dledger@d0545484103f2cd1207fbd7aee201d5b4a882eff"
@@ -91,11 +91,13 @@ INDEX_ENTRY = Layout("dledger_index_entry", (
 ), source=f"{DLEDGER_SOURCE}: io.openmessaging.storage.dledger.entry.DLedgerEntryCoder (encodeIndex, "
           "decodeIndex), DLedgerMmapFileStore.INDEX_UNIT_SIZE")
 
-INDEX_STRUCT = compile_fixed(INDEX_ENTRY).struct
+INDEX_FIXED = compile_fixed(INDEX_ENTRY)
+INDEX_STRUCT = INDEX_FIXED.struct
 assert INDEX_STRUCT.size == INDEX_UNIT_SIZE
-HEAD = struct.Struct(">iiqqqiiii")  # ENTRY's fixed fields (BODY_OFFSET bytes)
+HEAD_FIXED = compile_fixed(fixed_fields(ENTRY))  # ENTRY's fixed fields: magic .. bodySize
+HEAD = HEAD_FIXED.struct
 assert HEAD.size == BODY_OFFSET
-_HEAD_NAMES = ENTRY.names[:9]
+_HEAD_NAMES = HEAD_FIXED.names
 
 DATA_PATH = re.compile(r"(?:^|/)dledger-[^/]+/data/([0-9]{20})$")
 INDEX_PATH = re.compile(r"(?:^|/)dledger-[^/]+/index/([0-9]{20})$")
@@ -159,17 +161,15 @@ class Entry(UnitBase):
         v = self.values
         n = Node("dledger_entry", self.position, self.length, type=self.type, problems=list(self.problems),
                  display=f"index {v.get('index')}  term {v.get('term')}  {MAGICS.get(v.get('magic'), '?')}")
-        p = self.position
-        for f, name in zip(HEAD.format[1:], _HEAD_NAMES):
+        p = self.position + BODY_OFFSET
+        for name, off, w in HEAD_FIXED.spans:
             if name not in v:
                 break
-            w = struct.calcsize(">" + f)
-            c = n.add(name, p, w, v[name])
+            c = n.add(name, self.position + off, w, v[name])
             if name == "magic":
                 c.display = f"{v[name]} ({MAGICS.get(v[name], 'unknown')})"
             elif name in ("chainCrc", "bodyCrc"):
                 c.display = f"0x{v[name] & 0xFFFFFFFF:08x} (not computed by DLedger)"
-            p += w
         if self.record is not None:
             n.children.append(self.record.to_tree("body"))
         elif self.body is not None:
@@ -402,11 +402,10 @@ class IndexEntry(UnitBase):
         v = self.values
         n = Node(self.type, self.position, self.length, type=self.type, problems=list(self.problems),
                  display=f"index {v['index']}  term {v['term']}  pos {v['pos']}")
-        p = self.position
-        for f, name in zip(INDEX_STRUCT.format[1:], INDEX_ENTRY.names):
-            w = struct.calcsize(">" + f)
-            n.add(name, p, w, v[name])
-            p += w
+        for name, off, w in INDEX_FIXED.spans:
+            c = n.add(name, self.position + off, w, v[name])
+            if name == "magic":
+                c.display = f"{v[name]} ({MAGICS.get(v[name], 'unknown')})"
         return n
 
 
