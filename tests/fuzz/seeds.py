@@ -498,6 +498,12 @@ def rocketmq_seeds() -> list:
                         b'{\n\t"dataVersion":{\n\t\t"counter":2,\n\t\t"timestamp":1700000000000\n\t},\n'
                         b'\t"topicConfigTable":{\n\t\t"T":{\n\t\t\t"perm":6,\n\t\t\t"readQueueNums":4,\n'
                         b'\t\t\t"topicName":"T",\n\t\t\t"writeQueueNums":4\n\t\t}\n\t}\n}'))
+    # the DLedger commit log (samples/make_dledger_sample.py): entries holding commit-log records, the index
+    dl = SAMPLES / "rocketmq" / "dledger" / "dledger-n0"
+    for rel in ("data/" + "0" * 20, "data/" + "0" * 16 + "1024", "index/" + "0" * 20):
+        if (dl / rel).exists():
+            cases.append(single("rocketmq", "dledger-" + rel.replace("/", "-"), "store/dledger-n0/" + rel,
+                                (dl / rel).read_bytes()[:MAX_SEED]))
     return cases
 
 

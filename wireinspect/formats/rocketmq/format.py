@@ -393,6 +393,93 @@ CONFIG = Format(
 )
 
 
+# -- the DLedger (Raft) commit log (dledger.py) -----------------------------------------------------
+
+_DLEDGER_DATA = re.compile(r"(?:^|/)dledger-[^/]+/data/[0-9]{20}$")
+_DLEDGER_INDEX = re.compile(r"(?:^|/)dledger-[^/]+/index/[0-9]{20}$")
+
+
+def _path_sniff(pattern):
+    """A sniffer by name and place alone (:data:`~wireinspect.catalog.NAMED`: never re-guessed by content)."""
+    def sniff(head: bytes, name: str) -> int:
+        return 95 if pattern.search((name or "").replace(os.sep, "/")) else 0
+    return sniff
+
+
+def _dledger_units(source: Source, opts, body: bool = True):
+    from wireinspect.formats.rocketmq.dledger import iter_dledger_data
+
+    return iter_dledger_data(source, file_base=file_base(source.path or source.name), body=body,
+                             limit=opts.max_decompressed, max_entry=opts.max_batch)
+
+
+def _dledger_check(source: Source, opts):
+    return _dledger_units(source, opts, body=opts.deep)
+
+
+def _encode_dledger(obj: dict, ctx) -> list:
+    from wireinspect.errors import EncodeError
+    from wireinspect.formats.rocketmq.dledger import blank_bytes, entry_bytes
+
+    t = obj.get("type") if isinstance(obj, dict) else None
+    if t == "dledger_entry":
+        return [(None, entry_bytes(obj, ctx))]
+    if t == "dledger_blank":
+        return [(None, blank_bytes(obj, ctx))]
+    if t == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-dledger (dledger_entry, dledger_blank, unparsed)")
+
+
+def _dledger_index_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.dledger import data_dir_of, iter_dledger_index
+
+    return iter_dledger_index(source, file_base=file_base(source.path or source.name),
+                              data_dir=data_dir_of(source.path))
+
+
+def _encode_dledger_index(obj: dict, ctx) -> list:
+    from wireinspect.errors import EncodeError
+    from wireinspect.formats.rocketmq.dledger import index_entry_bytes
+
+    t = obj.get("type") if isinstance(obj, dict) else None
+    if t == "dledger_index_entry":
+        return [(None, index_entry_bytes(obj, ctx))]
+    if t == "unparsed":
+        return [(None, c) for c in encode_unparsed(obj, ctx)]
+    if t in NOTE_TYPES:
+        return []
+    raise EncodeError(f".type: {t!r} is not a unit of rocketmq-dledger-index (dledger_index_entry, unparsed)")
+
+
+DLEDGER = Format(
+    id="rocketmq-dledger",
+    description="RocketMQ DLedger (Raft) commit-log data file: DLedger entries (magic, size, index, term, pos, "
+                "CRCs) each holding one commit-log record",
+    recognised_by="path dledger-<id>/data/<20 digits>",
+    sniff=_path_sniff(_DLEDGER_DATA),
+    units=_dledger_units,
+    check=_dledger_check,
+    recoverable=True,
+    rebuild=pad_to_input_size,
+    honours=frozenset({"content"}),
+    encode=_encode_dledger,
+    encode_types=frozenset({"dledger_entry", "dledger_blank"}),
+)
+
+DLEDGER_INDEX = Format(
+    id="rocketmq-dledger-index",
+    description="RocketMQ DLedger index file: 32-byte entries (magic, pos, size, index, term), entry i at byte i * 32",
+    recognised_by="path dledger-<id>/index/<20 digits>",
+    sniff=_path_sniff(_DLEDGER_INDEX),
+    units=_dledger_index_units,
+    encode=_encode_dledger_index,
+    encode_types=frozenset({"dledger_index_entry"}),
+)
+
+
 # -- the store directory as a whole (storedir.py) ---------------------------------------------------
 
 def _store_units(source: Source, opts):
@@ -427,7 +514,7 @@ STORE = Format(
     recover_files=_store_recover_files,
 )
 
-FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE)
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX, STORE)
 
 
 def offsets_report(**options):
