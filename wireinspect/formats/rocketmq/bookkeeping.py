@@ -162,15 +162,16 @@ def iter_checkpoint(source):
 
 
 def encode_checkpoint(obj: dict, ctx) -> bytes:
-    """A ``store_checkpoint`` object -> its bytes (the fields present in order through
-    :data:`CHECKPOINT_LAYOUT`; a 4.x object of three fields gives 24 bytes). Raises EncodeError."""
+    """A ``store_checkpoint`` object -> its bytes (the fields present, a prefix of
+    :data:`CHECKPOINT_LAYOUT`'s, in order; a 4.x object of three fields gives 24 bytes, a cut file's
+    fewer: the rest of its bytes are its unparsed tail's). Raises EncodeError."""
     from wireinspect.errors import EncodeError
 
     names = [f.name for f in CHECKPOINT_LAYOUT.fields]
     present = [n for n in names if n in obj]
-    if present != names[:len(present)] or len(present) < 3:
-        raise EncodeError(f".: a store_checkpoint needs {', '.join(names[:3])} (and then {', '.join(names[3:])}), "
-                          f"in that order; got {', '.join(present) or 'none'}")
+    if present != names[:len(present)]:
+        raise EncodeError(f".: a store_checkpoint's fields are {', '.join(names)}, each only after those "
+                          f"before it; got {', '.join(present) or 'none'}")
     out = bytearray()
     for f in CHECKPOINT_LAYOUT.fields[:len(present)]:
         out += f.pack(obj[f.name], f".{f.name}")
