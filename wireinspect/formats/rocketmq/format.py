@@ -419,7 +419,46 @@ STORE = Format(
     recover_files=_store_recover_files,
 )
 
-FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE)
+# -- RocketMQ 5 stores (batchcq.py, timer.py, compaction.py) ----------------------------------------
+
+def _bcq_sniff(head: bytes, name: str) -> int:
+    path = (name or "").replace(os.sep, "/")
+    if "batchconsumequeue/" not in path:
+        return 0
+    from wireinspect.formats.rocketmq.batchcq import BCQ_PATH
+
+    return 95 if BCQ_PATH.search(path) else 0
+
+
+def _bcq_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.batchcq import iter_batchconsumequeue
+
+    return iter_batchconsumequeue(source, commitlog=opts.commitlog)
+
+
+def _encode_bcq(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.batchcq import encode_batchconsumequeue
+
+    return encode_batchconsumequeue(obj, ctx)
+
+
+BATCHCONSUMEQUEUE = Format(
+    id="rocketmq-batchconsumequeue",
+    description="RocketMQ 5 batch consume-queue file: 46-byte units (commitLogOffset, size, tagsCode, storeTime, "
+                "msgBaseOffset, batchSize, compactedOffset), checked against the commit log beside it",
+    recognised_by="path batchconsumequeue/<topic>/<queueId>/<20 digits>",
+    sniff=_bcq_sniff,
+    units=_bcq_units,
+    recoverable=True,
+    rebuild=pad_to_input_size,
+    honours=frozenset({"commitlog"}),
+    encode=_encode_bcq,
+    encode_types=frozenset({"bcq_unit"}),
+)
+
+ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE,)
+
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE) + ROCKETMQ5_FORMATS
 
 
 def offsets_report(**options):

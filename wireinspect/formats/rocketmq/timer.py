@@ -1,0 +1,1 @@
+"""RocketMQ 5's timer store (placeholder: filled in below)."""
