@@ -456,7 +456,66 @@ BATCHCONSUMEQUEUE = Format(
     encode_types=frozenset({"bcq_unit"}),
 )
 
-ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE,)
+def _timer(name: str):
+    def call(*args, **kw):
+        from wireinspect.formats.rocketmq import timer
+
+        return getattr(timer, name)(*args, **kw)
+    return call
+
+
+def _timerlog_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if parent == "timerlog" and DIGITS20.fullmatch(base) else 0
+
+
+def _timercheck_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if base == "timercheck" and parent == "config" else 0
+
+
+def _timer_encoder(fmt: str, types: tuple):
+    def encode(obj, ctx):
+        from wireinspect.formats.rocketmq.timer import encoder
+
+        return encoder(fmt, types)(obj, ctx)
+    return encode
+
+
+TIMERLOG = Format(
+    id="rocketmq-timerlog",
+    description="RocketMQ 5 timer log file: 52-byte TimerLog units (prevPos, magic, currWriteTime, delayedTime, "
+                "offsetPy, sizePy, hashCode), checked against the commit log beside it",
+    recognised_by="a 20-digit file name inside a timerlog directory",
+    sniff=_timerlog_sniff,
+    units=lambda source, opts: _timer("iter_timerlog")(source, commitlog=opts.commitlog),
+    encode=_timer_encoder("rocketmq-timerlog", ("timer_unit", "timer_blank")),
+    encode_types=frozenset({"timer_unit", "timer_blank"}),
+)
+
+TIMERWHEEL = Format(
+    id="rocketmq-timerwheel",
+    description="RocketMQ 5 timer wheel: 32-byte slots (time, firstPos, lastPos, num, magic), the used ones "
+                "checked against the timer log beside it",
+    recognised_by="the name timerwheel (in a store directory)",
+    sniff=_store_file_sniff("timerwheel"),
+    units=lambda source, opts: _timer("iter_timerwheel")(source),
+    encode=_timer_encoder("rocketmq-timerwheel", ("timer_slot",)),
+    encode_types=frozenset({"timer_slot"}),
+)
+
+TIMERCHECK = Format(
+    id="rocketmq-timercheck",
+    description="RocketMQ 5 timer checkpoint (TimerCheckpoint): lastReadTimeMs, lastTimerLogFlushPos, "
+                "lastTimerQueueOffset, masterTimerQueueOffset and the data version",
+    recognised_by="the name timercheck in a config directory",
+    sniff=_timercheck_sniff,
+    units=lambda source, opts: _timer("iter_timercheck")(source),
+    encode=_timer_encoder("rocketmq-timercheck", ("timer_checkpoint",)),
+    encode_types=frozenset({"timer_checkpoint"}),
+)
+
+ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK)
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE) + ROCKETMQ5_FORMATS
 
