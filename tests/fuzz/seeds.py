@@ -498,7 +498,28 @@ def rocketmq_seeds() -> list:
                         b'{\n\t"dataVersion":{\n\t\t"counter":2,\n\t\t"timestamp":1700000000000\n\t},\n'
                         b'\t"topicConfigTable":{\n\t\t"T":{\n\t\t\t"perm":6,\n\t\t\t"readQueueNums":4,\n'
                         b'\t\t\t"topicName":"T",\n\t\t\t"writeQueueNums":4\n\t\t}\n\t}\n}'))
+    cases += rocketmq5_seeds()
     return cases
+
+
+def rocketmq5_seeds() -> list:
+    """RocketMQ 5's stores, as samples/make_rocketmq5_sample.py writes them (the batch consume queue and
+    the timer log with the commit log beside them, so that their checks run)."""
+    import importlib.util
+
+    from tests.paths import SAMPLES
+
+    spec = importlib.util.spec_from_file_location("mk5", SAMPLES / "make_rocketmq5_sample.py")
+    mk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mk)
+    files = {"store/" + k: v for k, v in mk.build().items()}
+    cl = "store/commitlog/" + "0" * 20
+    bcq = "store/batchconsumequeue/batched/0/" + "0" * 20
+    tl = "store/timerlog/" + "0" * 20
+    return [Case("rocketmq", "batchconsumequeue", {cl: files[cl], bcq: files[bcq]}, bcq, bcq),
+            Case("rocketmq", "timerlog", {cl: files[cl], tl: files[tl]}, tl, tl),
+            single("rocketmq", "timerwheel", "store/timerwheel", files["store/timerwheel"]),
+            single("rocketmq", "timercheck", "store/config/timercheck", files["store/config/timercheck"])]
 
 
 # -- file names through the directory walk ----------------------------------------------------------------
