@@ -17,6 +17,7 @@ broker runs here: the files are written from the layouts of apache/rocketmq's ow
 * ``timerwheel``: a wheel of :data:`WHEEL_SLOTS` x 2 slots of 32 bytes (``TimerWheel.putSlot``: time in
   s, firstPos, lastPos, num, magic); a broker's has 604800 x 2 (38.7 MB), so this one carries the
   ``timer_wheel_size`` note;
+* ``compaction/``: :func:`compaction` (``CompactionLog``, ``SparseConsumeQueue``, ``CompactionPositionMgr``);
 * ``config/timercheck`` (``TimerCheckpoint``: seven longs of a 4096-byte page), ``config/timermetrics``
   (``TimerMetrics``: fastjson ``timingCount`` and ``dataVersion``), and ``checkpoint``.
 
@@ -35,6 +36,7 @@ STORE = os.path.join(HERE, "rocketmq", "store5")
 T0 = 1_700_000_000_000  # ms
 COMMITLOG_FILE = 2048
 BCQ_FILE = 46 * 6
+COMPACTION_FILE = 512  # the compaction log's file size
 TIMERLOG_FILE = 128  # mappedFileSizeTimerLog (100 MiB on a broker)
 WHEEL_SLOTS = 8  # slotsTotal (TimerMessageStore: 7 * 86400)
 MAGIC_V1 = 0xDAA320A7
@@ -118,9 +120,32 @@ def build() -> dict:
     metrics = {"dataVersion": {"counter": 4, "stateVersion": 0, "timestamp": now + 3000},
                "timingCount": {"orders": {"count": 4, "timeStamp": now + 3}}}
     out["config/timermetrics"] = MK.fastjson_pretty(metrics).encode()
+    out.update(compaction())
     ck = struct.pack(">5q", timers[-1][2], timers[-1][2], timers[-1][2], 0, 0)
     out["checkpoint"] = ck + bytes(4096 - len(ck))
     return out
+
+
+def compaction() -> dict:
+    """The compaction store of topic ``compacted`` queue 0: messages with queue offsets 0..5 whose KEYS
+    repeat; compaction kept the last of each key (offsets 3, 4, 5) in the compaction log, their
+    ``physicalOffset`` rewritten to their place there (``CompactionAppendMessageCallback``), then the
+    BLANK marker when the consume queue's file is full; the sparse consume queue's units (batchSize 1,
+    msgBaseOffset the original queue offset), its end unit (``putEndPositionInfo``); and
+    ``position-checkpoint`` (``CompactionPositionMgr``: ``topic_queueId`` -> offset)."""
+    log, cq = b"", b""
+    for q in (3, 4, 5):
+        stored = T0 + 20_000 + 1000 * q
+        rec = record("compacted", 0, q, len(log), stored, f"value {q}".encode(), {"KEYS": f"k{q % 3}",
+                                                                               "TAGS": "tagA"})
+        cq += struct.pack(">qiqqqhii", len(log), len(rec), MK.java_hash("tagA"), stored, q, 1, -1, 0)
+        log += rec
+    left = COMPACTION_FILE - len(log)
+    log += struct.pack(">iI", left, 0xCBD43194) + bytes(left - 8)  # CompactionAppendEndMsgCallback
+    cq += struct.pack(">qiqqqhii", -1, 0, 0, 0, 0, 0, -1, 0)  # SparseConsumeQueue.putEndPositionInfo
+    return {"compaction/compactionLog/compacted/0/" + "0" * 20: log,
+            "compaction/compactionCq/compacted/0/" + "0" * 20: cq + bytes(46 * 5 - len(cq)),
+            "compaction/position-checkpoint": MK.fastjson_pretty({"queueOffsetMap": {"compacted_0": 6}}).encode()}
 
 
 def main() -> None:

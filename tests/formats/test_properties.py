@@ -38,6 +38,9 @@ NAMES = {  # a name the format recognises, so name-dependent decoding (base offs
     "rocketmq-batchconsumequeue": "batchconsumequeue/T/0/00000000000000000000",
     "rocketmq-timerlog": "timerlog/00000000000000000000", "rocketmq-timerwheel": "store/timerwheel",
     "rocketmq-timercheck": "config/timercheck",
+    "rocketmq-compactionlog": "compaction/compactionLog/T/0/00000000000000000000",
+    "rocketmq-compactioncq": "compaction/compactionCq/T/0/00000000000000000000",
+    "rocketmq-compaction-position": "compaction/position-checkpoint",
 }
 
 

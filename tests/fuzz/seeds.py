@@ -516,10 +516,16 @@ def rocketmq5_seeds() -> list:
     cl = "store/commitlog/" + "0" * 20
     bcq = "store/batchconsumequeue/batched/0/" + "0" * 20
     tl = "store/timerlog/" + "0" * 20
+    ccq = "store/compaction/compactionCq/compacted/0/" + "0" * 20
+    clog = "store/compaction/compactionLog/compacted/0/" + "0" * 20
     return [Case("rocketmq", "batchconsumequeue", {cl: files[cl], bcq: files[bcq]}, bcq, bcq),
             Case("rocketmq", "timerlog", {cl: files[cl], tl: files[tl]}, tl, tl),
             single("rocketmq", "timerwheel", "store/timerwheel", files["store/timerwheel"]),
-            single("rocketmq", "timercheck", "store/config/timercheck", files["store/config/timercheck"])]
+            single("rocketmq", "timercheck", "store/config/timercheck", files["store/config/timercheck"]),
+            Case("rocketmq", "compaction", {k: v for k, v in files.items() if "/compaction/" in k}, ccq, ccq),
+            single("rocketmq", "compactionlog", clog, files[clog]),
+            single("rocketmq", "compaction-position", "store/compaction/position-checkpoint",
+                   files["store/compaction/position-checkpoint"])]
 
 
 # -- file names through the directory walk ----------------------------------------------------------------

@@ -34,6 +34,9 @@ TLOG0 = STORE5 / "timerlog" / ("0" * 20)
 TLOG1 = STORE5 / "timerlog" / f"{128:020d}"
 WHEEL = STORE5 / "timerwheel"
 TCHECK = STORE5 / "config" / "timercheck"
+CLOG = STORE5 / "compaction" / "compactionLog" / "compacted" / "0" / ("0" * 20)
+CCQ = STORE5 / "compaction" / "compactionCq" / "compacted" / "0" / ("0" * 20)
+CPOS = STORE5 / "compaction" / "position-checkpoint"
 
 
 def run(*args):
@@ -105,6 +108,34 @@ def test_timer_files_match_independent_readers():
         list(struct.unpack_from(">7q", TCHECK.read_bytes()))
 
 
+def test_compaction_store_matches_an_independent_reader():
+    """The sparse consume queue's units point at the compaction log's records (physicalOffset = their place
+    there); the end unit is a note, not damage."""
+    got = dump_json(CCQ)
+    want = read_bcq(CCQ.read_bytes())
+    units = [u for u in got if u["type"] == "bcq_unit"]
+    assert [{k: g[k] for k in w} for g, w in zip(units, want)] == want and len(want) == 3
+    assert all(u["commitLogChecked"] and not u["problems"] for u in units[:3])
+    assert units[3]["notes"][0]["code"] == "sparse_cq_end" and units[3]["problems"] == []
+    log = CLOG.read_bytes()
+    recs = [u for u in dump_json(CLOG) if u["type"] == "record"]
+    for u, r in zip(want, recs):
+        total, = struct.unpack_from(">i", log, u["commitLogOffset"])
+        phys, = struct.unpack_from(">q", log, u["commitLogOffset"] + 28)
+        assert total == u["size"] == r["totalSize"] and phys == u["commitLogOffset"] == r["physicalOffset"]
+        assert r["queueOffset"] == u["msgBaseOffset"]
+
+
+def test_sparse_queue_offsets_may_skip_but_not_go_back(tmp_path):
+    d = _copy(tmp_path)
+    f = d / CCQ.relative_to(STORE5)
+    _patch(f, 46 + 28, ">q", 3)  # msgBaseOffset back to 3 (also not the record's 4)
+    src = FileSource(str(f))
+    codes = _codes(iter_batchconsumequeue(src, sparse=True))
+    src.close()
+    assert codes == [("bcq_offset_gap", 74), ("cq_queue_offset_mismatch", 46)]
+
+
 def test_recognised_by_name_and_place():
     assert choose_format(b"", str(BCQ)).id == "rocketmq-batchconsumequeue"
     assert choose_format(b"", "/x/store/consumequeue/t/0/" + "0" * 20).id == "rocketmq-consumequeue"
@@ -112,12 +143,18 @@ def test_recognised_by_name_and_place():
     assert choose_format(b"", str(WHEEL)).id == "rocketmq-timerwheel"
     assert choose_format(b"\x00" * 64, "/x/store/config/timercheck").id == "rocketmq-timercheck"
     assert choose_format(b"", "/x/store/config/timermetrics").id == "rocketmq-config"
+    assert choose_format(b"", str(CLOG)).id == "rocketmq-compactionlog"
+    assert choose_format(b"", str(CCQ)).id == "rocketmq-compactioncq"
+    sub = "/x/store/compaction/compactionCq/t/1/compacting/" + "0" * 20
+    assert choose_format(b"", sub).id == "rocketmq-compactioncq"
+    assert choose_format(b"", str(CPOS)).id == "rocketmq-compaction-position"
     r = run("formats")
-    for fid in ("rocketmq-batchconsumequeue", "rocketmq-timerlog", "rocketmq-timerwheel", "rocketmq-timercheck"):
+    for fid in ("rocketmq-batchconsumequeue", "rocketmq-timerlog", "rocketmq-timerwheel", "rocketmq-timercheck",
+                "rocketmq-compactionlog", "rocketmq-compactioncq", "rocketmq-compaction-position"):
         assert fid in r.output
 
 
-@pytest.mark.parametrize("path", [BCQ, TLOG0, TLOG1, WHEEL, TCHECK], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [BCQ, TLOG0, TLOG1, WHEEL, TCHECK, CLOG, CCQ, CPOS], ids=lambda p: p.name)
 def test_encode_gives_the_bytes_back(path, tmp_path):
     r = run("dump", "--json", "--raw", path)
     j = tmp_path / "d.json"

@@ -48,6 +48,7 @@ BCQ_UNIT_LAYOUT = Layout("bcq_unit", (
 BCQ_UNIT = compile_fixed(BCQ_UNIT_LAYOUT).struct
 BCQ_UNIT_SIZE = BCQ_UNIT.size  # 46
 INVALID_POS = -1
+SPARSE_END = (-1, 0, 0, 0, 0, 0, INVALID_POS, 0)  # SparseConsumeQueue.putEndPositionInfo
 BCQ_PATH = re.compile(r"(?:^|/)batchconsumequeue/([^/]+)/([0-9]+)/([0-9]{20})$")
 
 
@@ -56,13 +57,14 @@ class BCQUnit(CQUnit):
     (the record's queueOffset, which the consume-queue checks compare)."""
 
     type = "bcq_unit"
-    __slots__ = ("storeTime", "msgBaseOffset", "batchSize", "compactedOffset", "reserved")
+    __slots__ = ("storeTime", "msgBaseOffset", "batchSize", "compactedOffset", "reserved", "notes")
 
     def __init__(self, position, values):
         super().__init__(position, values[:3], values[4])
         self.length = BCQ_UNIT_SIZE
         self.storeTime, self.msgBaseOffset, self.batchSize, self.compactedOffset, self.reserved = values[3:]
         self.blank = False  # BatchConsumeQueue has no fillPreBlank units
+        self.notes = []
 
     @property
     def valid(self) -> bool:
@@ -87,12 +89,15 @@ class BCQUnit(CQUnit):
         if self.checked is not None:
             d["commitLogChecked"] = self.checked
         d["problems"] = [p.to_dict() for p in self.problems]
+        if self.notes:
+            d["notes"] = [p.to_dict() for p in self.notes]
         return d
 
     def to_tree(self) -> Node:
         last = self.msgBaseOffset + self.batchSize - 1
         n = Node("bcq_unit", self.position, self.length, type=self.type, problems=list(self.problems),
-                 display=f"queueOffset {self.msgBaseOffset}" + (f"..{last}" if self.batchSize > 1 else ""))
+                 display="end of file (SparseConsumeQueue.putEndPositionInfo)" if self.notes else
+                 f"queueOffset {self.msgBaseOffset}" + (f"..{last}" if self.batchSize > 1 else ""))
         fixed_nodes(n, BCQ_UNIT_LAYOUT, self.position, self.values())
         return n
 
@@ -136,27 +141,41 @@ def _check(u: BCQUnit, store, topic, queue_id) -> None:
                                   f"record's INNER_NUM says {want}", expected=int(want), actual=u.batchSize))
 
 
-def iter_batchconsumequeue(source, *, commitlog: str | None = None, check: bool = True):
+def iter_batchconsumequeue(source, *, commitlog: str | None = None, check: bool = True, sparse: bool = False):
     """Units of one batch-consume-queue file (:class:`BCQUnit`), runs of zero units and the unused zero
     tail as gaps. Each unit is checked as ``BatchConsumeQueue.recover`` does (``bad_cq_unit``), against
     the previous one (``bcq_offset_gap``: ``msgBaseOffset`` does not continue it) and, with the commit log
     (``commitlog``, or ``<store>/commitlog`` beside the ``batchconsumequeue`` directory), against its
-    record as consume-queue units are (``cq_*``), plus ``storeTime`` and ``batchSize``."""
-    topic, queue_id, store_dir = bcq_identity(source.path or source.name)
-    directory = commitlog
-    if directory is None and store_dir and os.path.isdir(os.path.join(store_dir, "commitlog")):
-        directory = os.path.join(store_dir, "commitlog")
+    record as consume-queue units are (``cq_*``), plus ``storeTime`` and ``batchSize``.
+
+    ``sparse``: a compaction consume queue (``SparseConsumeQueue``, :mod:`.compaction`): its units point
+    into the compaction log (``commitlog`` names that directory, default: found from the path), queue
+    offsets only increase (compaction leaves gaps), and the end-of-file unit
+    (``putEndPositionInfo``: offset -1, compactedOffset -1, the rest 0) is no damage."""
+    if sparse:
+        from wireinspect.formats.rocketmq.compaction import compaction_identity
+
+        topic, queue_id, directory = compaction_identity(source.path or source.name)
+        directory = commitlog or directory
+    else:
+        topic, queue_id, store_dir = bcq_identity(source.path or source.name)
+        directory = commitlog
+        if directory is None and store_dir and os.path.isdir(os.path.join(store_dir, "commitlog")):
+            directory = os.path.join(store_dir, "commitlog")
     prev = [None]
 
     def make(pos, values):
         u = BCQUnit(pos, values)
-        if not u.valid:
+        if sparse and values == SPARSE_END:
+            u.notes = [Problem("sparse_cq_end", pos, "the end of the file (SparseConsumeQueue.putEndPositionInfo)")]
+        elif not u.valid:
             u.problems.append(Problem("bad_cq_unit", pos, f"commitLogOffset {u.commitLogOffset} / size {u.size} / "
                                       f"msgBaseOffset {u.msgBaseOffset} / batchSize {u.batchSize}: "
                                       "BatchConsumeQueue.recover stops here"))
         else:
             p = prev[0]
-            if p is not None and p.msgBaseOffset + p.batchSize != u.msgBaseOffset:
+            if p is not None and (p.msgBaseOffset + p.batchSize > u.msgBaseOffset if sparse
+                                  else p.msgBaseOffset + p.batchSize != u.msgBaseOffset):
                 want = p.msgBaseOffset + p.batchSize
                 u.problems.append(Problem("bcq_offset_gap", pos + 28, f"msgBaseOffset {u.msgBaseOffset}, the previous "
                                           f"unit's batch ends before {want}", expected=want, actual=u.msgBaseOffset))

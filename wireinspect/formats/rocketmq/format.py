@@ -10,6 +10,7 @@ when the place says it, so that no content guess of another format ever reads th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import struct
@@ -515,7 +516,60 @@ TIMERCHECK = Format(
     encode_types=frozenset({"timer_checkpoint"}),
 )
 
-ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK)
+def _path_sniff(module_attr: str, marker: str):
+    """95 for a path the regular expression ``compaction.<module_attr>`` matches (name and place only)."""
+    def sniff(head: bytes, name: str) -> int:
+        path = (name or "").replace(os.sep, "/")
+        if marker not in path:
+            return 0
+        from wireinspect.formats.rocketmq import compaction
+
+        return 95 if getattr(compaction, module_attr).search(path) else 0
+    return sniff
+
+
+COMPACTIONLOG = dataclasses.replace(
+    COMMITLOG, id="rocketmq-compactionlog",
+    description="RocketMQ 5 compaction log file: commit-log records kept by compaction (physicalOffset = the place "
+                "in the compaction log) and the BLANK end marker",
+    recognised_by="path compaction/compactionLog/<topic>/<queueId>/[compacting|replicating/]<20 digits>",
+    sniff=_path_sniff("LOG_PATH", "compaction/compactionLog/"), replication=None)
+
+COMPACTIONCQ = Format(
+    id="rocketmq-compactioncq",
+    description="RocketMQ 5 compaction consume queue (SparseConsumeQueue): batch consume-queue units pointing into "
+                "the compaction log, checked against it",
+    recognised_by="path compaction/compactionCq/<topic>/<queueId>/[compacting|replicating/]<20 digits>",
+    sniff=_path_sniff("CQ_PATH", "compaction/compactionCq/"),
+    units=lambda source, opts: _sparse_cq_units(source, opts),
+    recoverable=True,
+    rebuild=pad_to_input_size,
+    honours=frozenset({"commitlog"}),
+    encode=_encode_bcq,
+    encode_types=frozenset({"bcq_unit"}),
+)
+
+
+def _sparse_cq_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.batchcq import iter_batchconsumequeue
+
+    return iter_batchconsumequeue(source, commitlog=opts.commitlog, sparse=True)
+
+
+def _position_checkpoint_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if parent == "compaction" and base in ("position-checkpoint", "position-checkpoint.bak") else 0
+
+
+COMPACTION_POSITION = dataclasses.replace(
+    CONFIG, id="rocketmq-compaction-position",
+    description="RocketMQ 5 compaction position checkpoint (CompactionPositionMgr): fastjson queueOffsetMap "
+                "(topic_queueId -> the queue offset compacted up to), and its .bak",
+    recognised_by="the name position-checkpoint in a compaction directory",
+    sniff=_position_checkpoint_sniff)
+
+ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK, COMPACTIONLOG, COMPACTIONCQ,
+                     COMPACTION_POSITION)
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, STORE) + ROCKETMQ5_FORMATS
 
