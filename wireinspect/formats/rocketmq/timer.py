@@ -42,7 +42,6 @@ broker refuses a wheel of another non-zero length)::
 from __future__ import annotations
 
 import os
-import re
 
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, Unparsed, all_zero, encode_unparsed
@@ -103,7 +102,6 @@ SLOTS_TOTAL = 7 * 86400  # TimerMessageStore: TIMER_WHEEL_TTL_DAY * DAY_SECS
 WHEEL_SIZE = SLOTS_TOTAL * 2 * SLOT_SIZE  # 38,707,200
 PAGE = 4096
 CHUNK = 1 << 20  # bytes of the wheel read at a time
-TIMERLOG_PATH = re.compile(r"(?:^|/)timerlog/([0-9]{20})$")
 
 
 def _magic_ok(magic: int) -> bool:
@@ -114,11 +112,12 @@ class FixedUnit(UnitBase):
     """A unit of one fixed-width layout (``LAYOUT``): ``values`` in field order."""
 
     LAYOUT: Layout = None
+    LAYOUT_SIZE = 0  # the layout's width in bytes (set by each subclass)
     __slots__ = ("position", "length", "values", "problems", "notes", "checked")
     valid = True
 
     def __init__(self, position, values, problems=None):
-        self.position, self.length, self.values = position, compile_fixed(self.LAYOUT).struct.size, values
+        self.position, self.length, self.values = position, self.LAYOUT_SIZE, values
         self.problems, self.notes, self.checked = problems or [], [], None
 
     @property
@@ -149,6 +148,7 @@ class FixedUnit(UnitBase):
 
 class TimerUnit(FixedUnit):
     LAYOUT = TIMERLOG_UNIT_LAYOUT
+    LAYOUT_SIZE = UNIT_SIZE
     records_count = 1
 
     @property
@@ -163,6 +163,7 @@ class TimerUnit(FixedUnit):
 
 class TimerBlank(FixedUnit):
     LAYOUT = TIMERLOG_BLANK_LAYOUT
+    LAYOUT_SIZE = BLANK_SIZE
 
     def display(self):
         return "end of file (BLANK_MAGIC_CODE)"
@@ -272,6 +273,7 @@ def iter_timerlog(source, *, commitlog: str | None = None, check: bool = True):
 
 class TimerSlot(FixedUnit):
     LAYOUT = TIMER_SLOT_LAYOUT
+    LAYOUT_SIZE = SLOT_SIZE
     __slots__ = ("index",)
 
     def __init__(self, position, values, problems=None):
@@ -386,6 +388,7 @@ def iter_timerwheel(source, *, check: bool = True):
 
 class TimerCheckpointUnit(FixedUnit):
     LAYOUT = TIMER_CHECKPOINT_LAYOUT
+    LAYOUT_SIZE = CHECK_SIZE
 
     def display(self):
         return "TimerCheckpoint"
