@@ -80,7 +80,9 @@ LISTED_BEFORE = frozenset({
     "CreateTimestamp", "AssignmentTimestamp", "LastContainedLogTimestamp",
 })
 # declared since: RocketMQ's store/checkpoint (formats/rocketmq/bookkeeping.py, issue 24)
-DECLARED_SINCE = frozenset({"physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp"})
+DECLARED_SINCE = frozenset({"physicMsgTimestamp", "logicsMsgTimestamp", "indexMsgTimestamp",
+                            # RocketMQ 5's batch consume queue and timer store (batchcq.py, timer.py)
+                            "storeTime", "currWriteTime", "lastReadTimeMs"})
 
 
 def test_the_renderers_ask_the_declarations_for_ms_timestamps():

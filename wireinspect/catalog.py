@@ -169,7 +169,8 @@ def choose_format(head: bytes, name: str) -> Format | None:
 _MS_DECLARED = ("wireinspect.formats.kafka.records", "wireinspect.formats.kafka.legacy",
                 "wireinspect.formats.kafka.sidetables", "wireinspect.formats.redpanda.header",
                 "wireinspect.formats.kafka.protocol.specs_loader", "wireinspect.formats.kafka.internal.image",
-                "wireinspect.formats.rocketmq.bookkeeping")
+                "wireinspect.formats.rocketmq.bookkeeping",
+                "wireinspect.formats.rocketmq.batchcq", "wireinspect.formats.rocketmq.timer")
 
 
 def ms_fields() -> set:

@@ -35,6 +35,12 @@ NAMES = {  # a name the format recognises, so name-dependent decoding (base offs
     "kafka-meta-properties": "meta.properties", "kafka-quorum-state": "quorum-state",
     "jafka-log": "00000000000000000000.kafka", "rocketmq-commitlog": "commitlog/00000000000000000000",
     "rocketmq-consumequeue": "consumequeue/T/0/00000000000000000000", "rocketmq-index": "index/20240101000000000",
+    "rocketmq-batchconsumequeue": "batchconsumequeue/T/0/00000000000000000000",
+    "rocketmq-timerlog": "timerlog/00000000000000000000", "rocketmq-timerwheel": "store/timerwheel",
+    "rocketmq-timercheck": "config/timercheck",
+    "rocketmq-compactionlog": "compaction/compactionLog/T/0/00000000000000000000",
+    "rocketmq-compactioncq": "compaction/compactionCq/T/0/00000000000000000000",
+    "rocketmq-compaction-position": "compaction/position-checkpoint",
 }
 
 

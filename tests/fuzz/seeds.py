@@ -504,7 +504,34 @@ def rocketmq_seeds() -> list:
         if (dl / rel).exists():
             cases.append(single("rocketmq", "dledger-" + rel.replace("/", "-"), "store/dledger-n0/" + rel,
                                 (dl / rel).read_bytes()[:MAX_SEED]))
+    cases += rocketmq5_seeds()
     return cases
+
+
+def rocketmq5_seeds() -> list:
+    """RocketMQ 5's stores, as samples/make_rocketmq5_sample.py writes them (the batch consume queue and
+    the timer log with the commit log beside them, so that their checks run)."""
+    import importlib.util
+
+    from tests.paths import SAMPLES
+
+    spec = importlib.util.spec_from_file_location("mk5", SAMPLES / "make_rocketmq5_sample.py")
+    mk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mk)
+    files = {"store/" + k: v for k, v in mk.build().items()}
+    cl = "store/commitlog/" + "0" * 20
+    bcq = "store/batchconsumequeue/batched/0/" + "0" * 20
+    tl = "store/timerlog/" + "0" * 20
+    ccq = "store/compaction/compactionCq/compacted/0/" + "0" * 20
+    clog = "store/compaction/compactionLog/compacted/0/" + "0" * 20
+    return [Case("rocketmq", "batchconsumequeue", {cl: files[cl], bcq: files[bcq]}, bcq, bcq),
+            Case("rocketmq", "timerlog", {cl: files[cl], tl: files[tl]}, tl, tl),
+            single("rocketmq", "timerwheel", "store/timerwheel", files["store/timerwheel"]),
+            single("rocketmq", "timercheck", "store/config/timercheck", files["store/config/timercheck"]),
+            Case("rocketmq", "compaction", {k: v for k, v in files.items() if "/compaction/" in k}, ccq, ccq),
+            single("rocketmq", "compactionlog", clog, files[clog]),
+            single("rocketmq", "compaction-position", "store/compaction/position-checkpoint",
+                   files["store/compaction/position-checkpoint"])]
 
 
 # -- file names through the directory walk ----------------------------------------------------------------

@@ -10,6 +10,7 @@ when the place says it, so that no content guess of another format ever reads th
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import struct
@@ -514,7 +515,159 @@ STORE = Format(
     recover_files=_store_recover_files,
 )
 
-FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX, STORE)
+# -- RocketMQ 5 stores (batchcq.py, timer.py, compaction.py) ----------------------------------------
+
+def _bcq_sniff(head: bytes, name: str) -> int:
+    path = (name or "").replace(os.sep, "/")
+    if "batchconsumequeue/" not in path:
+        return 0
+    from wireinspect.formats.rocketmq.batchcq import BCQ_PATH
+
+    return 95 if BCQ_PATH.search(path) else 0
+
+
+def _bcq_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.batchcq import iter_batchconsumequeue
+
+    return iter_batchconsumequeue(source, commitlog=opts.commitlog)
+
+
+def _encode_bcq(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.batchcq import encode_batchconsumequeue
+
+    return encode_batchconsumequeue(obj, ctx)
+
+
+BATCHCONSUMEQUEUE = Format(
+    id="rocketmq-batchconsumequeue",
+    description="RocketMQ 5 batch consume-queue file: 46-byte units (commitLogOffset, size, tagsCode, storeTime, "
+                "msgBaseOffset, batchSize, compactedOffset), checked against the commit log beside it",
+    recognised_by="path batchconsumequeue/<topic>/<queueId>/<20 digits>",
+    sniff=_bcq_sniff,
+    units=_bcq_units,
+    recoverable=True,
+    rebuild=pad_to_input_size,
+    honours=frozenset({"commitlog"}),
+    encode=_encode_bcq,
+    encode_types=frozenset({"bcq_unit"}),
+)
+
+def _timer(name: str):
+    def call(*args, **kw):
+        from wireinspect.formats.rocketmq import timer
+
+        return getattr(timer, name)(*args, **kw)
+    return call
+
+
+def _timerlog_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if parent == "timerlog" and DIGITS20.fullmatch(base) else 0
+
+
+def _timercheck_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if base == "timercheck" and parent == "config" else 0
+
+
+def _timer_encoder(fmt: str, types: tuple):
+    def encode(obj, ctx):
+        from wireinspect.formats.rocketmq.timer import encoder
+
+        return encoder(fmt, types)(obj, ctx)
+    return encode
+
+
+TIMERLOG = Format(
+    id="rocketmq-timerlog",
+    description="RocketMQ 5 timer log file: 52-byte TimerLog units (prevPos, magic, currWriteTime, delayedTime, "
+                "offsetPy, sizePy, hashCode), checked against the commit log beside it",
+    recognised_by="a 20-digit file name inside a timerlog directory",
+    sniff=_timerlog_sniff,
+    units=lambda source, opts: _timer("iter_timerlog")(source, commitlog=opts.commitlog),
+    encode=_timer_encoder("rocketmq-timerlog", ("timer_unit", "timer_blank")),
+    encode_types=frozenset({"timer_unit", "timer_blank"}),
+)
+
+TIMERWHEEL = Format(
+    id="rocketmq-timerwheel",
+    description="RocketMQ 5 timer wheel: 32-byte slots (time, firstPos, lastPos, num, magic), the used ones "
+                "checked against the timer log beside it",
+    recognised_by="the name timerwheel (in a store directory)",
+    sniff=_store_file_sniff("timerwheel"),
+    units=lambda source, opts: _timer("iter_timerwheel")(source),
+    encode=_timer_encoder("rocketmq-timerwheel", ("timer_slot",)),
+    encode_types=frozenset({"timer_slot"}),
+)
+
+TIMERCHECK = Format(
+    id="rocketmq-timercheck",
+    description="RocketMQ 5 timer checkpoint (TimerCheckpoint): lastReadTimeMs, lastTimerLogFlushPos, "
+                "lastTimerQueueOffset, masterTimerQueueOffset and the data version",
+    recognised_by="the name timercheck in a config directory",
+    sniff=_timercheck_sniff,
+    units=lambda source, opts: _timer("iter_timercheck")(source),
+    encode=_timer_encoder("rocketmq-timercheck", ("timer_checkpoint",)),
+    encode_types=frozenset({"timer_checkpoint"}),
+)
+
+def _path_sniff(module_attr: str, marker: str):
+    """95 for a path the regular expression ``compaction.<module_attr>`` matches (name and place only)."""
+    def sniff(head: bytes, name: str) -> int:
+        path = (name or "").replace(os.sep, "/")
+        if marker not in path:
+            return 0
+        from wireinspect.formats.rocketmq import compaction
+
+        return 95 if getattr(compaction, module_attr).search(path) else 0
+    return sniff
+
+
+COMPACTIONLOG = dataclasses.replace(
+    COMMITLOG, id="rocketmq-compactionlog",
+    description="RocketMQ 5 compaction log file: commit-log records kept by compaction (physicalOffset = the place "
+                "in the compaction log) and the BLANK end marker",
+    recognised_by="path compaction/compactionLog/<topic>/<queueId>/[compacting|replicating/]<20 digits>",
+    sniff=_path_sniff("LOG_PATH", "compaction/compactionLog/"), replication=None)
+
+COMPACTIONCQ = Format(
+    id="rocketmq-compactioncq",
+    description="RocketMQ 5 compaction consume queue (SparseConsumeQueue): batch consume-queue units pointing into "
+                "the compaction log, checked against it",
+    recognised_by="path compaction/compactionCq/<topic>/<queueId>/[compacting|replicating/]<20 digits>",
+    sniff=_path_sniff("CQ_PATH", "compaction/compactionCq/"),
+    units=lambda source, opts: _sparse_cq_units(source, opts),
+    recoverable=True,
+    rebuild=pad_to_input_size,
+    honours=frozenset({"commitlog"}),
+    encode=_encode_bcq,
+    encode_types=frozenset({"bcq_unit"}),
+)
+
+
+def _sparse_cq_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.batchcq import iter_batchconsumequeue
+
+    return iter_batchconsumequeue(source, commitlog=opts.commitlog, sparse=True)
+
+
+def _position_checkpoint_sniff(head: bytes, name: str) -> int:
+    base, parent = _parts(name)
+    return 95 if parent == "compaction" and base in ("position-checkpoint", "position-checkpoint.bak") else 0
+
+
+COMPACTION_POSITION = dataclasses.replace(
+    CONFIG, id="rocketmq-compaction-position",
+    description="RocketMQ 5 compaction position checkpoint (CompactionPositionMgr): fastjson queueOffsetMap "
+                "(topic_queueId -> the queue offset compacted up to), and its .bak",
+    recognised_by="the name position-checkpoint in a compaction directory",
+    sniff=_position_checkpoint_sniff)
+
+ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK, COMPACTIONLOG, COMPACTIONCQ,
+                     COMPACTION_POSITION)
+
+FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX,
+           STORE) + ROCKETMQ5_FORMATS
 
 
 def offsets_report(**options):

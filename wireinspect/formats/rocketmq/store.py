@@ -252,37 +252,51 @@ def iter_consumequeue(source, *, commitlog: str | None = None, check: bool = Tru
     """Units of one consume-queue file, then the unused zero tail as one gap. ``commitlog``: a
     commit-log directory to check units against (default: found beside a ``consumequeue`` path)."""
     topic, queue_id, base = cq_identity(source.path or source.name)
-    store = None
     directory = commitlog or find_commitlog(source.path)
-    if check and directory:
-        store = CommitLogStore(directory)
+
+    def make(pos, values):
+        u = CQUnit(pos, values, None if base is None else base // CQ_UNIT_SIZE + pos // CQ_UNIT_SIZE)
+        if not u.valid:
+            u.problems.append(Problem("bad_cq_unit", pos, f"commitLogOffset {u.commitLogOffset} / size {u.size}: "
+                                      "ConsumeQueue.recover stops here"))
+        return u
+
+    return walk_queue(source, CQ_UNIT, make, lambda u, store: _check_unit(u, store, topic, queue_id),
+                      directory if check else None)
+
+
+def walk_queue(source, unit, make, check_unit, commitlog: str | None):
+    """The walk of a queue file of fixed-size units (a consume queue, RocketMQ 5's batch consume queue):
+    ``unit`` a :class:`struct.Struct`, ``make(position, values)`` the unit object (its problems set),
+    ``check_unit(u, store)`` its checks against the :class:`CommitLogStore` of the directory
+    ``commitlog`` (``None``: not checked; only units whose ``valid`` holds are checked). Runs of all-zero
+    units are one gap; the zero tail of the file is the unused rest."""
+    size_u = unit.size
+    store = CommitLogStore(commitlog) if commitlog else None
     win = Window(source)
     size = source.size
     pos = 0
     try:
-        while pos + CQ_UNIT_SIZE <= size:
-            buf, i = win.get(pos, CQ_UNIT_SIZE)
-            values = CQ_UNIT.unpack_from(buf, i)
-            if values == (0, 0, 0):
+        while pos + size_u <= size:
+            buf, i = win.get(pos, size_u)
+            values = unit.unpack_from(buf, i)
+            if not any(values):
                 nz = first_nonzero(win, pos, size)
                 if nz >= size:
                     yield describe_gap(win, pos, size, True, True, "unit")
                     return
-                aligned = pos + (nz - pos) // CQ_UNIT_SIZE * CQ_UNIT_SIZE
+                aligned = pos + (nz - pos) // size_u * size_u
                 if aligned > pos:
                     gap = describe_gap(win, pos, aligned, False, False, "unit")
                     yield gap
                     pos = aligned
                     continue
-            u = CQUnit(pos, values, None if base is None else base // CQ_UNIT_SIZE + pos // CQ_UNIT_SIZE)
+            u = make(pos, values)
             u.file_size = size
-            if not u.valid:
-                u.problems.append(Problem("bad_cq_unit", pos, f"commitLogOffset {u.commitLogOffset} / size {u.size}: "
-                                          "ConsumeQueue.recover stops here"))
-            elif store is not None:
-                _check_unit(u, store, topic, queue_id)
+            if store is not None and u.valid:
+                check_unit(u, store)
             yield u
-            pos += CQ_UNIT_SIZE
+            pos += size_u
         if pos < size:
             yield describe_gap(win, pos, size, True, False, "unit")
     finally:

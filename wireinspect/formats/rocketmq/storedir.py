@@ -33,9 +33,9 @@ unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the
 * the consume-queue units and index entries that point at or past the commit log's valid end
   (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
   query may return, that the commit log no longer holds;
-* every entry of the store accounted for: the known parts, and what is not read (RocketMQ 5's timer
-  store, batch consume queues, compaction logs, DLedger directories: named, their files skipped by the
-  listing with the reason).
+* every entry of the store accounted for: the known parts, and the others (RocketMQ 5's timer store,
+  batch consume queues, compaction logs, DLedger directories: named; their files are read by their own
+  formats, or skipped by the listing with the reason).
 
 Problems carry ``"file"``: the store-relative path of the file their ``position`` is in. Everything is
 read-only: files are opened through :class:`~wireinspect.inputs.source.FileSource`.
@@ -53,14 +53,16 @@ from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
 
 STORE_PARTS = ("commitlog", "consumequeue", "index", "config", "checkpoint", "abort", "lock")
-# what a RocketMQ 5 store (or a DLedger one) may hold beside them, not decoded here
+# what a RocketMQ 5 store (or a DLedger one) may hold beside them: their files are read by their own formats
+# (listed apart from the commit log's recovery, which does not touch them), or not decoded
 OTHER_PARTS = {
-    "timerlog": "RocketMQ 5 timer log (not decoded)", "timerwheel": "RocketMQ 5 timer wheel (not decoded)",
-    "timercheck": "RocketMQ 5 timer checkpoint (not decoded)", "timermetrics": "RocketMQ 5 timer metrics",
-    "batchconsumequeue": "RocketMQ 5 batch consume queues (not decoded)",
+    "timerlog": "RocketMQ 5 timer log (its files: rocketmq-timerlog)",
+    "timerwheel": "RocketMQ 5 timer wheel (rocketmq-timerwheel)",
+    "timercheck": "RocketMQ 5 timer checkpoint (rocketmq-timercheck)", "timermetrics": "RocketMQ 5 timer metrics",
+    "batchconsumequeue": "RocketMQ 5 batch consume queues (rocketmq-batchconsumequeue)",
     "consumequeue_ext": "consume-queue extension files (not decoded)",
-    "compaction": "RocketMQ 5 compaction log (not decoded)", "rocksdbstore": "RocketMQ 5 RocksDB consume queues "
-    "(not decoded)", "timeline": "", "delayoffset": "",
+    "compaction": "RocketMQ 5 compaction log and its queues (rocketmq-compactionlog, rocketmq-compactioncq)",
+    "rocksdbstore": "RocketMQ 5 RocksDB consume queues (not decoded)", "timeline": "", "delayoffset": "",
 }
 NORMAL_FILES = 3  # CommitLog.recoverNormally: "Began to recover from the last third file"
 
@@ -417,7 +419,8 @@ class StoreUnit(UnitBase):
         footer.append(f"consume queues: {len(self.queues)}" + (f", {cq} unit(s) past the commit log's end" if cq else ""))
         footer.append(f"index files: {len(self.info.get('indexFiles', []))}")
         if self.info.get("others"):
-            footer.append("not read: " + ", ".join(o["name"] for o in self.info["others"]))
+            footer.append("beside the store's check (their files read on their own): "
+                          + ", ".join(o["name"] for o in self.info["others"]))
         return f"store: {self.summary()}", ["commit log", "offsets", "records", "recovery"], rows, footer
 
     def to_tree(self) -> Node:
