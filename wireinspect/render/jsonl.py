@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from wireinspect.model import Node
 
@@ -32,7 +33,15 @@ def dumps(obj) -> str:
             return _orjson(obj, default=str).decode()
         except TypeError:  # orjson.JSONEncodeError is a TypeError
             pass
-    return _dumps(obj)
+    text = _dumps(obj)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a decoded JSON text's "\ud83d"): its escape, as JSON spells it
+        text = _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), text)
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def node_to_dict(node: Node, enc) -> dict:
