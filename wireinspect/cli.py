@@ -44,6 +44,7 @@ class App:
         self.color = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
         self.status = EXIT_OK
         self.counts = {"files": 0, "directories": 0, "skipped": 0, "unreadable": 0}
+        self.directory_kinds: dict = {}  # Format.dir_noun -> directories of that kind read
         self.where = ["", 0]
         self.on_listing = None
         self.selection = None  # dump: the units kept (ops.select.Selection)
@@ -197,6 +198,9 @@ class App:
                         continue
                     taken = taken or not bad
                     self.counts["directories" if item.format.dir_sniff else "files"] += 1
+                    if item.format.dir_sniff:
+                        noun = item.format.dir_noun
+                        self.directory_kinds[noun] = self.directory_kinds.get(noun, 0) + 1
                     self.where[:] = [item.source.name, 0]
                     if item.format.dir_sniff:
                         yield item

@@ -36,6 +36,8 @@ class Format:
     # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
+    # What such a directory is called in verify's closing line: (one, many).
+    dir_noun: tuple = ("partition directory", "partition directories")
     # Format options the format honours ("port", "api", "connection", "correlation_id", "commitlog",
     # "headers_only", "records_as", "content": the record content filters --key...; and the selections its
     # units can answer: "offsets" for --offset/--offsets, "time" for --time, "producer_id" for --producer-id,

@@ -117,7 +117,8 @@ def print_listing(app, kind: str, path: str, why: str, as_json: bool) -> None:
 
 def print_summary(app, with_problems: int) -> None:
     """The closing line of ``verify`` when more than one input was read or anything was skipped:
-    ``N files, M partition directories: D with problems, S skipped, U could not be read: VERDICT``."""
+    ``N files, M partition directories: D with problems, S skipped, U could not be read: VERDICT`` (each kind
+    of directory checked as a whole by its name, ``Format.dir_noun``: partition, store...)."""
     c = app.counts
     if c["files"] + c["directories"] + c["skipped"] + c["unreadable"] <= 1:
         return
@@ -126,8 +127,8 @@ def print_summary(app, with_problems: int) -> None:
         return f"{k} {one if k == 1 else many}"
 
     head = n(c["files"], "file", "files")
-    if c["directories"]:
-        head += ", " + n(c["directories"], "partition directory", "partition directories")
+    for (one, many), k in getattr(app, "directory_kinds", {}).items():
+        head += ", " + n(k, one, many)
     verdict = "could not read everything" if c["unreadable"] else "problems found" if with_problems else "ok"
     line(app, (f"{head}: {with_problems} with problems, {c['skipped']} skipped, {c['unreadable']} could not be "
                "read: ", "bold"), (verdict, "bold green" if verdict == "ok" else "bold red"))

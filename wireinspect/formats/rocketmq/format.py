@@ -512,6 +512,7 @@ STORE = Format(
     sniff=lambda head, name: 0,
     units=_store_units,
     dir_sniff=_looks_like_store,
+    dir_noun=("store directory", "store directories"),
     recover_files=_store_recover_files,
 )
 
