@@ -127,7 +127,7 @@ def print_summary(app, with_problems: int) -> None:
         return f"{k} {one if k == 1 else many}"
 
     head = n(c["files"], "file", "files")
-    for (one, many), k in getattr(app, "directory_kinds", {}).items():
+    for (one, many), k in app.directory_kinds.items():
         head += ", " + n(k, one, many)
     verdict = "could not read everything" if c["unreadable"] else "problems found" if with_problems else "ok"
     line(app, (f"{head}: {with_problems} with problems, {c['skipped']} skipped, {c['unreadable']} could not be "
