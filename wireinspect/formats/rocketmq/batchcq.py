@@ -29,7 +29,7 @@ import re
 
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, encode_unparsed
-from wireinspect.formats.rocketmq.store import CQUnit, _check_unit, fixed_nodes, walk_queue
+from wireinspect.formats.rocketmq.store import CQUnit, _check_unit, fixed_json, fixed_nodes, walk_queue
 from wireinspect.layout import Int, Layout, compile_fixed
 from wireinspect.model import Node, Problem
 
@@ -84,14 +84,7 @@ class BCQUnit(CQUnit):
                 self.compactedOffset, self.reserved)
 
     def to_json(self, enc) -> dict:
-        d = {"type": self.type, "position": self.position, "length": self.length}
-        d.update(zip(BCQ_UNIT_LAYOUT.names, self.values()))
-        if self.checked is not None:
-            d["commitLogChecked"] = self.checked
-        d["problems"] = [p.to_dict() for p in self.problems]
-        if self.notes:
-            d["notes"] = [p.to_dict() for p in self.notes]
-        return d
+        return fixed_json(self, BCQ_UNIT_LAYOUT, self.values())
 
     def to_tree(self) -> Node:
         last = self.msgBaseOffset + self.batchSize - 1

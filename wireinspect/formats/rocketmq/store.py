@@ -89,6 +89,20 @@ def fixed_nodes(parent: Node, layout: Layout, position: int, values) -> None:
         position += f.width
 
 
+def fixed_json(unit, layout: Layout, values) -> dict:
+    """The ``dump --json`` object of a unit of one fixed-width ``layout``: ``type``, ``position``,
+    ``length``, the fields in order, ``commitLogChecked`` when the commit log was beside it (``unit.checked``),
+    ``problems`` (and ``notes`` when any)."""
+    d = {"type": unit.type, "position": unit.position, "length": unit.length}
+    d.update(zip(layout.names, values))
+    if unit.checked is not None:
+        d["commitLogChecked"] = unit.checked
+    d["problems"] = [p.to_dict() for p in unit.problems]
+    if unit.notes:
+        d["notes"] = [p.to_dict() for p in unit.notes]
+    return d
+
+
 def java_string_hash(s: str) -> int:
     """``String.hashCode()`` (UTF-16 code units, 32-bit signed)."""
     h = 0

@@ -46,7 +46,7 @@ import os
 from wireinspect.errors import EncodeError
 from wireinspect.formats.common import NOTE_TYPES, Unparsed, all_zero, encode_unparsed
 from wireinspect.formats.framing import describe_gap, first_nonzero
-from wireinspect.formats.rocketmq.store import CommitLogStore, fixed_nodes, java_string_hash
+from wireinspect.formats.rocketmq.store import CommitLogStore, fixed_json, fixed_nodes, java_string_hash
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource, Window
 from wireinspect.layout import Int, Layout, compile_fixed
@@ -128,14 +128,7 @@ class FixedUnit(UnitBase):
         return ""
 
     def to_json(self, enc) -> dict:
-        d = {"type": self.type, "position": self.position, "length": self.length}
-        d.update(zip(self.LAYOUT.names, self.values))
-        if self.checked is not None:
-            d["commitLogChecked"] = self.checked
-        d["problems"] = [p.to_dict() for p in self.problems]
-        if self.notes:
-            d["notes"] = [p.to_dict() for p in self.notes]
-        return d
+        return fixed_json(self, self.LAYOUT, self.values)
 
     def to_tree(self) -> Node:
         n = Node(self.type, self.position, self.length, type=self.type, problems=list(self.problems),
