@@ -178,3 +178,15 @@ def batch_records(copy: Copy, entries, first_unit, term_key: str, sequence_key: 
                         "sequence": seq0 + (off - e.base) if seq0 is not None and seq0 >= 0 and off is not None
                         else None})
     return out[:LIST_LIMIT]
+
+
+def hooks_of(module: str):
+    """``hook(name)``: a :class:`Replication` hook that calls ``module``'s function ``name``, the module
+    imported when first called (a family's copy reader is not loaded with the catalog)."""
+    def hook(name: str):
+        def call(*args):
+            import importlib
+
+            return getattr(importlib.import_module(module), name)(*args)
+        return call
+    return hook

@@ -23,7 +23,7 @@ import bisect
 import os
 
 from wireinspect.formats.base import Format
-from wireinspect.formats.replica import Replication
+from wireinspect.formats.replica import Replication, hooks_of
 from wireinspect.formats.kafka.textformats import TEXT_FORMATS
 
 
@@ -349,13 +349,7 @@ def _encode_snapshot(obj: dict, ctx):
     return encode_snapshot(obj, ctx)
 
 
-def _replica(name: str):
-    """A hook of ``replicas`` that imports ``replica.py`` when first called."""
-    def call(*args):
-        from wireinspect.formats.kafka import replica
-
-        return getattr(replica, name)(*args)
-    return call
+_replica = hooks_of("wireinspect.formats.kafka.replica")  # (imported when first called)
 
 
 KAFKA_REPLICATION = Replication(

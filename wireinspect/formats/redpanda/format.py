@@ -8,7 +8,7 @@ import os
 
 from wireinspect.formats.base import Format
 from wireinspect.formats.kafka.logformat import records_kind
-from wireinspect.formats.replica import Replication
+from wireinspect.formats.replica import Replication, hooks_of
 from wireinspect.formats.redpanda.names import CLOUD_SEGMENT_NAME, index_kind, partition_of, segment_name
 from wireinspect.inputs.source import Source
 
@@ -85,12 +85,7 @@ REDPANDA_LOG = Format(
     partition_of=partition_of,
 )
 
-def _replica(name: str):
-    def call(*args):
-        from wireinspect.formats.redpanda import replica
-
-        return getattr(replica, name)(*args)
-    return call
+_replica = hooks_of("wireinspect.formats.redpanda.replica")  # (imported when first called)
 
 
 REDPANDA_REPLICATION = Replication(

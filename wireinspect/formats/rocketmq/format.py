@@ -17,7 +17,7 @@ import struct
 
 from wireinspect.formats.base import Format, MessageColumns
 from wireinspect.formats.common import NOTE_TYPES, encode_unparsed
-from wireinspect.formats.replica import Replication
+from wireinspect.formats.replica import Replication, hooks_of
 from wireinspect.inputs.source import Source
 
 DIGITS20 = re.compile(r"([0-9]{20})$")
@@ -159,12 +159,7 @@ def _remoting_units(source: Source, opts):
     return iter_stream(source, opts)
 
 
-def _replica(name: str):
-    def call(*args):
-        from wireinspect.formats.rocketmq import replica
-
-        return getattr(replica, name)(*args)
-    return call
+_replica = hooks_of("wireinspect.formats.rocketmq.replica")  # (imported when first called)
 
 
 def _looks_like_copy(names) -> bool:
