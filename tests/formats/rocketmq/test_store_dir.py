@@ -188,3 +188,12 @@ def test_store_without_consumer_offsets_is_a_usage_error(store):
     assert r.exit_code == 2 and "consumerOffset.json" in r.output and "Traceback" not in r.output
     r = run("rocketmq-offsets", SAMPLES / "v2-none")
     assert r.exit_code == 2
+
+
+def test_a_missing_input_beside_a_store_is_exit_2(tmp_path):
+    """A path that does not exist is said missing (as group-offsets says it), and the exit status is 2
+    even when a store beside it is read: the answer covers less than was asked."""
+    store = str(SAMPLES / "rocketmq" / "store")
+    for args in ([str(tmp_path / "missing")], [str(tmp_path / "missing"), store]):
+        r = CliRunner().invoke(cli, ["rocketmq-offsets"] + args)
+        assert r.exit_code == 2 and "missing: no such file" in r.stderr and "Traceback" not in r.output

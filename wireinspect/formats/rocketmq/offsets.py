@@ -58,13 +58,17 @@ class StoreOffsets:
 
     def choose(self, paths) -> dict:
         """``consumerOffset.json`` (and its ``.bak``) of each store among ``paths``; every other file is
-        passed over silently."""
+        passed over silently, a missing one read (to be reported), and when no store is among them the
+        first says so."""
         out = {}
         for p in paths:
             store = _store_of(p) if p != "-" else None
-            out[p] = None if store is not None else ""
-        if paths and None not in out.values():
-            out[paths[0]] = f"no config/{OFFSETS_FILE} among the inputs (give a store directory or the file)"
+            # (a missing path is read: the reading says it is missing, exit 2)
+            out[p] = None if store is not None or (p != "-" and not os.path.exists(p)) else ""
+        if paths and not any(why is None and (p == "-" or os.path.exists(p)) for p, why in out.items()):
+            first = next((p for p, why in out.items() if why == ""), None)
+            if first is not None:
+                out[first] = f"no config/{OFFSETS_FILE} among the inputs (give a store directory or the file)"
         return out
 
     def feed(self, path: str, unit: dict) -> None:
