@@ -394,8 +394,8 @@ class Layout:
 
         A field that does not fit stops the walk with a ``truncated`` problem (``complete`` False);
         a negative size that is not a null is ``bad_length``. Checksums are not verified here
-        (:meth:`verify_crcs`)."""
-        end = len(buf) if end is None else end
+        (:meth:`verify_crcs`). An ``end`` past the buffer is the buffer's end (a cut entry: what is there)."""
+        end = len(buf) if end is None else min(end, len(buf))
         values, spans, items, problems = {}, {}, {}, []
         for f in self.fields:
             if not f.present(values):

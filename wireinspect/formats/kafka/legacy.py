@@ -389,7 +389,7 @@ class Message(UnitBase):
         if self.fit:  # the fields from the reader's table, as LEGACY.decode would give them
             values, spans = self._fields(base)
         else:
-            d = LEGACY.decode(self.data, s, min(s + self.length, len(self.data)), base)  # (a cut one: what is there)
+            d = LEGACY.decode(self.data, s, s + self.length, base)
             values, spans = d.values, d.spans
         for f in LEGACY.fields:
             if f.name == "keyLength" and self.abs_offset is not None and self.abs_offset != self.offset:
