@@ -26,10 +26,9 @@ Two ways in, tested equal to ``dump --json`` (tests/columnar/, tests/spark/test_
 
 from __future__ import annotations
 
-from wireinspect.catalog import ENTRY_TYPES
 from wireinspect.columnar import fields as F
 from wireinspect.columnar.tables import (LABELS, RECORD_COLUMNS, RECORD_READINGS, SPARK_RECORDS, UNIT_COLUMNS,
-                                         arrow_type)
+                                         arrow_schema, arrow_type)
 
 BATCH_ROWS = 8192  # rows in one Arrow record batch at most
 BATCH_BYTES = 16 << 20  # ... or fewer when keys and values reach this many bytes
@@ -69,12 +68,6 @@ class Counters:
         return f"Counters({self.as_dict()})"
 
 
-def arrow_schema(columns=SPARK_RECORDS):
-    import pyarrow as pa
-
-    return pa.schema([(name, arrow_type(t)) for name, t in columns])
-
-
 def _ints(r: dict) -> bool:
     return (type(r["position"]) in _INT and type(r["length"]) in _INT and type(r["offset"]) in _INT
             and type(r["timestamp"]) in _INT)
@@ -89,15 +82,13 @@ class RecordColumns:
 
     ``table``: the declaration of the rows (:data:`~wireinspect.columnar.tables.SPARK_RECORDS` or
     :data:`~wireinspect.columnar.tables.RECORDS`); ``columns``: the names wanted (None: all), the
-    others never built (keys and values not wanted are not kept); ``headers_only``: one row per
-    batch or message, its record columns null (``spark scan --headers-only``); ``nested``: a
+    others never built (keys and values not wanted are not kept); ``nested``: a
     capture's frames give the records of the batches in their fields; ``counters``: a
     :class:`Counters` to count into."""
 
-    def __init__(self, path: str, topic, partition, headers_only: bool = False, table=SPARK_RECORDS,
+    def __init__(self, path: str, topic, partition, table=SPARK_RECORDS,
                  columns=None, nested: bool = False, counters: Counters | None = None):
         self.path, self.topic, self.partition = path, topic, partition
-        self.headers_only = headers_only  # --headers-only: one row per batch or message, the record columns null
         self.nested = nested
         self.counters = counters if counters is not None else Counters()
         self.decl = tuple((n, t) for n, t in table if columns is None or n in set(columns))
@@ -152,13 +143,8 @@ class RecordColumns:
 
     # -- in ------------------------------------------------------------------------------------
     def add(self, unit, frame: int | None = None) -> None:
-        """Add the records of one unit (none for a unit without records; with ``headers_only``, one row
-        for a batch or message, its record columns null). ``frame``: the unit's index in a capture."""
-        if self.headers_only:
-            d = unit.to_json(F.raw_bytes)
-            if d.get("type") in ENTRY_TYPES:
-                self._add_header_row(self._unit(d, unit, frame))
-            return
+        """Add the records of one unit (none for a unit without records). ``frame``: the unit's index
+        in a capture."""
         if unit.record_buffers is not None:
             got = unit.record_buffers(self.want_contents, tuple(self.acc_bases))
             if got is not None:  # a plain Kafka batch: its columns as Arrow buffers, no object per record
@@ -320,17 +306,6 @@ class RecordColumns:
             else:
                 arrays[name] = _array(self.cols[name], at)
         return arrays
-
-    def _add_header_row(self, ui: int) -> None:
-        """One row of unit ``ui`` whose record columns are all null (``--headers-only``)."""
-        self.unit_of.append(ui)
-        for col in self.cols.values():
-            col.append(None)
-        self.record_extra.append(None)
-        if self.want_headers:
-            self.headers_null.append(True)
-            self.any_headers_null = True
-            self.header_end.append(len(self.header_key))
 
     def _add_json(self, unit, frame) -> None:
         """Any unit, through its ``dump --json`` object."""
