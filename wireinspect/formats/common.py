@@ -268,3 +268,18 @@ def stream_encoder(frames: dict, what: str):
             return b""
         raise EncodeError(f".type: {t!r} is not a unit of {what} ({', '.join(frames)}, unparsed, note)")
     return encode
+
+
+def directory_units(source, opts, check, unit_class, format_id: str, noun: str = "partition directory") -> list:
+    """The units of a directory format: ``[check(source.path, opts=opts)]``, or one ``unit_class(path)``
+    with a ``not_a_directory`` problem (``unit.fproblem``) when ``source`` is not a directory (``noun``:
+    what the format reads, for the message)."""
+    import os
+
+    path = source.path
+    if not path or not os.path.isdir(path):
+        unit = unit_class(path or source.name)
+        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: {format_id} reads a "
+                      f"{noun}, not a file")
+        return [unit]
+    return [check(path, opts=opts)]

@@ -440,18 +440,8 @@ def looks_like_partition(names) -> bool:
     return False
 
 
-def directory_units(source, opts, check, unit_class=PartitionUnit, format_id: str = "kafka-partition") -> list:
-    """The units of a directory format: ``[check(source.path, opts=opts)]``, or one ``unit_class`` with a
-    ``not_a_directory`` problem when ``source`` is not a directory."""
-    path = source.path
-    if not path or not os.path.isdir(path):
-        unit = unit_class(path or source.name)
-        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: {format_id} reads a "
-                      "partition directory, not a file")
-        return [unit]
-    return [check(path, opts=opts)]
-
-
 def partition_units(source, opts):
     """The units of format ``kafka-partition``: one :class:`PartitionUnit` for the directory ``source.path``."""
-    return directory_units(source, opts, check_partition)
+    from wireinspect.formats.common import directory_units
+
+    return directory_units(source, opts, check_partition, PartitionUnit, "kafka-partition")

@@ -25,7 +25,8 @@ from __future__ import annotations
 import os
 
 from wireinspect.errors import InputError
-from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit, directory_units
+from wireinspect.formats.common import directory_units
+from wireinspect.formats.kafka.partition import PartitionUnit as KafkaPartitionUnit
 from wireinspect.formats.options import options_or_default
 from wireinspect.formats.redpanda.names import INDEX_NAME, ntp_of, segment_name
 from wireinspect.inputs.source import FileSource

@@ -620,13 +620,9 @@ def _check_index(store: str, unit: StoreUnit, end: int | None, abort: bool, ck: 
 def store_units(source, opts) -> list:
     """The units of format ``rocketmq-store``: one :class:`StoreUnit` for the directory ``source.path`` (a
     ``not_a_directory`` problem for a file)."""
-    path = source.path
-    if not path or not os.path.isdir(path):
-        unit = StoreUnit(path or source.name)
-        unit.fproblem("not_a_directory", os.path.basename(source.name), 0, f"{source.name}: rocketmq-store reads a "
-                      "store directory, not a file")
-        return [unit]
-    return [check_store(path, opts=opts)]
+    from wireinspect.formats.common import directory_units
+
+    return directory_units(source, opts, check_store, StoreUnit, "rocketmq-store", "store directory")
 
 
 def recover_files(directory: str, names, plans) -> list[tuple]:
