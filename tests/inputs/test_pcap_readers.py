@@ -184,14 +184,18 @@ def _live_capture(out, iface):
 def test_live_loopback_capture_by_tcpdump(tmp_path, iface):
     """A capture written by tcpdump on loopback (real segmentation and ACKs). tcpdump sometimes
     misses a packet (seen with ``-i any``): wireinspect then reports a ``tcp_gap`` ("acknowledged by
-    the peer but missing from the capture"), which is right; the scenario is then recorded again."""
+    the peer but missing from the capture"), which is right; the scenario is then recorded again, as it is
+    when tcpdump started after the Produce request went by (seen under load in CI)."""
     for attempt in range(4):
         data, port = _live_capture(tmp_path / f"live{attempt}.pcap", iface)
         units = _frames(data, ports=(port,))
-        if not any(p.code == "tcp_gap" for u in units for p in u.problems):
+        # (on a loaded machine tcpdump may also start too late and see no Produce at all: recorded again too)
+        if not any(p.code == "tcp_gap" for u in units for p in u.problems) and \
+                any(u.type == "frame" and u.api_name == "Produce" for u in units):
             break
     else:
-        pytest.skip(f"tcpdump -i {iface} lost packets in all {attempt + 1} recordings (each reported as tcp_gap)")
+        pytest.skip(f"tcpdump -i {iface} lost packets in all {attempt + 1} recordings (each reported as tcp_gap, "
+                    "or no Produce request recorded)")
     frames = [u for u in units if u.type == "frame"]
     # enc is handed slices of the batch's buffer (a bytearray once decompressed): bytes() makes them hashable
     produced = [r for f in frames if f.api_name == "Produce" for u in f.record_units() for r in
