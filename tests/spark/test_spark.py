@@ -325,7 +325,7 @@ def test_a_decoder_bug_is_one_files_error(monkeypatch, tmp_path):
     path = tmp_path / "t-1" / "00000000000000000000.log"
     path.parent.mkdir()
     path.write_bytes(_segment(0, 0, 1, 2))
-    fmt = registry.Format(**{**KAFKA_LOG.__dict__, "units": broken})
+    fmt = registry.Format(**{**KAFKA_LOG.__dict__, "units": broken, "record_runs": broken})
     monkeypatch.setattr("wireinspect.inputs.open.pick_format", lambda src, forced: fmt)
     desc = FileDesc(str(path), str(path), path.stat().st_size, True, True)
 

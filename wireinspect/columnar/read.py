@@ -178,30 +178,30 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
     batches = wants.get("batches")
     if "records" not in wants and batches is None and not frames or fmt.dir_sniff is not None:
         return  # (a directory's own unit holds its checks: no batch, record or frame; its files are read apart)
-    heads = False
+    heads = runs = False
     if "records" not in wants and not frames and not capture and not BATCH_NEEDS_RECORDS & set(batches):
         opts = replace(opts, headers_only=True)
         heads = fmt.heads is not None and (selection is None or not selection.active)
-    units = fmt.heads(src, opts) if heads else _units(item, opts, selection)
+    elif "records" in wants and not capture and fmt.record_runs is not None and (selection is None
+                                                                                   or not selection.active):
+        runs = True  # records: clean stretches as runs of batches whose records come as Arrow buffers
+    units = fmt.heads(src, opts) if heads else fmt.record_runs(src, opts) if runs else _units(item, opts, selection)
     cols = None
     if "records" in wants:
         cols = RecordColumns(src.name, topic, partition, table=RECORDS, columns=wants["records"], nested=capture,
                              counters=counters)
     only = None if batches is None or "unitExtra" in batches else tuple(c for c in batches if c in _UNIT_FIELDS)
-    for n, u in enumerate(units):
-        if heads and getattr(u, "heads", None) is not None:  # a run of clean batches: their headers as columns
-            counters.units_read += u.entries
-            yield "batches", _heads_chunk(u, only, src.name, topic, partition)
-            continue
+
+    def unit_rows(u, frame):
+        """The rows of one unit: its records (into ``cols``), its ``batches`` and ``frames`` rows."""
         counters.units_read += 1
         counters.units_with_problems += bool(u.problems)
-        frame = n if capture else None
         if cols is not None:
             cols.add(u, frame)
             if cols.full:
                 yield "records", cols.take()
         if batches is None and not frames:
-            continue
+            return
         if batches is not None and not capture and cols is not None and cols.last_unit is not None \
                 and cols.last_unit[0] is u:  # its unit columns, as its records' rows have them
             _, row, extra = cols.last_unit
@@ -209,13 +209,13 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
             row.update(path=src.name, topic=topic, partition=partition, frame=None,
                        unitExtra=extra if only is None else None)
             yield "batches", row
-            continue
+            return
         if batches is not None and not capture and not opts.headers_only:
             row = _plain_batch_row(u, only, counters, cols is None)
             if row is not None:
                 row.update(path=src.name, topic=topic, partition=partition)
                 yield "batches", row
-                continue
+                return
         d = u.to_json(F.raw_bytes)
         if frames and (u.protocol is not None or d.get("protocol") is not None):  # (not the capture's summary)
             row, extra = F.frame_fields(d)
@@ -228,6 +228,39 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
                 row.update(path=src.name, unitValid=bool(u.valid), unitProblems=len(u.problems), frame=frame,
                            unitExtra=extra, topic=topic, partition=partition)
                 yield "batches", row
+
+    def run_rows(run):
+        """The rows of a run of clean batches (``Format.record_runs``): a plain batch's records from
+        its buffers and its unit columns from the run's headers as columns; any other batch of it
+        through :func:`unit_rows`; the ``batches`` rows in order, as chunks of columns."""
+        head = _heads_chunk(run, None, src.name, topic, partition)
+        unit_of = list(zip(*(head.cols.get(name) or (None,) * head.n for name in _UNIT_INDEXED))) \
+            if cols.want_unit else None
+        done = 0  # the batches whose rows are given
+        for k, got in enumerate(run.record_items(src, cols.want_contents, cols.acc_bases, opts.max_decompressed,
+                                                 opts.max_records)):
+            if type(got) is tuple:
+                counters.units_read += 1
+                cols.add_head(unit_of[k] if unit_of is not None else None, got[2])
+                if cols.full:
+                    yield "records", cols.take()
+                continue
+            if batches is not None and k > done:
+                yield "batches", _chunk_slice(head, only, done, k)
+            done = k + 1
+            yield from unit_rows(got, None)
+        if batches is not None and head.n > done:
+            yield "batches", _chunk_slice(head, only, done, head.n)
+
+    for n, u in enumerate(units):
+        if (heads or runs) and getattr(u, "heads", None) is not None:
+            if runs:  # a run of clean batches: records from buffers, unit columns from the headers as columns
+                yield from run_rows(u)
+                continue
+            counters.units_read += u.entries  # a run of clean batches: their headers as columns
+            yield "batches", _heads_chunk(u, only, src.name, topic, partition)
+            continue
+        yield from unit_rows(u, n if capture else None)
     if cols is not None:
         last = cols.take()
         if last is not None:
@@ -243,6 +276,16 @@ def _heads_chunk(run, only, path: str, topic, partition) -> RowChunk:
     cols.update(path=[path] * n, topic=[topic] * n, partition=[partition] * n, unitValid=[True] * n,
                 unitProblems=[0] * n)
     return RowChunk(cols, n)
+
+
+_UNIT_INDEXED = tuple(n for n, _ in UNIT_COLUMNS) + ("unitExtra", "frame")  # a records unit row's columns
+
+
+def _chunk_slice(chunk: RowChunk, only, start: int, stop: int) -> RowChunk:
+    """Rows ``start..stop-1`` of a ``batches`` chunk of :func:`_heads_chunk` (``only``: the unit
+    columns wanted, None: all)."""
+    keep = None if only is None else set(only) | {"path", "topic", "partition"}
+    return RowChunk({k: v[start:stop] for k, v in chunk.cols.items() if keep is None or k in keep}, stop - start)
 
 
 def _plain_batch_row(u, only, counters: Counters, count: bool):

@@ -30,6 +30,10 @@ class Format:
     # as one unit each whose ``head_columns(only)`` gives their header fields as columns ({JSON name:
     # [value per batch]}), the ``headers_only`` units elsewhere; default: ``units``.
     heads: Callable[[Source, Options], Iterable] | None = None
+    # The units of a read of records for the columnar tables: runs of clean batches as one unit each whose
+    # ``record_items(source, want, bases, limit, max_records)`` gives each batch's records as Arrow buffers
+    # (or the batch itself where they do not read clean), the ``units`` elsewhere; default: ``units``.
+    record_runs: Callable[[Source, Options], Iterable] | None = None
     recoverable: bool = False  # units are contiguous entries: recover keeps the valid ones
     # (kept entries with their new positions, output path, options, source_path=input path) -> [paths]
     rebuild: Callable | None = None

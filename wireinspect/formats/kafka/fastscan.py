@@ -25,11 +25,12 @@ import json
 import os
 import struct
 
-from wireinspect.codec.compression import DEFAULT_LIMIT
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.legacy import clean_entry
 from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_HEADER, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD,
-                                              header_columns)
+                                              _skip, header_columns, parse_batch)
+from wireinspect.formats.kafka.recordtable import OD, R, buffers, read_records
 from wireinspect.formats.kafka.segment import (HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY, MIN_LENGTH, Resync, iter_log,
                                                next_valid)
 from wireinspect.formats.unit import UnitBase
@@ -75,6 +76,29 @@ class Run(UnitBase):
         batch]}`` (:func:`~.records.header_columns`); ``only``: the JSON names wanted (None: all)."""
         return header_columns(self.heads or (), only)
 
+    def record_items(self, source: Source, want, bases: list, limit: int = DEFAULT_LIMIT,
+                     max_records: int = DEFAULT_MAX_RECORDS):
+        """Each batch of the run (read with :attr:`heads`), in order: ``(position, header tuple,
+        buffers)`` when its records read clean (:func:`plain_records`; ``buffers`` as
+        :func:`~.recordtable.buffers` gives them, ``want`` as :meth:`~.records.Batch.record_buffers`
+        takes it), else the :class:`~.records.Batch` itself, parsed with its records ``"lazy"`` (the
+        unit the full walker would give: its problems said by the same code). ``bases``: the list the
+        caller keeps current between items, as :func:`~.recordtable.buffers` takes it. The run's bytes
+        are read once (a run of :func:`fast_check`'s ``run_bytes``: about a window). Raises
+        ``OSError`` as :meth:`Source.read`."""
+        skip = _skip(want)
+        base = self.position
+        buf = source.read(base, self.length)
+        for pos, h in self.heads or ():
+            i = pos - base
+            got = None if skip is None else plain_records(buf, i, base, h, limit, max_records)
+            if got is not None:
+                bufs = buffers(got[0], got[1], got[2], h, skip, tuple(bases))
+                if bufs is not NotImplemented:
+                    yield pos, h, bufs
+                    continue
+            yield parse_batch(buf, i, base, records="lazy", limit=limit, max_records=max_records)
+
     def to_json(self, enc) -> dict:
         return {"type": "run", "position": self.position, "length": self.length, "batches": self.entries,
                 "recordsCount": self.records_count, "baseOffset": self.base_offset, "lastOffset": self.last_offset,
@@ -84,6 +108,34 @@ class Run(UnitBase):
         return Node("run", self.position, self.length, type="run",
                     display=f"{self.entries} valid batches, offsets {self.base_offset}..{self.last_offset}, "
                             f"{self.records_count} record{'s' * (self.records_count != 1)}")
+
+
+def plain_records(buf, i: int, base: int, h, limit: int = DEFAULT_LIMIT, max_records: int = DEFAULT_MAX_RECORDS):
+    """``(table, data, data_base)`` of the magic-2 batch at ``buf[i]`` (absolute position ``base + i``;
+    ``h`` its header tuple, its framing, header checks and CRC-32C already found good by
+    :func:`_walk`) when its records read clean, as :meth:`~.records.Batch.plain_table` has them: not a
+    control batch, decompressed within ``limit`` bytes, ``recordsCount`` records (at most
+    ``max_records``) every one read to its end, no byte after the last, no offsetDelta past
+    ``lastOffsetDelta``. Else ``None``: the full reader (``parse_batch``) says what is wrong. Layout:
+    Kafka's ``DefaultRecordBatch``/``DefaultRecord``; never raises on bad bytes."""
+    attrs = h[_ATTRS]
+    count = h[_COUNT]
+    if attrs & 0x20 or count > max_records:
+        return None
+    start, end = i + RECORD_BATCH_OVERHEAD, i + _OVERHEAD + h[_LENGTH]
+    codec = attrs & 7
+    if codec:
+        data, err = decompress(codec, buf[start:end], limit)
+        if err:
+            return None
+        first, stop, dbase = 0, len(data), None
+    else:
+        data, first, stop, dbase = buf, start, end, base
+    t = read_records(data, first, stop, count, max_records)
+    n = t.n
+    if t.bad or t.capped or n != count or t.end != stop or (n and t.recs[(n - 1) * R + OD] > h[_DELTA]):
+        return None
+    return t, data, dbase
 
 
 def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlimit=DEFAULT_LIMIT,
@@ -168,10 +220,12 @@ def _walk(view, vstart, pos, stop_at, size, base_offset, tally, after=None, dlim
 
 
 def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, after=None, dlimit=DEFAULT_LIMIT,
-          heads=None):
+          heads=None, run_bytes=None):
     """Check ``[pos, stop_at)`` (``after``: the last offset before ``pos``; ``heads``: as
-    :func:`_walk`'s). Returns (position reached, tally, stopped at a bad batch)."""
+    :func:`_walk`'s; ``run_bytes``: stop, not bad, once this many bytes are checked, at the end of a
+    window). Returns (position reached, tally, stopped at a bad batch)."""
     fd, size = source.fd, source.size
+    began = pos
     tally = [0, 0, None, None, None]
     buf = bytearray()
     while pos < stop_at:
@@ -191,6 +245,8 @@ def _scan(source: Source, pos: int, stop_at: int, max_batch: int, base_offset, a
             pos, bad = _walk(view, pos, pos, stop_at, size, base_offset, tally, after, dlimit, max_batch, heads)
         if bad:
             return pos, tally, True
+        if run_bytes is not None and pos - began >= run_bytes:
+            break
     return pos, tally, False
 
 
@@ -242,13 +298,17 @@ def _split_scan(source: Source, max_batch: int, base_offset, dlimit=DEFAULT_LIMI
     return reached2, _merge(tally, tally2), bad2
 
 
-def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int | None, heads: bool = False):
-    """Yield :class:`Run` units for clean stretches and the full walker's units (``records=False``)
-    elsewhere. ``heads``: the runs keep each batch's header (:attr:`Run.heads`; a read of batch
-    headers: ``Format.heads``), and hold magic-2 batches only (legacy entries come from the full
-    walker); the file is then read by this process alone."""
+def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int | None, heads: bool = False,
+               records: bool | str = False, max_records: int = DEFAULT_MAX_RECORDS, run_bytes: int | None = None):
+    """Yield :class:`Run` units for clean stretches and the full walker's units (``records``, as
+    :func:`~.segment.iter_log` takes it: ``False``, or ``"lazy"`` for a read of records with
+    ``max_records``) elsewhere. ``heads``: the runs keep each batch's header (:attr:`Run.heads`; a
+    read of batch headers: ``Format.heads``, of records: ``Format.record_runs``), and hold magic-2
+    batches only (legacy entries come from the full walker); the file is then read by this process
+    alone. ``run_bytes``: a run ends once about this many bytes are in it (the next run follows)."""
     if getattr(source, "fd", -1) < 0:
-        yield from iter_log(source, records=False, limit=limit, max_batch=max_batch, base_offset=base_offset)
+        yield from iter_log(source, records=records, limit=limit, max_batch=max_batch, base_offset=base_offset,
+                            max_records=max_records)
         return
     size = source.size
     pos = 0
@@ -257,18 +317,21 @@ def fast_check(source: Source, *, limit: int, max_batch: int, base_offset: int |
     while pos < size:
         got = [] if heads else None
         if pos == 0 and size >= SPLIT_MIN and not heads:
-            reached, tally, _ = _split_scan(source, max_batch, base_offset, limit)
+            reached, tally, bad = _split_scan(source, max_batch, base_offset, limit)
         else:
-            reached, tally, _ = _scan(source, pos, size, max_batch, base_offset, last, limit, got)
+            reached, tally, bad = _scan(source, pos, size, max_batch, base_offset, last, limit, got, run_bytes)
         if tally[0]:
             yield Run(pos, reached - pos, tally, got)
             last = tally[3]
         if reached >= size:
             return
+        if not bad and reached > pos:  # (a run of run_bytes: the next one follows)
+            pos = reached
+            continue
         # The full walker reports what is wrong here; resume fast after its next valid entry.
         resume = None
-        for u in iter_log(source, records=False, limit=limit, max_batch=max_batch, start=reached,
-                          base_offset=base_offset, last_offset=last, state=state):
+        for u in iter_log(source, records=records, limit=limit, max_batch=max_batch, start=reached,
+                          base_offset=base_offset, last_offset=last, state=state, max_records=max_records):
             if u.valid and not u.problems and u.position > reached and (not heads or u.type == "batch"):
                 resume = u.position
                 break

@@ -88,6 +88,19 @@ def _kafka_log_heads(source: Source, opts):
                       base_offset=segment_base_offset(source.name), heads=True)
 
 
+def _kafka_log_record_runs(source: Source, opts):
+    """``Format.record_runs``: clean stretches as runs of about a window (:data:`.fastscan.WINDOW`
+    bytes) with their batch headers, the full walker's units (records ``"lazy"``) between them; an
+    internal topic's segment (its keys and values decoded) and a read from a position: ``units``."""
+    from wireinspect.formats.kafka.fastscan import WINDOW, fast_check
+
+    if opts.start or records_kind(source, opts) is not None:
+        return _kafka_log_units(source, opts)
+    return fast_check(source, limit=opts.max_decompressed, max_batch=opts.max_batch,
+                      base_offset=segment_base_offset(source.name), heads=True, records="lazy",
+                      max_records=opts.max_records, run_bytes=WINDOW)
+
+
 def _kafka_log_entries(source: Source, opts):
     from wireinspect.formats.kafka.segment import iter_log
 
@@ -147,6 +160,7 @@ KAFKA_LOG = Format(
     units=_kafka_log_units,
     check=_kafka_log_check,
     heads=_kafka_log_heads,
+    record_runs=_kafka_log_record_runs,
     entries=_kafka_log_entries,
     recoverable=True,
     rebuild=_kafka_rebuild,
