@@ -33,6 +33,10 @@ unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the
 * the consume-queue units and index entries that point at or past the commit log's valid end
   (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
   query may return, that the commit log no longer holds;
+* ``recover -o``: the store as the broker's start leaves it (:func:`recover_files`): the commit log cut,
+  each consume queue and batch consume queue cut as ``ConsumeQueue.recover`` then
+  ``truncateDirtyLogicFiles`` cut it (:func:`plan_queues`), the index files ``IndexService.load`` keeps, the
+  checkpoint as the recovery leaves it (:func:`recovered_checkpoint`), no ``abort``;
 * every entry of the store accounted for: the known parts, and the others (RocketMQ 5's timer store,
   batch consume queues, compaction logs, DLedger directories: named; their files are read by their own
   formats, or skipped by the listing with the reason).
