@@ -365,3 +365,16 @@ def test_batch_consume_queue_cut_at_the_commit_logs_end(tmp_path):
     b = (out / "batchconsumequeue" / "batched" / "0" / "00000000000000000000").read_bytes()
     src = (store / "batchconsumequeue" / "batched" / "0" / "00000000000000000000").read_bytes()
     assert len(b) == 276 and b[:46] == src[:46] and b[46:] == bytes(230)
+
+
+def test_dledger_store_queues_are_not_dropped(tmp_path):
+    """A DLedger-mode store has no commitlog files (its log is dledger-<id>/data): its consume queues are
+    not taken for a store without a commit log (destroyLogics) but recovered file by file."""
+    store = tmp_path / "store"
+    shutil.copytree(STORE, store, ignore=shutil.ignore_patterns("000000000000000*"))
+    for q in range(4):
+        shutil.copy(STORE / "consumequeue" / "orders" / str(q) / "00000000000000000000",
+                    store / "consumequeue" / "orders" / str(q))
+    shutil.copytree(SAMPLES / "rocketmq" / "dledger" / "dledger-n0", store / "dledger-n0")
+    r = run("recover", "--dry-run", store)
+    assert "DLedger mode" in r.output and "destroyLogics" not in r.output and "deleted" not in r.output

@@ -892,7 +892,15 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
     unit = check_store(directory)
     acts = []
     r = unit.recovery
-    if r is None:
+    try:
+        dledger = r is None and any(n.lower().startswith("dledger") for n in os.listdir(directory))
+    except OSError:
+        dledger = False
+    if dledger:
+        acts.append(("", "recovery", "DLedger mode (dledger-*/): the commit log is recovered by DLedgerCommitLog, "
+                                     "file by file here (rocketmq-dledger); the consume queues are recovered file "
+                                     "by file too, not cut by the store's plan"))
+    elif r is None:
         acts.append(("", "recovery", "no commit-log file: nothing to recover"))
     else:
         ef = unit.files[r.end_file]
@@ -913,7 +921,7 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
             else:
                 acts.append((rel, "copied", "checked by the broker's recovery" if f.walked else
                              "before where recovery starts: the broker leaves it as it is"))
-    qplans, why = plan_queues(directory, None if r is None else r.end, bool(unit.files))
+    qplans, why = plan_queues(directory, None if r is None else r.end, bool(unit.files)) if not dledger else ([], [])
     for w in why:
         acts.append(("consumequeue", "left", f"cannot be listed: {w}"))
     for q in qplans:
