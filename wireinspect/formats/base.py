@@ -48,7 +48,10 @@ class Format:
     # ops/select.py); giving any other one for an input of this format is a usage error.
     honours: frozenset = frozenset()
     # A directory format's plan for ``recover DIR``: (directory, its file names, {log name: RecoverPlan})
-    # -> [(name, action, reason)], action "recovered", "rebuilt", "copied" (verbatim) or "left".
+    # -> [(name, action, reason[, content])], action "recovered", "rebuilt", "copied" (verbatim), "left",
+    # "deleted" (not written), "truncated" (content: the bytes kept from the file's start, the rest of its
+    # length written as zeros) or "rewritten" (content: the new bytes); a log named copied, truncated,
+    # rewritten, deleted or left is written by the plan alone (its own recover plan is not).
     recover_files: Callable | None = None
     # (source, logical offset) -> (byte position to start reading at, why it fell back to a scan or None): for --offset,
     # so that a large log is not read from its start; units() then starts at opts.start.

@@ -9,6 +9,7 @@ rest of the file is truncated.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 
 from wireinspect.errors import InputError
@@ -359,7 +360,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
     planned = [(item, plan, (target_of(item.source.path) if is_dir else output_path(item, out)) if writing else None)
                for item, plan in planned]
 
-    actions, copies = {}, []
+    actions, writes = {}, []
     for d, fmt in dirs:
         recovered = {os.path.basename(it.source.path): plan for it, plan, _ in planned
                      if it.source.path and os.path.dirname(it.source.path) == d}
@@ -369,54 +370,169 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             app.unreadable(d, f"cannot list directory: {e.strerror}")
             continue
         actions[d] = fmt.recover_files(d, names, recovered)
-        if writing:
-            copies += [(os.path.join(d, n), target_of(os.path.join(d, n))) for n, act, _ in actions[d] if act == "copied"]
+        for n, act, _, *content in actions[d]:
+            if act in WRITTEN_ACTIONS:
+                writes.append((os.path.join(d, n), target_of(os.path.join(d, n)) if writing else None, act,
+                               content[0] if content else None))
 
-    # a log that a directory format's plan deletes (a RocketMQ commit-log file past the valid end) is not written
-    deleted = {os.path.join(d, n) for d, acts in actions.items() for n, act, _ in acts if act == "deleted"}
-    planned = [(item, plan, None if item.source.path in deleted else target) for item, plan, target in planned]
+    # a log that its directory's plan names (a RocketMQ store's commit-log and consume-queue files: copied, cut,
+    # deleted) is written and said by that plan alone
+    owned = {os.path.join(d, n) for d, acts in actions.items() for n, act, *_ in acts if act in OWNED_ACTIONS}
+    if salvage and any(item.source.path in owned for item, _, _ in planned):
+        fmt_ids = ", ".join(sorted({fmt.id for _, fmt in dirs}))
+        app.error(f"{path}: --salvage does not apply to a {fmt_ids} directory: it is written as its broker's "
+                  "recovery leaves it")
+        return
+    planned = [(item, plan, None if item.source.path in owned else target) for item, plan, target in planned]
     if writing:
         taken = [t for _, _, target in planned if target for t in existing_targets(target)]
-        taken += [t for _, t in copies if os.path.exists(t)]
+        taken += [t for _, t, _, _ in writes if os.path.exists(t)]
         if taken and not force:
             app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
                       "replace them")
             return
 
+    stage = None
+    if writing and is_dir:  # everything is written below a temporary directory in OUT, then renamed into place
+        try:
+            stage = tempfile.mkdtemp(prefix=".wireinspect-stage-", dir=out_dir)
+        except OSError as e:
+            app.error(f"{out_dir}: cannot write: {e.strerror}")
+            return
+
+    def staged(target: str) -> str:
+        return os.path.join(stage, os.path.relpath(target, out)) if stage else target
+
+    failed = False
+    done = []
     for item, plan, target in planned:
-        if writing and target is None:
-            continue  # said by its directory's plan
+        if item.source.path in owned:
+            app.found(len(plan.problems))  # said by its directory's plan
+            continue
         if writing:
             try:
                 src = item.source if not item.source.path else FileSource(item.source.path)
                 with src:
-                    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-                    execute(Item(src, item.format), plan, target, app.opts)
+                    t = staged(target)
+                    os.makedirs(os.path.dirname(os.path.abspath(t)), exist_ok=True)
+                    execute(Item(src, item.format), plan, t, app.opts)
             except InputError as e:
                 app.error(str(e))
+                failed = True
                 continue
             except OSError as e:
                 app.error(f"{target}: cannot write: {e.strerror}")
+                failed = True
                 continue
+        done.append(plan)
+    for src_path, target, act, content in writes if writing else ():
+        try:
+            if act == "rewritten":
+                write_bytes(content, staged(target), src_path)
+            else:
+                copy_file(src_path, staged(target), keep=content if act == "truncated" else None)
+        except (OSError, InputError) as e:
+            app.error(f"{target}: cannot {'copy' if act == 'copied' else 'write'} {src_path}: "
+                      f"{getattr(e, 'strerror', None) or e}")
+            failed = True
+    if stage:
+        if failed:
+            remove_stage(stage)
+            app.error(f"{out}: nothing written (a file could not be written; the others are removed)")
+            return
+        try:
+            place_staged(stage, out)
+        except OSError as e:
+            app.error(f"{out}: cannot move the recovered files into place: {e.strerror}")
+            return
+        finally:
+            remove_stage(stage)
+        for plan in done:
+            plan.written = [os.path.join(out, os.path.relpath(w, stage)) for w in plan.written]
+    for plan in done:
         print_recover(app, plan, as_json, dry_run)
         app.found(len(plan.problems))
-    for src_path, target in copies:
-        try:
-            copy_file(src_path, target)
-        except OSError as e:
-            app.error(f"{target}: cannot copy {src_path}: {e.strerror}")
     for d, acts in actions.items():
-        print_file_actions(app, [(os.path.join(d, n), act, why) for n, act, why in acts
-                                 if act not in ("recovered",)], as_json)
+        print_file_actions(app, [(os.path.join(d, n), act, why, *([c[0]] if act == "truncated" else []))
+                                 for n, act, why, *c in acts if act not in ("recovered",)], as_json)
+        app.found(sum(1 for _, act, *_ in acts if act in ("truncated", "deleted", "rewritten")))
 
 
-def copy_file(src_path: str, target: str) -> None:
+# the actions of a directory's plan (Format.recover_files) that write the file, and those that make the plan the
+# file's only writer (a log among them is not written by its own plan)
+WRITTEN_ACTIONS = frozenset({"copied", "truncated", "rewritten"})
+OWNED_ACTIONS = WRITTEN_ACTIONS | {"deleted", "left"}
+
+
+def place_staged(stage: str, out: str) -> None:
+    """Rename every file below the directory ``stage`` to the same place below ``out`` (creating its
+    directories; an existing file replaced), deepest first, fsyncing each directory written. Raises
+    ``OSError``."""
+    from wireinspect.outputs import fsync_directory
+
+    for root, _, files in os.walk(stage):
+        if not files:
+            continue
+        dest = os.path.join(out, os.path.relpath(root, stage))
+        os.makedirs(dest, exist_ok=True)
+        for f in files:
+            os.replace(os.path.join(root, f), os.path.join(dest, f))
+        fsync_directory(dest)
+
+
+def remove_stage(stage: str) -> None:
+    """Remove the temporary directory ``stage`` and what is left in it (files of a failed write, empty
+    directories after :func:`place_staged`); never raises."""
+    for root, dirs, files in os.walk(stage, topdown=False):
+        for n in files:
+            try:
+                os.unlink(os.path.join(root, n))
+            except OSError:
+                pass
+        for n in dirs:
+            try:
+                os.rmdir(os.path.join(root, n))
+            except OSError:
+                pass
+    try:
+        os.rmdir(stage)
+    except OSError:
+        pass
+
+
+def write_bytes(data: bytes, target: str, like: str) -> None:
+    """Write ``data`` to ``target`` atomically with the permission bits of the file ``like``. Raises
+    ``OSError``."""
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+    token = OUTPUT_MODE.set(os.stat(like).st_mode & 0o777)
+    try:
+        write_atomically(target, [data])
+    finally:
+        OUTPUT_MODE.reset(token)
+
+
+def copy_file(src_path: str, target: str, keep: int | None = None) -> None:
     """Copy ``src_path`` verbatim to ``target`` (read-only on the source; written atomically with
-    the source's permission bits). Raises ``OSError``."""
+    the source's permission bits); with ``keep``, only its first ``keep`` bytes, the rest of its
+    length written as zeros (a mapped file cut where its broker's recovery cuts it). Raises
+    ``OSError`` and :class:`InputError`."""
     os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
     token = OUTPUT_MODE.set(os.stat(src_path).st_mode & 0o777)
     try:
         with FileSource(src_path) as src:
-            write_atomically(target, (src.read(p, min(8 << 20, src.size - p)) for p in range(0, src.size, 8 << 20)))
+            cut = src.size if keep is None else min(keep, src.size)
+
+            def chunks():
+                p = 0
+                while p < cut:
+                    c = src.read(p, min(8 << 20, cut - p))
+                    if not c:
+                        raise InputError(f"{src_path}: input changed while recovering (short read at {p})")
+                    p += len(c)
+                    yield c
+                for p in range(cut, src.size, 8 << 20):
+                    yield bytes(min(8 << 20, src.size - p))
+
+            write_atomically(target, chunks())
     finally:
         OUTPUT_MODE.reset(token)

@@ -171,9 +171,10 @@ def print_recover(app, plan, as_json: bool, dry_run: bool) -> None:
 
 def print_file_actions(app, actions, as_json: bool) -> None:
     """What a partition ``recover`` did with the files it did not recover itself:
-    ``[(name, action, reason)]``."""
-    for name, action, reason in actions:
+    ``[(name, action, reason[, keepBytes])]`` (``keepBytes``: of a ``truncated`` file, the bytes kept)."""
+    for name, action, reason, *keep in actions:
         if as_json:
-            app.echo(dumps({"path": name, "action": action, "reason": reason}))
+            app.echo(dumps({"path": name, "action": action, "reason": reason,
+                            **({"keepBytes": keep[0]} if keep else {})}))
         else:
             app.echo(f"{safe_text(name)}: {action}: {safe_text(reason)}")

@@ -197,3 +197,184 @@ def test_a_missing_input_beside_a_store_is_exit_2(tmp_path):
     for args in ([str(tmp_path / "missing")], [str(tmp_path / "missing"), store]):
         r = CliRunner().invoke(cli, ["rocketmq-offsets"] + args)
         assert r.exit_code == 2 and "missing: no such file" in r.stderr and "Traceback" not in r.output
+
+
+# -- recover -o: the store as the broker's start leaves it ----------------------------------------------
+
+def cut_after_message_11(store):
+    """The torn write of test_cut_commit_log...: message 12 half written at offset 1822 (position 286 of
+    commitlog/00000000000000001536), 13 and 14 gone; returns 1822, the valid end."""
+    f = store / "commitlog" / "00000000000000001536"
+    data = bytearray(f.read_bytes())
+    at = struct.unpack_from(">i", data, 0)[0]
+    at += struct.unpack_from(">i", data, at)[0]
+    data[at + 40:] = bytes(len(data) - at - 40)
+    f.write_bytes(bytes(data))
+    return 1536 + at
+
+
+def units(path, size=20):
+    data = path.read_bytes()
+    return [struct.unpack_from(">qiq", data, p) for p in range(0, len(data) - size + 1, size)]
+
+
+def tree(d):
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_recover_cuts_the_consume_queues_at_the_commit_logs_end(store, tmp_path):
+    end = cut_after_message_11(store)
+    before = tree(store)
+    r = run("recover", "--dry-run", store)
+    assert r.exit_code == 1, r.output
+    for q in range(4):  # unit 3 of each queue is message 12..15, at or past the end: cut at position 60
+        assert (f"consumequeue/orders/{q}/00000000000000000000: truncated: at position 60 of 160: the units from "
+                f"position 60 on (queue offset 3: commitLogOffset ") in r.output
+    assert f"commitlog/00000000000000001536: truncated: at position 286 of 768: offset {end}" in r.output
+    assert "commitlog/00000000000000002304: deleted" in r.output
+    assert "checkpoint: rewritten" in r.output and "abort: left" in r.output
+    r = run("recover", "--dry-run", "--json", store)
+    acts = {o["path"].split("/store/", 1)[1]: o for o in map(json.loads, r.output.splitlines()) if "action" in o}
+    assert acts["consumequeue/orders/2/00000000000000000000"]["keepBytes"] == 60
+    assert acts["commitlog/00000000000000001536"]["keepBytes"] == end - 1536
+
+    out = tmp_path / "out"
+    r = run("recover", store, "-o", out)
+    assert r.exit_code == 1, r.output
+    assert tree(store) == before  # the input is never changed
+    assert not list(out.glob(".wireinspect-*"))  # the staging directory is gone
+    for q in range(4):
+        f = out / "consumequeue" / "orders" / str(q) / "00000000000000000000"
+        assert f.stat().st_size == 160  # mapped files keep their length: zeros after the cut
+        kept = [u for u in units(f) if u != (0, 0, 0)]
+        assert len(kept) == 3 and all(off + size <= end for off, size, _ in kept)
+        assert f.read_bytes()[60:] == bytes(100)
+    assert not (out / "abort").exists() and not (out / "index").exists()  # the abnormal start destroys it
+    # physicMsgTimestamp and logicsMsgTimestamp were messages 14 and 13; message 11 is the last one kept
+    assert struct.unpack_from(">3q", (out / "checkpoint").read_bytes()) == (stored(11), stored(11), stored(12))
+    r = run("verify", out)
+    assert r.exit_code == 0, r.output
+    assert "normal recovery" in r.output
+
+
+def split_queue_0(store, units_per_file=2):
+    """Queue orders/0 in files of ``units_per_file`` units (its 4 units: messages 0, 4, 8, 12), and a
+    third file holding the units of messages 16 and 20 (never in the commit log: past any end)."""
+    qd = store / "consumequeue" / "orders" / "0"
+    data = (qd / "00000000000000000000").read_bytes()[:80]
+    (qd / "00000000000000000000").unlink()
+    n = units_per_file * 20
+    for k in range(0, 80, n):
+        (qd / f"{k:020d}").write_bytes(data[k:k + n])
+    return qd, n
+
+
+def test_a_unit_past_the_end_in_a_middle_file(store, tmp_path):
+    end = cut_after_message_11(store)
+    qd, n = split_queue_0(store)
+    (qd / f"{80:020d}").write_bytes(struct.pack(">qiq", 3000, 141, 0) + struct.pack(">qiq", 3141, 141, 0))
+    r = run("recover", "--dry-run", store)
+    # truncateDirtyLogicFiles from the last file back: 80 starts past the end (deleted); in 40 the second
+    # unit (queue offset 3, message 12 at the end) is cut; 0 is kept whole
+    assert ("consumequeue/orders/0/00000000000000000080: deleted: its first unit (queue offset 4) points at "
+            "commitLogOffset 3000") in r.output
+    assert ("consumequeue/orders/0/00000000000000000040: truncated: at position 20 of 40: the units from "
+            f"position 20 on (queue offset 3: commitLogOffset {end})") in r.output
+    assert "consumequeue/orders/0/00000000000000000000: copied" in r.output
+    out = tmp_path / "out"
+    run("recover", store, "-o", out)
+    q0 = out / "consumequeue" / "orders" / "0"
+    assert sorted(p.name for p in q0.iterdir()) == [f"{0:020d}", f"{40:020d}"]
+    assert (q0 / f"{40:020d}").read_bytes()[20:] == bytes(20)
+    assert units(q0 / f"{0:020d}") + units(q0 / f"{40:020d}")[:1] == units(qd / f"{0:020d}") + units(qd / f"{40:020d}")[:1]
+    r = run("verify", out)
+    assert r.exit_code == 0, r.output
+
+
+def test_an_empty_last_queue_file_stops_the_brokers_cut(store, tmp_path):
+    """ConsumeQueue.recover keeps an empty (unflushed) last file with its write position at 0, and
+    truncateDirtyLogicFiles starts from it: its first unit (zeros, offset 0) is before the end, so it
+    stops there and the unit past the end in the file before stays, as it does in the broker."""
+    end = cut_after_message_11(store)
+    qd, n = split_queue_0(store)
+    (qd / f"{80:020d}").write_bytes(bytes(n))
+    r = run("recover", "--dry-run", "--json", store)
+    acts = {o["path"].split("/store/", 1)[1]: o["action"] for o in map(json.loads, r.output.splitlines())
+            if "action" in o}
+    assert acts["consumequeue/orders/0/00000000000000000040"] == "copied"
+    assert acts["consumequeue/orders/0/00000000000000000080"] == "copied"
+    out = tmp_path / "out"
+    run("recover", store, "-o", out)
+    assert run("verify", out).exit_code == 1
+    assert [(p["code"], p["file"], p["actual"]) for p in store_json(out)["problems"]] == [
+        ("cq_beyond_commitlog_end", "consumequeue/orders/0/00000000000000000040", end)]
+
+
+def test_clean_shutdown_keeps_the_index_and_no_commit_log_drops_the_queues(store, tmp_path):
+    (store / "abort").unlink()
+    cut_after_message_11(store)
+    r = run("recover", "--dry-run", store)
+    # normal recovery keeps the index file (IndexService.load(true)); its entries past the end stay
+    assert "index/20231114221330000: copied: kept by the broker (IndexService.load); 4 entries point past" in r.output
+    shutil.rmtree(store / "commitlog")
+    (store / "commitlog").mkdir()
+    r = run("recover", "--dry-run", store)
+    assert r.output.count("deleted: no commit-log file: the broker's recovery deletes every consume queue "
+                          "(destroyLogics)") == 4
+
+
+def test_recover_store_writes_nothing_when_a_file_fails(store, tmp_path, monkeypatch):
+    import wireinspect.ops.recover as rec
+
+    cut_after_message_11(store)
+    real = rec.copy_file
+
+    def failing(src, target, keep=None):
+        if "consumequeue/orders/2" in src:
+            raise OSError(28, "No space left on device")
+        return real(src, target, keep)
+
+    monkeypatch.setattr(rec, "copy_file", failing)
+    out = tmp_path / "out"
+    r = run("recover", store, "-o", out)
+    assert r.exit_code == 2 and "No space left on device" in r.output and "nothing written" in r.output
+    assert list(out.rglob("*")) == []
+
+
+def test_salvage_does_not_apply_to_a_store(store, tmp_path):
+    r = run("recover", "--salvage", store, "-o", tmp_path / "out")
+    assert r.exit_code == 2 and "--salvage does not apply to a rocketmq-store directory" in r.output
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*"))
+
+
+def test_batch_consume_queue_cut_at_the_commit_logs_end(tmp_path):
+    """samples/rocketmq/store5: batchconsumequeue/batched/0 holds batches at commit-log offsets 0, 140 and
+    280; a torn record at 140 ends the commit log there, and BatchConsumeQueue.truncateDirtyLogicFiles
+    keeps the first unit only."""
+    store = tmp_path / "store5"
+    shutil.copytree(SAMPLES / "rocketmq" / "store5", store)
+    f = store / "commitlog" / "00000000000000000000"
+    data = bytearray(f.read_bytes())
+    data[140 + 40:280] = bytes(100)  # the second record torn after its first 40 bytes
+    f.write_bytes(bytes(data))
+    r = run("recover", "--dry-run", store)
+    assert ("batchconsumequeue/batched/0/00000000000000000000: truncated: at position 46 of 276: the units from "
+            "position 46 on (queue offset 1: commitLogOffset 140)") in r.output, r.output
+    out = tmp_path / "out"
+    run("recover", store, "-o", out)
+    b = (out / "batchconsumequeue" / "batched" / "0" / "00000000000000000000").read_bytes()
+    src = (store / "batchconsumequeue" / "batched" / "0" / "00000000000000000000").read_bytes()
+    assert len(b) == 276 and b[:46] == src[:46] and b[46:] == bytes(230)
+
+
+def test_dledger_store_queues_are_not_dropped(tmp_path):
+    """A DLedger-mode store has no commitlog files (its log is dledger-<id>/data): its consume queues are
+    not taken for a store without a commit log (destroyLogics) but recovered file by file."""
+    store = tmp_path / "store"
+    shutil.copytree(STORE, store, ignore=shutil.ignore_patterns("000000000000000*"))
+    for q in range(4):
+        shutil.copy(STORE / "consumequeue" / "orders" / str(q) / "00000000000000000000",
+                    store / "consumequeue" / "orders" / str(q))
+    shutil.copytree(SAMPLES / "rocketmq" / "dledger" / "dledger-n0", store / "dledger-n0")
+    r = run("recover", "--dry-run", store)
+    assert "DLedger mode" in r.output and "destroyLogics" not in r.output and "deleted" not in r.output

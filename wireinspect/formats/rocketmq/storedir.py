@@ -33,6 +33,10 @@ unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the
 * the consume-queue units and index entries that point at or past the commit log's valid end
   (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
   query may return, that the commit log no longer holds;
+* ``recover -o``: the store as the broker's start leaves it (:func:`recover_files`): the commit log cut,
+  each consume queue and batch consume queue cut as ``ConsumeQueue.recover`` then
+  ``truncateDirtyLogicFiles`` cut it (:func:`plan_queues`), the index files ``IndexService.load`` keeps, the
+  checkpoint as the recovery leaves it (:func:`recovered_checkpoint`), no ``abort``;
 * every entry of the store accounted for: the known parts, and the others (RocketMQ 5's timer store,
   batch consume queues, compaction logs, DLedger directories: named; their files are read by their own
   formats, or skipped by the listing with the reason).
@@ -102,6 +106,7 @@ class LogFile:
     end: int = 0
     stop: object = None
     last_store: int | None = None
+    last_msg: int | None = None
     why: str | None = None
 
     def to_json(self) -> dict:
@@ -150,6 +155,7 @@ def _walk_file(f: LogFile, path: str, opts) -> None:
                     f.records += 1
                     f.end = u.position + u.length
                     f.last_store = u.values.get("storeTimestamp")
+                    f.last_msg = f.base + u.position
                     continue
                 if u.type == "blank" and u.valid:
                     f.stop = "blank"
@@ -169,7 +175,8 @@ class Recovery:
     """What the broker's next start does with the commit log: ``mode`` (``normal``/``abnormal``),
     ``why``, ``start`` (index of the first file walked), ``end`` (the valid end: a commit-log offset),
     ``end_file`` (index of the file it falls in), ``stop`` (why the walk ended there), ``deleted``
-    (indexes of the files past it)."""
+    (indexes of the files past it), ``last_store``/``last_msg``: storeTimestamp and commit-log offset of
+    the last valid message the walk passed (``lastValidMsgPhyOffset``)."""
 
     mode: str
     why: str
@@ -179,6 +186,7 @@ class Recovery:
     stop: object = None
     deleted: list = field(default_factory=list)
     last_store: int | None = None
+    last_msg: int | None = None
 
 
 def plan_recovery(files: list[LogFile], paths: list[str], abort: bool, checkpoint: dict | None, opts=None) -> Recovery:
@@ -215,7 +223,7 @@ def plan_recovery(files: list[LogFile], paths: list[str], abort: bool, checkpoin
         f = files[i]
         _walk_file(f, paths[i], opts)
         if f.last_store is not None:
-            rec.last_store = f.last_store
+            rec.last_store, rec.last_msg = f.last_store, f.last_msg
         if f.stop == "blank" and i + 1 < n:
             i += 1
             continue
@@ -261,17 +269,17 @@ class Queue:
         return None
 
 
-def list_queues(store: str) -> tuple[list[Queue], list[str]]:
-    """The consume queues below ``<store>/consumequeue`` (topics, then queue ids, in order) and what could
-    not be listed there (texts)."""
-    top = os.path.join(store, "consumequeue")
+def list_queues(store: str, top: str = "consumequeue") -> tuple[list[Queue], list[str]]:
+    """The consume queues below ``<store>/<top>`` (``consumequeue``, or ``batchconsumequeue``; topics,
+    then queue ids, in order) and what could not be listed there (texts)."""
+    name, top = top, os.path.join(store, top)
     out, why = [], []
     try:
         topics = sorted(os.listdir(top))
     except FileNotFoundError:
         return out, why
     except OSError as e:
-        return out, [f"consumequeue: cannot list: {e.strerror}"]
+        return out, [f"{name}: cannot list: {e.strerror}"]
     for t in topics:
         td = os.path.join(top, t)
         if not os.path.isdir(td):
@@ -279,14 +287,14 @@ def list_queues(store: str) -> tuple[list[Queue], list[str]]:
         try:
             qids = sorted((int(q), q) for q in os.listdir(td) if q.isascii() and q.isdigit())
         except OSError as e:
-            why.append(f"consumequeue/{t}: cannot list: {e.strerror}")
+            why.append(f"{name}/{t}: cannot list: {e.strerror}")
             continue
         for qid, q in qids:
             qd = os.path.join(td, q)
             try:
                 names = sorted(n for n in os.listdir(qd) if _digits20(n))
             except OSError as e:
-                why.append(f"consumequeue/{t}/{q}: cannot list: {e.strerror}")
+                why.append(f"{name}/{t}/{q}: cannot list: {e.strerror}")
                 continue
             out.append(Queue(t, qid, [(int(n), os.path.join(qd, n)) for n in names]))
     return out, why
@@ -346,6 +354,177 @@ def _scan_index(path: str, end: int | None):
     except InputError as e:
         return str(e)
     return header, count, past, first
+
+
+# -- what the broker's start does to the consume queues (recover -o) ---------------------------------------
+
+@dataclass(frozen=True)
+class QueueKind:
+    """A kind of consume queue: its directory below the store, its unit (a ``struct.Struct``), the test
+    of a unit in use and what the queue's max physical offset becomes after one (``getMaxPhysicOffset``)."""
+
+    top: str
+    unit: object
+    in_use: object
+    max_phys: object
+
+
+def queue_kinds() -> tuple[QueueKind, QueueKind]:
+    """The consume queue (``ConsumeQueue``: in use when ``offset >= 0 && size > 0``; max physical offset
+    ``offset + size``) and RocketMQ 5's batch consume queue (``BatchConsumeQueue``: also ``msgBaseOffset
+    >= 0 && batchSize > 0``; ``maxMsgPhyOffsetInCommitLog`` = ``offset``)."""
+    from wireinspect.formats.rocketmq.batchcq import BCQ_UNIT
+    from wireinspect.formats.rocketmq.store import CQ_UNIT
+
+    return (QueueKind("consumequeue", CQ_UNIT, lambda u: u[0] >= 0 and u[1] > 0, lambda u: u[0] + u[1]),
+            QueueKind("batchconsumequeue", BCQ_UNIT, lambda u: u[0] >= 0 and u[1] > 0 and u[4] >= 0 and u[5] > 0,
+                      lambda u: u[0]))
+
+
+def _units(path: str, unit):
+    """``(position, unit tuple)`` of the whole units of the file ``path``, read 64 KiB at a time.
+    Raises :class:`InputError`."""
+    size = unit.size
+    with FileSource(path) as src:
+        pos = 0
+        while pos + size <= src.size:
+            chunk = src.read(pos, min(src.size - pos, 65536) // size * size)
+            if not chunk:
+                return
+            for k, u in enumerate(unit.iter_unpack(chunk)):
+                yield pos + k * size, u
+            pos += len(chunk)
+
+
+@dataclass
+class QueuePlan:
+    """What the broker's start leaves of one consume queue ``<kind.top>/<topic>/<queueId>``: per file
+    (``files``: ``(base, path, size)``) ``keep`` (bytes kept from its start; None: the file is deleted)
+    and ``why`` (the reason, for a changed file); ``max_phys`` (the queue's max physical offset after
+    ``ConsumeQueue.recover``, -1 for none); ``unreadable`` (why it could not be read: left as it is)."""
+
+    kind: QueueKind
+    topic: str
+    queue_id: int
+    files: list
+    keep: list
+    why: list
+    max_phys: int = -1
+    unreadable: str | None = None
+
+    def rel(self, k: int) -> str:
+        return f"{self.kind.top}/{self.topic}/{self.queue_id}/{os.path.basename(self.files[k][1])}"
+
+
+def recover_queue(kind: QueueKind, q: Queue) -> QueuePlan:
+    """``ConsumeQueue.recover`` (``BatchConsumeQueue.recover``): from the third-last file (the first when
+    fewer), unit after unit while they are in use, on into the next file only past a full one; then
+    ``MappedFileQueue.truncateDirtyFiles`` at that point: the file it falls in ends there, later files
+    are deleted. The broker only moves its write position; the bytes past it stay on disk until new units
+    overwrite them (the copy holds zeros there, which every reader, the broker's included, takes for the
+    end)."""
+    files = []
+    for base, path in q.files:
+        try:
+            files.append((base, path, os.path.getsize(path)))
+        except OSError as e:
+            return QueuePlan(kind, q.topic, q.queue_id, [(b, p, 0) for b, p in q.files], [None] * len(q.files),
+                             [None] * len(q.files), unreadable=f"{path}: {e.strerror}")
+    n = len(files)
+    plan = QueuePlan(kind, q.topic, q.queue_id, files, [s for _, _, s in files], [None] * n)
+    if not n:
+        return plan
+    usize = kind.unit.size
+    i = max(0, n - NORMAL_FILES)
+    try:
+        while True:
+            base, path, size = files[i]
+            at = 0
+            for pos, u in _units(path, kind.unit):
+                if not kind.in_use(u):
+                    break
+                at = pos + usize
+                plan.max_phys = kind.max_phys(u)
+            if at == size and i + 1 < n:
+                i += 1
+                continue
+            process = base + at
+            break
+    except InputError as e:
+        plan.unreadable = str(e)
+        return plan
+    for k, (base, path, size) in enumerate(files):
+        if base + size > process:
+            if process >= base:
+                if process - base < size:
+                    plan.keep[k] = process - base
+                    plan.why[k] = (f"ConsumeQueue.recover stops at position {process - base} (queue offset "
+                                   f"{process // usize}): the unit there is not in use")
+            else:
+                plan.keep[k] = None
+                plan.why[k] = (f"past the queue's end at queue offset {process // usize} (ConsumeQueue.recover: "
+                               "MappedFileQueue.truncateDirtyFiles deletes it)")
+    return plan
+
+
+def truncate_queue(plan: QueuePlan, end: int) -> None:
+    """``ConsumeQueue.truncateDirtyLogicFiles(end)`` (``BatchConsumeQueue``'s the same): from the last
+    file back, a file whose first unit's commitLogOffset is at or past ``end`` is deleted; in the first
+    one that is not, the units are kept up to the first one whose commitLogOffset is at or past ``end``
+    (or the first not in use). A unit that starts before ``end`` is kept even when it reaches past it:
+    the broker compares the offset alone."""
+    if plan.unreadable:
+        return
+    usize = plan.kind.unit.size
+    try:
+        for k in range(len(plan.files) - 1, -1, -1):
+            if plan.keep[k] is None:
+                continue
+            base, path, size = plan.files[k]
+            units = _units(path, plan.kind.unit)
+            first = next(units, None)
+            if first is None:
+                return
+            if first[1][0] >= end:
+                plan.keep[k] = None
+                plan.why[k] = (f"its first unit (queue offset {base // usize}) points at commitLogOffset "
+                               f"{first[1][0]}, at or past the commit log's valid end {end}: "
+                               "ConsumeQueue.truncateDirtyLogicFiles deletes the file")
+                continue
+            cut = usize
+            for pos, u in units:
+                if not plan.kind.in_use(u):
+                    break
+                if u[0] >= end:
+                    plan.why[k] = (f"the units from position {pos} on (queue offset {(base + pos) // usize}: "
+                                   f"commitLogOffset {u[0]}) point at or past the commit log's valid end {end}: "
+                                   "ConsumeQueue.truncateDirtyLogicFiles cuts them")
+                    break
+                cut = pos + usize
+            plan.keep[k] = cut  # the broker's write position in this file: its first unit kept whatever it holds
+            return
+    except InputError as e:
+        plan.unreadable = str(e)
+
+
+def plan_queues(store: str, end: int | None, has_commitlog: bool) -> tuple[list[QueuePlan], list[str]]:
+    """The plans of every consume queue and batch consume queue of ``store`` at the broker's start
+    (``recoverConsumeQueue``, then, when the commit log's valid ``end`` is known and some queue's max
+    physical offset reaches it, ``truncateDirtyLogicFiles(end)``; with no commit-log file at all,
+    ``destroyLogics``: every consume queue deleted) and what could not be listed."""
+    plans, why = [], []
+    for kind in queue_kinds():
+        queues, w = list_queues(store, kind.top)
+        why += w
+        plans += [recover_queue(kind, q) for q in queues]
+    if not has_commitlog:
+        for p in plans:
+            p.keep = [None] * len(p.files)
+            p.why = ["no commit-log file: the broker's recovery deletes every consume queue (destroyLogics)"] * len(p.files)
+    elif end is not None and max((p.max_phys for p in plans), default=-1) >= end:
+        for p in plans:
+            truncate_queue(p, end)
+    return plans, why
 
 
 # -- the store unit -------------------------------------------------------------------------------------
@@ -625,49 +804,155 @@ def store_units(source, opts) -> list:
     return directory_units(source, opts, check_store, StoreUnit, "rocketmq-store", "store directory")
 
 
+def _zeros_from(path: str, pos: int) -> bool:
+    """Whether the bytes of ``path`` from ``pos`` to its end are all zero. Raises :class:`InputError`."""
+    with FileSource(path) as src:
+        while pos < src.size:
+            chunk = src.read(pos, min(src.size - pos, 1 << 20))
+            if not chunk:
+                break
+            if chunk.count(0) != len(chunk):
+                return False
+            pos += len(chunk)
+    return True
+
+
+def _cut_or_copy(rel: str, path: str, keep: int, size: int, why: str, whole: str) -> tuple:
+    """The action for a file the broker keeps up to ``keep``: ``copied`` when the bytes past it are zeros
+    already (``whole`` says why), else ``truncated`` (the first ``keep`` bytes, zeros to ``size``)."""
+    try:
+        if keep >= size or _zeros_from(path, keep):
+            return rel, "copied", whole
+    except InputError as e:
+        return rel, "left", f"cannot be read: {e}"
+    return rel, "truncated", f"at position {keep} of {size}: {why}; the rest written as zeros", keep
+
+
+def recovered_checkpoint(store: str, rec: Recovery | None) -> tuple[bytes | None, list[str]]:
+    """The ``checkpoint`` of the recovered copy: its bytes with the values the recovery changes, and
+    what changed (texts); ``(None, [])`` when nothing changes (or there is no checkpoint of 24 bytes).
+
+    What the broker itself writes (``StoreCheckpoint.flush``, at its periodic flushes and at shutdown,
+    the values it holds): ``confirmPhyOffset`` (5.x, byte 32) becomes ``lastValidMsgPhyOffset``
+    (``CommitLog.recoverNormally``/``recoverAbnormally``: ``setConfirmOffset``, outside controller mode);
+    ``logicsMsgTimestamp`` becomes the storeTimestamp of the last message dispatched again (an abnormal
+    recovery dispatches every message it walks: ``putMessagePositionInfoWrapper``);
+    ``physicMsgTimestamp`` changes only when new messages are flushed, so the broker keeps one past its
+    commit log until then. The copy takes each of the three timestamps down to the last valid message's
+    storeTimestamp when it is past it: a lower checkpoint only makes a later abnormal start check more
+    of the commit log (``isMappedFileMatchedRecover``), never less, and the copy no longer claims
+    messages it does not hold. ``indexMsgTimestamp`` and ``masterFlushedOffset`` are kept."""
+    from wireinspect.formats.rocketmq.bookkeeping import CHECKPOINT_V4_SIZE
+
+    path = os.path.join(store, "checkpoint")
+    if rec is None or rec.last_store is None or not os.path.isfile(path):
+        return None, []
+    try:
+        with FileSource(path) as src:
+            data = bytearray(src.read(0, src.size))
+    except InputError:
+        return None, []
+    if len(data) < CHECKPOINT_V4_SIZE:
+        return None, []
+    said = []
+    for at, name in ((0, "physicMsgTimestamp"), (8, "logicsMsgTimestamp")):
+        v = struct.unpack_from(">q", data, at)[0]
+        if v > rec.last_store:
+            struct.pack_into(">q", data, at, rec.last_store)
+            said.append(f"{name} {v} -> {rec.last_store} (the last valid message's storeTimestamp)")
+    if len(data) >= 40 and rec.last_msg is not None:
+        v = struct.unpack_from(">q", data, 32)[0]
+        if v and v != rec.last_msg:
+            struct.pack_into(">q", data, 32, rec.last_msg)
+            said.append(f"confirmPhyOffset {v} -> {rec.last_msg} (lastValidMsgPhyOffset, as the 5.x broker sets it)")
+    return (bytes(data), said) if said else (None, [])
+
+
 def recover_files(directory: str, names, plans) -> list[tuple]:
-    """``recover`` of a store directory: ``[(store-relative path, action, reason)]``. The store as a whole
-    (path ``""``, action ``recovery``): which recovery and where the commit log's valid end is; commit-log
-    files past it ``deleted`` (``truncateDirtyFiles``: not written); the file it falls in ``truncated``;
-    consume queues whose units reach past it ``truncated`` (the broker cuts them); index files ``copied``,
-    or ``left`` when the broker destroys them; the bookkeeping (``checkpoint``, ``lock``, ``config/*``)
-    ``copied``; ``abort`` ``left`` (the copy is recovered already)."""
+    """``recover`` of a store directory: the store as the broker's next start leaves it (module
+    docstring), ``[(store-relative path, action, reason[, content])]``; the plan owns every file it
+    names (their own log plans are not written):
+
+    * the store as a whole (path ``""``, action ``recovery``): which recovery and where the commit log's
+      valid end is;
+    * commit-log files: ``copied`` (before the end, as the broker leaves them: checked or not),
+      ``truncated`` (the file the end falls in when bytes other than zeros follow it; ``content`` = the
+      bytes kept, the rest written as zeros to the file's length), ``deleted`` (past it: not written);
+    * consume queues and batch consume queues, file by file (:func:`plan_queues`): ``copied``,
+      ``truncated`` (content: bytes kept) or ``deleted``;
+    * index files ``copied`` as ``IndexService.load`` keeps them (entries past the end included), or
+      ``left`` when an abnormal start destroys them;
+    * ``checkpoint`` ``rewritten`` (content: its new bytes; :func:`recovered_checkpoint`) or ``copied``;
+      ``lock`` and ``config/*`` ``copied``; ``abort`` ``left``: the broker creates it at start and deletes
+      it at a clean shutdown (``DefaultMessageStore.start``/``shutdown``), so a store after recovery and
+      shutdown has none, and the copy's next start recovers normally.
+
+    Units for messages the queues lack and the index entries of dropped index files are not written: the
+    broker's dispatch builds them (``ReputMessageService``; an abnormal recovery's ``doDispatch``)."""
     unit = check_store(directory)
     acts = []
     r = unit.recovery
-    if r is None:
+    try:
+        dledger = r is None and any(n.lower().startswith("dledger") for n in os.listdir(directory))
+    except OSError:
+        dledger = False
+    if dledger:
+        acts.append(("", "recovery", "DLedger mode (dledger-*/): the commit log is recovered by DLedgerCommitLog, "
+                                     "file by file here (rocketmq-dledger); the consume queues are recovered file "
+                                     "by file too, not cut by the store's plan"))
+    elif r is None:
         acts.append(("", "recovery", "no commit-log file: nothing to recover"))
     else:
         ef = unit.files[r.end_file]
         acts.append(("", "recovery", f"{r.mode}: {r.why}; the commit log is valid to offset {r.end} "
                                      f"(commitlog/{ef.name} position {r.end - ef.base}: {_stop_text(r.stop)})"))
-        if isinstance(r.stop, Problem):
-            acts.append((f"commitlog/{ef.name}", "truncated", f"at position {r.end - ef.base} (offset {r.end}): "
-                                                              f"{r.stop.code}"))
-        for k in r.deleted:
-            f = unit.files[k]
-            acts.append((f"commitlog/{f.name}", "deleted", f"starts at offset {f.base}, past the commit log's valid end "
-                                                            f"{r.end}: MappedFileQueue.truncateDirtyFiles deletes it"))
-    for q in unit.queues:
-        if q.past_end:
-            rel, at, qo, _ = q.first_past
-            acts.append((rel, "truncated", f"{q.past_end} unit(s) from queue offset {qo} (position {at}) point past "
-                                           "the commit log's valid end: ConsumeQueue.truncateDirtyLogicFiles cuts them "
-                                           "at the broker's next start"))
+        for k, f in enumerate(unit.files):
+            rel, path = f"commitlog/{f.name}", os.path.join(directory, "commitlog", f.name)
+            if f.why:
+                acts.append((rel, "left", f"cannot be read: {f.why}"))
+            elif k in r.deleted:
+                acts.append((rel, "deleted", f"starts at offset {f.base}, past the commit log's valid end {r.end}: "
+                                             "MappedFileQueue.truncateDirtyFiles deletes it"))
+            elif k == r.end_file:
+                stop = r.stop.code if isinstance(r.stop, Problem) else _stop_text(r.stop)
+                acts.append(_cut_or_copy(rel, path, r.end - f.base, f.size,
+                                         f"offset {r.end}, the commit log's valid end ({stop})",
+                                         f"valid to position {r.end - f.base} (offset {r.end}); the rest is zeros"))
+            else:
+                acts.append((rel, "copied", "checked by the broker's recovery" if f.walked else
+                             "before where recovery starts: the broker leaves it as it is"))
+    qplans, why = plan_queues(directory, None if r is None else r.end, bool(unit.files)) if not dledger else ([], [])
+    for w in why:
+        acts.append(("consumequeue", "left", f"cannot be listed: {w}"))
+    for q in qplans:
+        for k, (base, path, size) in enumerate(q.files):
+            rel = q.rel(k)
+            if q.unreadable:
+                acts.append((rel, "left", f"the queue cannot be read: {q.unreadable}"))
+            elif q.keep[k] is None:
+                acts.append((rel, "deleted", q.why[k]))
+            else:
+                acts.append(_cut_or_copy(rel, path, q.keep[k], size, q.why[k] or "",
+                                         "kept whole by the broker's recovery"))
     for e in unit.info.get("indexFiles", []):
         if e["droppedAtRecovery"]:
             acts.append((e["file"], "left", "the broker's abnormal start destroys it (endTimestamp past the "
-                                            "checkpoint's indexMsgTimestamp) and indexes the commit log again"))
+                                            "checkpoint's indexMsgTimestamp) and indexes the messages it walks "
+                                            "again"))
         else:
-            acts.append((e["file"], "copied", "kept by the broker" + (
-                f"; {e['entriesPastCommitLogEnd']} entries point past the commit log's end"
+            acts.append((e["file"], "copied", "kept by the broker (IndexService.load)" + (
+                f"; {e['entriesPastCommitLogEnd']} entries point past the commit log's end (the broker keeps them)"
                 if e["entriesPastCommitLogEnd"] else "")))
     for n in sorted(names):
-        if n in ("checkpoint", "lock"):
+        if n == "checkpoint":
+            data, said = recovered_checkpoint(directory, r)
+            acts.append((n, "rewritten", "as the broker holds it after recovery: " + "; ".join(said), data) if data
+                        else (n, "copied", "store bookkeeping"))
+        elif n == "lock":
             acts.append((n, "copied", "store bookkeeping"))
         elif n == "abort":
-            acts.append((n, "left", "the recovered copy is consistent: without abort its next start recovers "
-                                    "normally"))
+            acts.append((n, "left", "the broker deletes it at a clean shutdown (DefaultMessageStore.shutdown): "
+                                    "the recovered copy's next start recovers normally"))
     cdir = os.path.join(directory, "config")
     try:
         configs = sorted(n for n in os.listdir(cdir) if os.path.isfile(os.path.join(cdir, n)))
