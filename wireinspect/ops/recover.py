@@ -359,7 +359,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
     planned = [(item, plan, (target_of(item.source.path) if is_dir else output_path(item, out)) if writing else None)
                for item, plan in planned]
 
-    actions, copies = {}, []
+    actions, copies, contents, governed = {}, [], [], {}
     for d, fmt in dirs:
         recovered = {os.path.basename(it.source.path): plan for it, plan, _ in planned
                      if it.source.path and os.path.dirname(it.source.path) == d}
@@ -369,15 +369,23 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             app.unreadable(d, f"cannot list directory: {e.strerror}")
             continue
         actions[d] = fmt.recover_files(d, names, recovered)
+        # a 4-tuple (name, action, reason, content) is a file the directory's plan writes itself (a DLedger
+        # log's): content() its bytes, or None (copied verbatim, or not written); its own plan is not used
+        governed.update((os.path.join(d, a[0]), a) for a in actions[d] if len(a) == 4 and a[0])
         if writing:
-            copies += [(os.path.join(d, n), target_of(os.path.join(d, n))) for n, act, _ in actions[d] if act == "copied"]
+            copies += [(os.path.join(d, a[0]), target_of(os.path.join(d, a[0]))) for a in actions[d]
+                       if a[1] == "copied" and (len(a) == 3 or a[3] is None)]
+            contents += [(target_of(os.path.join(d, a[0])), a[3]) for a in actions[d] if len(a) == 4 and a[3]]
 
     # a log that a directory format's plan deletes (a RocketMQ commit-log file past the valid end) is not written
-    deleted = {os.path.join(d, n) for d, acts in actions.items() for n, act, _ in acts if act == "deleted"}
-    planned = [(item, plan, None if item.source.path in deleted else target) for item, plan, target in planned]
+    deleted = {os.path.join(d, a[0]) for d, acts in actions.items() for a in acts if a[1] == "deleted"}
+    planned = [(item, plan, None if item.source.path in deleted else target) for item, plan, target in planned
+               if item.source.path not in governed]
+    app.found(sum(a[1] in ("truncated", "deleted", "rebuilt", "left") for a in governed.values()))
     if writing:
         taken = [t for _, _, target in planned if target for t in existing_targets(target)]
         taken += [t for _, t in copies if os.path.exists(t)]
+        taken += [t for t, _ in contents if os.path.exists(t)]
         if taken and not force:
             app.error(f"{taken[0]}: already exists ({len(taken)} file(s) would be replaced); give --force to "
                       "replace them")
@@ -405,9 +413,15 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             copy_file(src_path, target)
         except OSError as e:
             app.error(f"{target}: cannot copy {src_path}: {e.strerror}")
+    for target, content in contents:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+            write_atomically(target, [content()])
+        except (OSError, InputError) as e:
+            app.error(f"{target}: cannot write: {getattr(e, 'strerror', None) or e}")
     for d, acts in actions.items():
-        print_file_actions(app, [(os.path.join(d, n), act, why) for n, act, why in acts
-                                 if act not in ("recovered",)], as_json)
+        print_file_actions(app, [(os.path.join(d, a[0]), a[1], a[2]) for a in acts
+                                 if a[1] not in ("recovered",)], as_json)
 
 
 def copy_file(src_path: str, target: str) -> None:

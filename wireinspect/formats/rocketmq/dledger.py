@@ -449,9 +449,18 @@ def data_dir_of(path: str | None) -> str | None:
 
 
 def _check_against_data(u: IndexEntry, data: DataFiles) -> None:
+    """``index_data_mismatch`` as ``DLedgerMmapFileStore.recover`` compares an index entry with its data
+    entry; a NOOP data entry indexed as NORMAL is a note (``noop_indexed_as_normal``): ``appendAsLeader``
+    writes every index entry with magic NORMAL (``DLedgerServer.dealRaftLogRead`` appends NOOPs so),
+    and recover, when it reads that entry, rebuilds the index from it."""
     v = u.values
     got = data.head_at(v["pos"]) if v["pos"] >= 0 else None
     want = (v["magic"], v["size"], v["index"], v["term"])
+    if got is not None and got[0] == 2 and got[1:] == want[1:] and v["magic"] == 1:
+        u.notes = [Problem("noop_indexed_as_normal", u.position, f"index entry {v['index']} says NORMAL (1) for a NOOP "
+                           "(2) data entry: DLedgerMmapFileStore.appendAsLeader indexes every entry as NORMAL; when "
+                           "recover reads this entry it rebuilds the index from here (no entry is lost)")]
+        return
     if got != want:
         what = "no data entry" if got is None or got[:2] == (0, 0) else \
             "the data entry there has magic {}, size {}, index {}, term {}".format(*got)

@@ -476,6 +476,48 @@ DLEDGER_INDEX = Format(
 )
 
 
+# -- a DLedger log as a whole (dledgerdir.py) -------------------------------------------------------
+
+def _dledger_log_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.dledgerdir import log_units
+
+    return log_units(source, opts)
+
+
+def _looks_like_dledger_log(names) -> bool:
+    s = set(names)  # dledgerdir.looks_like_log, without importing it for every directory listed
+    return {"data", "index"} <= s and s <= {"data", "index", "snapshot", "currterm", "currterm.bak", "currterm.tmp"}
+
+
+def _dledger_data_dir(path: str, names) -> bool:
+    """``dledger-<id>/data`` given as the input itself: claimed by its place (its files are a commit log's
+    by their names alone)."""
+    p = os.path.abspath(path)
+    return os.path.basename(p) == "data" and re.match(r"dledger-", os.path.basename(os.path.dirname(p))) is not None
+
+
+def _dledger_recover_files(directory: str, names, plans) -> list:
+    from wireinspect.formats.rocketmq.dledgerdir import recover_files
+
+    return recover_files(directory, names, plans)
+
+
+DLEDGER_LOG = Format(
+    id="rocketmq-dledger-log",
+    description="RocketMQ DLedger log directory dledger-<id>/ (data/, index/, currterm, snapshot/): recovered "
+                "across its files as DLedgerMmapFileStore.recover does (start file, index and term continuity, "
+                "the data and index ends, files deleted, the index rebuilt)",
+    recognised_by="a directory holding data and index and nothing but currterm(.bak) and snapshot; a "
+                  "dledger-<id>/data directory given as the input",
+    sniff=lambda head, name: 0,
+    units=_dledger_log_units,
+    dir_sniff=_looks_like_dledger_log,
+    dir_place=_dledger_data_dir,
+    dir_noun=("DLedger log", "DLedger logs"),
+    recover_files=_dledger_recover_files,
+)
+
+
 # -- the store directory as a whole (storedir.py) ---------------------------------------------------
 
 def _store_units(source: Source, opts):
@@ -663,7 +705,7 @@ ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK, COMPAC
                      COMPACTION_POSITION)
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX,
-           STORE) + ROCKETMQ5_FORMATS
+           DLEDGER_LOG, STORE) + ROCKETMQ5_FORMATS
 
 
 def offsets_report(**options):

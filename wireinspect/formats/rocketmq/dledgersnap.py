@@ -1,0 +1,119 @@
+"""What a DLedger log directory holds beside ``data/`` and ``index/``: ``currterm`` and ``snapshot/``.
+
+Read at openmessaging/dledger d0545484103f2cd1207fbd7aee201d5b4a882eff:
+
+* ``currterm`` (``MemberState.TERM_PERSIST_FILE``): ``java.util.Properties`` text with ``currTerm`` (the
+  last term this member knows) and ``voteLeader`` (whom it voted for in it, or empty), written by
+  ``MemberState.persistState`` through ``IOUtils.string2File``: the new text goes to ``currterm.tmp``,
+  the old one to ``currterm.bak``, then the ``.tmp`` is renamed to ``currterm`` (a ``.tmp`` left behind
+  is an interrupted write).
+* ``snapshot/`` (``DLedgerConfig.getSnapshotStoreBaseDir``, ``SnapshotManager``): one directory
+  ``snapshot_<lastIncludedIndex>`` per snapshot (``FileSnapshotStore``), each holding ``snapshot_meta``
+  (``FileSnapshotWriter.sync``: fastjson of ``SnapshotMeta``, ``{"lastIncludedIndex":N,"lastIncludedTerm":T}``)
+  and ``data`` (written by the state machine's ``onSnapshotSave``: its own bytes, no DLedger layout, so
+  it is listed, not decoded); ``tmp`` (a snapshot being saved) and ``install_tmp`` (one being installed
+  from the leader) are unfinished. A snapshot exists only for a DLedger server with a state machine and
+  ``enableSnapshot`` (default false): RocketMQ's DLedger commit log (apache/rocketmq
+  ``DLedgerCommitLog``) registers no state machine, and its controller (``DLedgerController``) keeps the
+  default and saves nothing (``DLedgerControllerStateMachine.onSnapshotSave`` is empty), so a RocketMQ
+  store has no ``snapshot/``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from wireinspect.formats.rocketmq.fastjson import loads
+
+MAX_TEXT = 1 << 16  # currterm and snapshot_meta are a few dozen bytes; more is not read
+SNAPSHOT_PREFIX, META, DATA, TEMP, INSTALL_TEMP = "snapshot_", "snapshot_meta", "data", "tmp", "install_tmp"
+
+
+def _text(path: str) -> str | bytes:
+    from wireinspect.inputs.source import FileSource
+
+    with FileSource(path) as src:
+        if src.size > MAX_TEXT:
+            return f"{src.size} bytes: larger than {MAX_TEXT}, not read"
+        return src.read(0, src.size)
+
+
+def read_currterm(path: str) -> dict | str:
+    """``currterm`` (or its ``.bak``/``.tmp``) as ``{key: value}`` (java.util.Properties text: ``key=value``
+    or ``key:value`` lines, ``#``/``!`` comments), or a string saying why it could not be read."""
+    try:
+        data = _text(path)
+    except OSError as e:
+        return f"cannot read: {e.strerror}"
+    if isinstance(data, str):
+        return data
+    try:
+        text = data.decode("latin-1")
+    except UnicodeDecodeError:  # pragma: no cover (latin-1 decodes every byte)
+        return "not text"
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=len(line))
+        out[line[:cut].strip()] = line[cut + 1:].strip()
+    return out
+
+
+def read_snapshots(snap_dir: str) -> tuple[list, list]:
+    """The snapshots of ``snapshot/``: ``([{dir, state, lastIncludedIndex, lastIncludedTerm, dataSize,
+    data}], [(code, file, message)])``; ``state`` is ``saved``, ``saving`` (``tmp``) or ``installing``
+    (``install_tmp``). Codes: ``bad_snapshot_meta`` (a meta that does not parse, or whose index is not the
+    directory's), ``snapshot_unfinished`` and ``not_a_snapshot`` (notes)."""
+    snaps, notes = [], []
+    try:
+        names = sorted(os.listdir(snap_dir))
+    except OSError as e:
+        return [], [("bad_snapshot_meta", "snapshot", f"cannot list snapshot/: {e.strerror}")]
+    for n in names:
+        d = os.path.join(snap_dir, n)
+        rel = f"snapshot/{n}"
+        if not os.path.isdir(d):
+            notes.append(("not_a_snapshot", rel, "a file in snapshot/: DLedger keeps directories there"))
+            continue
+        state = "installing" if n == INSTALL_TEMP else "saving" if n == TEMP else "saved" \
+            if n.startswith(SNAPSHOT_PREFIX) else None
+        if state is None:
+            notes.append(("not_a_snapshot", rel, "not a snapshot directory (snapshot_<index>, tmp, install_tmp)"))
+            continue
+        s = {"dir": rel, "state": state, "lastIncludedIndex": None, "lastIncludedTerm": None, "dataSize": None,
+             "data": "the state machine's own bytes (StateMachine.onSnapshotSave): not decoded"}
+        if state != "saved":
+            notes.append(("snapshot_unfinished", rel, f"an unfinished snapshot ({'being installed from the leader' if state == 'installing' else 'being saved'}): "
+                          "SnapshotManager starts it again"))
+        meta = os.path.join(d, META)
+        try:
+            data = _text(meta)
+        except OSError as e:
+            data = f"cannot read: {e.strerror}"
+        if isinstance(data, str):
+            notes.append(("bad_snapshot_meta", f"{rel}/{META}", data))
+        else:
+            res = loads(data)
+            v = res.value
+            if res.error or not isinstance(v, dict) or not all(
+                    isinstance(v.get(k), int) and not isinstance(v.get(k), bool)
+                    for k in ("lastIncludedIndex", "lastIncludedTerm")):
+                notes.append(("bad_snapshot_meta", f"{rel}/{META}", "not the JSON of SnapshotMeta "
+                              '({"lastIncludedIndex":N,"lastIncludedTerm":T})' + (f": {res.error} at byte {res.error_at}"
+                                                                                 if res.error else "")))
+            else:
+                s["lastIncludedIndex"], s["lastIncludedTerm"] = v["lastIncludedIndex"], v["lastIncludedTerm"]
+                if state == "saved" and n[len(SNAPSHOT_PREFIX):] != str(v["lastIncludedIndex"]):
+                    notes.append(("bad_snapshot_meta", f"{rel}/{META}", f"lastIncludedIndex {v['lastIncludedIndex']} "
+                                  f"in the directory {n}: FileSnapshotStore names it by that index"))
+        try:
+            s["dataSize"] = os.path.getsize(os.path.join(d, DATA))
+        except OSError:
+            s["data"] = "missing"
+        others = sorted(set(os.listdir(d)) - {META, DATA})
+        if others:
+            s["others"] = others
+        snaps.append(s)
+    return snaps, notes
