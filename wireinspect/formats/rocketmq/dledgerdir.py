@@ -520,8 +520,9 @@ def check_log(path: str, opts=None) -> LogUnit:
         if r.stop_file is not None and r.stop_code != "end":
             f = r.data[r.stop_file]
             unit.fproblem("recovery_truncates", f.rel, r.stop_position,
-                          f"DLedgerMmapFileStore.recover stops at log offset {f.base + r.stop_position} ({r.stop_code}: "
-                          f"{r.stop_text}): the log ends at entry {r.end_index}", actual=f.base + r.stop_position)
+                          f"DLedgerMmapFileStore.recover stops at {f.rel} position {r.stop_position} (log offset "
+                          f"{f.base + r.stop_position}; {r.stop_code}: {r.stop_text}): the log ends at entry "
+                          f"{r.end_index}", actual=f.base + r.stop_position)
         for rel in r.deleted:
             unit.fproblem("recovery_deletes", rel, 0, f"{rel} lies past the recovered end: DLedger's recovery deletes it"
                           if not (r.first_blank_deleted and rel == r.data[0].rel) else
