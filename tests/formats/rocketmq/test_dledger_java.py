@@ -199,8 +199,13 @@ def test_currterm_and_snapshot(tmp_path):
     s13, tmp = unit["snapshots"]
     assert (s13["state"], s13["lastIncludedIndex"], s13["lastIncludedTerm"], s13["dataSize"]) == ("saved", 13, 1, 19)
     assert tmp["state"] == "saving" and tmp["lastIncludedIndex"] is None
-    assert [p["code"] for p in unit["problems"]] == ["bad_snapshot_meta"]
-    assert "snapshot_unfinished" in [p["code"] for p in unit["notes"]]
+    assert not unit["problems"]  # the bad snapshot_meta is its own file's problem (below)
+    assert {"snapshot_unfinished", "bad_snapshot_meta"} <= {p["code"] for p in unit["notes"]}
+    r = run("verify", log)
+    assert "snapshot/tmp/snapshot_meta: position 44: bad_snapshot_meta" in r.output.replace(f"{log}/", "")
+    assert "skipped" not in r.output.replace("0 skipped", "")  # every file is some format's
+    r = run("dump", log / "snapshot" / "snapshot_13" / "snapshot_meta")
+    assert "lastIncludedIndex 13, lastIncludedTerm 1" in r.output
     out = tmp_path / "out"
     r = run("recover", log, "-o", out)
     assert (out / "snapshot" / "snapshot_13" / "data").read_bytes() == b"state machine bytes"
@@ -220,3 +225,37 @@ def test_dledger_refuses_to_start(tmp_path, damage, code):
     r = run("verify", log)
     assert r.exit_code == 1 and "dledger_refuses_to_start" in r.output and code in r.output, r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("where,data", [
+    (("data", "00000000000000006144", 221), b"\xff\xff\xff\xff\x00\x00\x00\x00"),  # a blank of size 0: DLedger spins
+    (("data", "00000000000000006144", 221), b"\xff\xff\xff\xff\x80\x00\x00\x00"),  # a negative blank
+    (("data", "00000000000000006144", 221), b"\x00\x00\x00\x01\x7f\xff\xff\xff" + b"\xff" * 40),  # huge sizes
+    (("data", "00000000000000000000", 0), b"\xff\xff\xff\xff\x00\x00\x04\x00"),  # a first file of one blank
+    (("data", "00000000000000005120", 1016), b"\x00\x00\x00\x01\x00\x00\x00\x30"),  # header past the file end
+    (("index", "00000000000000000768", 0), b"\xff" * 192),
+])
+def test_hostile_bytes_never_raise(tmp_path, where, data):
+    shutil.copytree(LOG, tmp_path / "dledger-n0")
+    log = tmp_path / "dledger-n0"
+    sub, name, pos = where
+    with open(log / sub / name, "r+b") as f:
+        f.seek(pos)
+        f.write(data)
+    for args in (("verify", log), ("recover", "--dry-run", log), ("recover", log, "-o", tmp_path / "out")):
+        r = run(*args)
+        assert r.exit_code in (0, 1), r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    if (tmp_path / "out" / "data").is_dir():  # the recovered copy: DLedger's recovery changes nothing in it
+        again = recover_log(str(tmp_path / "out"))
+        assert again.refused or (not again.truncated and not again.deleted and again.rebuilt_from is None)
+
+
+def test_first_file_all_blank_is_deleted(tmp_path):
+    shutil.copytree(LOG, tmp_path / "dledger-n0")
+    log = tmp_path / "dledger-n0"
+    (log / "data" / "00000000000000000000").write_bytes(b"\xff\xff\xff\xff\x00\x00\x04\x00" + bytes(1016))
+    r = recover_log(str(log))
+    assert r.first_blank_deleted and r.deleted[0] == "data/00000000000000000000"
+    assert r.begin_index == 5  # reviseLedgerBeforeBeginIndex: the first entry of the next file
+    assert r.end_index == 29

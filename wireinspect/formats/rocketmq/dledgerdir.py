@@ -567,7 +567,7 @@ def account_others(unit: LogUnit, log_dir: str) -> None:
             unit.info["snapshots"] = snaps
             others.append({"name": n, "what": f"{len(snaps)} snapshot director{'y' if len(snaps) == 1 else 'ies'}"})
             for code, file, msg in notes:
-                unit.fproblem(code, file, 0, msg, note=code != "bad_snapshot_meta")
+                unit.fproblem(code, file, 0, msg, note=True)  # a bad snapshot_meta: the problem of its own file
         else:
             others.append({"name": n, "what": "not part of a DLedger log"})
     unit.info["others"] = others

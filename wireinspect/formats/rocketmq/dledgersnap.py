@@ -47,18 +47,7 @@ def read_currterm(path: str) -> dict | str:
         return f"cannot read: {e.strerror}"
     if isinstance(data, str):
         return data
-    try:
-        text = data.decode("latin-1")
-    except UnicodeDecodeError:  # pragma: no cover (latin-1 decodes every byte)
-        return "not text"
-    out = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=len(line))
-        out[line[:cut].strip()] = line[cut + 1:].strip()
-    return out
+    return _properties(data)
 
 
 def read_snapshots(snap_dir: str) -> tuple[list, list]:
@@ -117,3 +106,58 @@ def read_snapshots(snap_dir: str) -> tuple[list, list]:
             s["others"] = others
         snaps.append(s)
     return snaps, notes
+
+
+# -- the files one by one (format rocketmq-dledger-meta) --------------------------------------------------
+
+def iter_meta(source):
+    """The unit of one of those files read alone: a ``dledger_meta`` note saying what it holds
+    (``currterm``: its properties; ``snapshot_meta``: lastIncludedIndex and lastIncludedTerm, a
+    ``bad_snapshot_meta`` problem when it is not SnapshotMeta's JSON; a snapshot's ``data``: the state
+    machine's bytes, not decoded). Never raises on bad bytes."""
+    from wireinspect.formats.common import Note
+    from wireinspect.model import Problem
+
+    name = (source.path or source.name or "").replace(os.sep, "/")
+    base = name.rsplit("/", 1)[-1]
+    size = source.size
+    data = source.read(0, min(size, MAX_TEXT))
+    probs = []
+    if base.startswith("currterm"):
+        if size > MAX_TEXT:
+            msg = f"MemberState's term file: {size} bytes, larger than {MAX_TEXT}: not read"
+        else:
+            props = _properties(bytes(data))
+            msg = "MemberState's persisted term and vote (java.util.Properties): " + (
+                ", ".join(f"{k}={v}" for k, v in props.items()) or "empty") + (
+                "; the previous text (IOUtils.string2File)" if base.endswith(".bak") else
+                "; an interrupted write (IOUtils.string2File)" if base.endswith(".tmp") else "")
+    elif base == META:
+        res = loads(bytes(data)) if size <= MAX_TEXT else None
+        v = res.value if res is not None else None
+        if isinstance(v, dict) and all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool)
+                                       for k in ("lastIncludedIndex", "lastIncludedTerm")):
+            msg = f"snapshot meta (SnapshotMeta): lastIncludedIndex {v['lastIncludedIndex']}, lastIncludedTerm " \
+                  f"{v['lastIncludedTerm']}"
+        else:
+            msg = "snapshot meta (SnapshotMeta)"
+            at = res.error_at if res is not None and res.error_at is not None else 0
+            probs.append(Problem("bad_snapshot_meta", at, "not the JSON of SnapshotMeta "
+                                 '({"lastIncludedIndex":N,"lastIncludedTerm":T})' + (
+                                     f": {res.error}" if res is not None and res.error else
+                                     f": {size} bytes, larger than {MAX_TEXT}" if res is None else "")))
+    else:
+        msg = (f"snapshot data ({size} bytes): the state machine's own bytes (StateMachine.onSnapshotSave), no "
+               "DLedger layout: not decoded")
+    yield Note(0, size, probs, msg, type="dledger_meta")
+
+
+def _properties(data: bytes) -> dict:
+    out = {}
+    for line in data.decode("latin-1").splitlines():
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=len(line))
+        out[line[:cut].strip()] = line[cut + 1:].strip()
+    return out

@@ -476,6 +476,25 @@ DLEDGER_INDEX = Format(
 )
 
 
+_DLEDGER_META = re.compile(r"(?:^|/)dledger-[^/]+/(?:currterm(?:\.bak|\.tmp)?|snapshot/[^/]+/(?:snapshot_meta|data))$")
+
+
+def _dledger_meta_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.dledgersnap import iter_meta
+
+    return iter_meta(source)
+
+
+DLEDGER_META = Format(
+    id="rocketmq-dledger-meta",
+    description="DLedger's other files: currterm (MemberState's term and vote, .bak/.tmp too), a snapshot's "
+                "snapshot_meta (SnapshotMeta JSON) and data (the state machine's bytes: not decoded)",
+    recognised_by="path dledger-<id>/currterm(.bak|.tmp), dledger-<id>/snapshot/<dir>/snapshot_meta or data",
+    sniff=_path_sniff(_DLEDGER_META),
+    units=_dledger_meta_units,
+)
+
+
 # -- a DLedger log as a whole (dledgerdir.py) -------------------------------------------------------
 
 def _dledger_log_units(source: Source, opts):
@@ -705,7 +724,7 @@ ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK, COMPAC
                      COMPACTION_POSITION)
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX,
-           DLEDGER_LOG, STORE) + ROCKETMQ5_FORMATS
+           DLEDGER_META, DLEDGER_LOG, STORE) + ROCKETMQ5_FORMATS
 
 
 def offsets_report(**options):
