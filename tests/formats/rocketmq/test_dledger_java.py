@@ -259,3 +259,12 @@ def test_first_file_all_blank_is_deleted(tmp_path):
     assert r.first_blank_deleted and r.deleted[0] == "data/00000000000000000000"
     assert r.begin_index == 5  # reviseLedgerBeforeBeginIndex: the first entry of the next file
     assert r.end_index == 29
+
+
+def test_meta_files_round_trip(tmp_path):
+    for name in ("currterm", "currterm.bak"):
+        r = run("dump", "--json", "--raw", LOG / name)
+        out = tmp_path / name
+        e = CliRunner().invoke(cli, ["encode", "-", "-o", str(out), "--format", "rocketmq-dledger-meta"], input=r.output)
+        assert e.exit_code == 0, e.output
+        assert out.read_bytes() == (LOG / name).read_bytes()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 
+from wireinspect.formats.common import Note
 from wireinspect.formats.rocketmq.fastjson import loads
 
 MAX_TEXT = 1 << 16  # currterm and snapshot_meta are a few dozen bytes; more is not read
@@ -115,7 +116,6 @@ def iter_meta(source):
     (``currterm``: its properties; ``snapshot_meta``: lastIncludedIndex and lastIncludedTerm, a
     ``bad_snapshot_meta`` problem when it is not SnapshotMeta's JSON; a snapshot's ``data``: the state
     machine's bytes, not decoded). Never raises on bad bytes."""
-    from wireinspect.formats.common import Note
     from wireinspect.model import Problem
 
     name = (source.path or source.name or "").replace(os.sep, "/")
@@ -149,7 +149,32 @@ def iter_meta(source):
     else:
         msg = (f"snapshot data ({size} bytes): the state machine's own bytes (StateMachine.onSnapshotSave), no "
                "DLedger layout: not decoded")
-    yield Note(0, size, probs, msg, type="dledger_meta")
+    yield MetaNote(0, size, probs, msg, type="dledger_meta")
+
+
+MAX_RAW = 64 << 20  # bytes of such a file dump --json --raw carries (a snapshot's data may be large)
+
+
+class MetaNote(Note):
+    """The ``dledger_meta`` note; ``dump --json --raw`` adds the file's bytes (``fileBytes``), from which
+    :func:`encode_meta` writes it back."""
+
+    def raw_json(self, read, enc) -> dict:
+        from wireinspect.codec.bytesfmt import raw_encoder
+
+        return {} if self.length > MAX_RAW else {"fileBytes": raw_encoder()(bytes(read(0, self.length)))}
+
+
+def encode_meta(obj: dict, ctx) -> bytes:
+    """A ``dledger_meta`` object -> the file's bytes: its ``fileBytes`` (``dump --json --raw``); the note's
+    text alone does not give them back. Raises EncodeError."""
+    from wireinspect.errors import EncodeError
+
+    if obj.get("type") != "dledger_meta":
+        raise EncodeError(f".type: {obj.get('type')!r} is not dledger_meta")
+    if obj.get("fileBytes") is None:
+        raise EncodeError(".fileBytes: a dledger_meta object is written from its bytes: dump it with --json --raw")
+    return ctx.raw(obj["fileBytes"], ".fileBytes")
 
 
 def _properties(data: bytes) -> dict:

@@ -485,6 +485,12 @@ def _dledger_meta_units(source: Source, opts):
     return iter_meta(source)
 
 
+def _encode_dledger_meta(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.dledgersnap import encode_meta
+
+    return [(None, encode_meta(obj, ctx))]
+
+
 DLEDGER_META = Format(
     id="rocketmq-dledger-meta",
     description="DLedger's other files: currterm (MemberState's term and vote, .bak/.tmp too), a snapshot's "
@@ -492,6 +498,8 @@ DLEDGER_META = Format(
     recognised_by="path dledger-<id>/currterm(.bak|.tmp), dledger-<id>/snapshot/<dir>/snapshot_meta or data",
     sniff=_path_sniff(_DLEDGER_META),
     units=_dledger_meta_units,
+    encode=_encode_dledger_meta,
+    encode_types=frozenset({"dledger_meta"}),
 )
 
 
