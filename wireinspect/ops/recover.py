@@ -370,7 +370,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             continue
         actions[d] = fmt.recover_files(d, names, recovered)
         # a 4-tuple (name, action, reason, content) is a file the directory's plan writes itself (a DLedger
-        # log's): content() its bytes, or None (copied verbatim, or not written); its own plan is not used
+        # log's): content() its bytes in chunks, or None (copied verbatim, or not written); its own plan is not used
         governed.update((os.path.join(d, a[0]), a) for a in actions[d] if len(a) == 4 and a[0])
         if writing:
             copies += [(os.path.join(d, a[0]), target_of(os.path.join(d, a[0]))) for a in actions[d]
@@ -416,7 +416,7 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
     for target, content in contents:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-            write_atomically(target, [content()])
+            write_atomically(target, content())
         except (OSError, InputError) as e:
             app.error(f"{target}: cannot write: {getattr(e, 'strerror', None) or e}")
     for d, acts in actions.items():

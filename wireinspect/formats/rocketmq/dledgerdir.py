@@ -40,8 +40,9 @@ import os
 import struct
 from dataclasses import dataclass, field
 
-from wireinspect.formats.rocketmq.dledger import (BLANK_MAGIC, BODY_OFFSET, DLEDGER_SOURCE, HEAD, HEADER_SIZE,
-                                                  INDEX_STRUCT, INDEX_UNIT_SIZE, MAGICS)
+from wireinspect.formats.common import all_zero
+from wireinspect.formats.rocketmq.dledger import (BLANK_MAGIC, BODY_OFFSET, HEAD, HEADER_SIZE, INDEX_STRUCT,
+                                                  INDEX_UNIT_SIZE, MAGICS)
 from wireinspect.formats.rocketmq.storedir import FileProblem
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource
@@ -384,7 +385,7 @@ def _truncate(r: LogRecovery, files: list, size: int | None, offset: int, reader
         if f.base + size > offset:
             if offset >= f.base:
                 at = offset - f.base
-                if any(reader.read(f, p, min(1 << 16, f.size - p)).strip(b"\0") for p in range(at, f.size, 1 << 16)):
+                if not all_zero(lambda p, n, f=f: reader.read(f, p, n), at, f.size):
                     r.truncated[f.rel] = at
             elif f.rel not in r.deleted:
                 r.deleted.append(f.rel)
@@ -585,8 +586,8 @@ def log_units(source, opts) -> list:
 def recover_files(directory: str, names, plans) -> list[tuple]:
     """``recover`` of a DLedger log (``directory``: ``dledger-<id>/`` or its ``data/``): ``[(path relative to
     directory, action, reason, content)]`` for every data and index file, then the others. ``content()``
-    gives the bytes of the file as DLedger's recovery leaves it (None: copied verbatim, or nothing
-    written): ``copied`` (verbatim: the
+    gives the bytes of the file as DLedger's recovery leaves it, in chunks (None: copied verbatim, or
+    nothing written): ``copied`` (verbatim: the
     files before the end, which recovery does not change), ``truncated`` (the bytes past the recovered end
     zeroed: DLedger leaves them dead on disk), ``rebuilt`` (index entries rewritten from the data, as
     recover's ``needWriteIndex`` appends them), ``deleted`` (past the end: ``truncateOffset`` deletes
@@ -679,25 +680,36 @@ def _rebuilt_index(r: LogRecovery) -> dict:
 
 
 def _writer(f: MFile, r: LogRecovery, patches):
-    """``() -> bytes``: ``f`` as recovery leaves it: its bytes up to its valid end, zeros after, the
-    ``patches`` ((position, bytes): rebuilt index entries) written over. Read when called."""
+    """``() -> iterator of bytes``: ``f`` as recovery leaves it, 1 MiB at a time: its bytes up to its valid
+    end, zeros after, the ``patches`` ((position, bytes): rebuilt index entries, 32-byte aligned, and the
+    blank ``rebuildWithPos`` writes at 0) written over. Reads when iterated."""
     size = r.data_size if f.sub == "data" else r.index_size
     keep = r.truncated.get(f.rel, size)
+    patches = sorted(patches or [])
     if patches:
-        keep = min(keep, min(p for p, _ in patches))
+        keep = min(keep, patches[0][0])
     if f.sub == "index" and r.rebuild_with_pos:
         keep = 0
+    chunk = 1 << 20
 
-    def content() -> bytes:
-        buf = bytearray(size)
-        if keep and f.path:
-            with FileSource(f.path) as src:
-                buf[:keep] = src.read(0, keep).ljust(keep, b"\0")[:keep]
-        for p, b in patches or []:
-            buf[p:p + len(b)] = b
-        return bytes(buf)
+    def content():
+        src = FileSource(f.path) if keep and f.path else None
+        try:
+            k = 0
+            for start in range(0, size, chunk):
+                n = min(chunk, size - start)
+                got = src.read(start, min(n, keep - start)) if src is not None and start < keep else b""
+                b = bytes(got) + bytes(n - len(got))
+                if k < len(patches) and patches[k][0] < start + n:
+                    b = bytearray(b)
+                    while k < len(patches) and patches[k][0] < start + n:
+                        p, data = patches[k]
+                        b[p - start:p - start + len(data)] = data
+                        k += 1
+                    b = bytes(b)
+                yield b
+        finally:
+            if src is not None:
+                src.close()
 
     return content
-
-
-SOURCE = f"{DLEDGER_SOURCE}: store/file/DLedgerMmapFileStore.recover, MmapFileList (load, checkSelf, truncateOffset)"
