@@ -40,6 +40,9 @@ class Format:
     # A directory format claims a directory from the names of the files in it (e.g. a Kafka partition
     # directory); its item is the directory itself, processed after the files below it.
     dir_sniff: Callable[[list], bool] | None = None
+    # (directory path, the names in it) -> bool: a directory claimed by its place when it is the top of a walk
+    # (the input itself), for a directory whose names alone say nothing (a DLedger log's data/).
+    dir_place: Callable[[str, list], bool] | None = None
     # What such a directory is called in verify's closing line: (one, many).
     dir_noun: tuple = ("partition directory", "partition directories")
     # Format options the format honours ("port", "api", "connection", "correlation_id", "commitlog",

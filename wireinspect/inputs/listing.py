@@ -50,11 +50,14 @@ def directory_order(names):
     return sorted(names, key=key)
 
 
-def _claimed_by(names) -> str | None:
+def _claimed_by(names, top: str | None = None) -> str | None:
+    """The directory format claiming a directory holding ``names``; ``top``: its path when it is the
+    input itself (``Format.dir_place`` may claim it by its place)."""
     from wireinspect.catalog import all_formats
 
     for f in all_formats():
-        if f.dir_sniff is not None and f.dir_sniff(names):
+        if f.dir_sniff is not None and (f.dir_sniff(names) or (
+                top is not None and f.dir_place is not None and f.dir_place(top, names))):
             return f.id
     return None
 
@@ -85,7 +88,7 @@ def walk(top: str, group: str | None = None) -> Iterator[Listed]:
         except OSError as e:
             yield Listed(d, "unreadable", f"cannot list directory: {e.strerror}", grp)
             continue
-        claimed = _claimed_by(list(entries))
+        claimed = _claimed_by(list(entries), d if d == top else None)
         if claimed:
             grp = d
         subdirs = []

@@ -427,7 +427,10 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
         done.append(plan)
     for src_path, target, act, content in writes if writing else ():
         try:
-            if act == "rewritten":
+            if callable(content):  # (a DLedger log's files: the plan gives their bytes in chunks)
+                os.makedirs(os.path.dirname(os.path.abspath(staged(target))), exist_ok=True)
+                write_atomically(staged(target), content())
+            elif act == "rewritten":
                 write_bytes(content, staged(target), src_path)
             else:
                 copy_file(src_path, staged(target), keep=content if act == "truncated" else None)
@@ -453,14 +456,18 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
         print_recover(app, plan, as_json, dry_run)
         app.found(len(plan.problems))
     for d, acts in actions.items():
-        print_file_actions(app, [(os.path.join(d, n), act, why, *([c[0]] if act == "truncated" else []))
+        print_file_actions(app, [(os.path.join(d, n), act, why, *([c[0]] if act == "truncated" and type(c[0]) is int
+                                                                   else []))
                                  for n, act, why, *c in acts if act not in ("recovered",)], as_json)
-        app.found(sum(1 for _, act, *_ in acts if act in ("truncated", "deleted", "rewritten")))
+        # (a Kafka partition's indexes are rebuilt every time: only a plan's own rewrite of a file is a finding)
+        app.found(sum(1 for _, act, _, *c in acts if act in ("truncated", "deleted", "rewritten")
+                      or act == "rebuilt" and c and c[0] is not None))
 
 
 # the actions of a directory's plan (Format.recover_files) that write the file, and those that make the plan the
-# file's only writer (a log among them is not written by its own plan)
-WRITTEN_ACTIONS = frozenset({"copied", "truncated", "rewritten"})
+# file's only writer (a log among them is not written by its own plan). A plan's 4th member: the bytes to keep
+# (truncated), the new bytes (rewritten), or a callable giving the file's bytes in chunks (a DLedger log's).
+WRITTEN_ACTIONS = frozenset({"copied", "truncated", "rewritten", "rebuilt"})
 OWNED_ACTIONS = WRITTEN_ACTIONS | {"deleted", "left"}
 
 

@@ -39,7 +39,15 @@ Entry ``i`` of the whole index lies at byte ``i * 32``, so a file's first entry 
 Recovery (``DLedgerMmapFileStore.recover``) reads entries in order and stops at the first whose magic
 is not 1..3, whose ``bodySize + 48 != size`` or ``size <= 44``, whose ``index`` is not the previous
 one's plus one, or whose ``term`` is lower than the previous one's; a blank skips to the end of the
-file; a ``size`` of 0 is the end. It checks no CRC. The data and index are then truncated there.
+file; a ``size`` of 0 is the end (whatever the magic). It checks no CRC. The data and index are then
+truncated there. This module applies those checks within one file; the log as a whole (which file
+recovery starts from, continuity across files, the files deleted, the index rebuilt) is
+:mod:`wireinspect.formats.rocketmq.dledgerdir`'s.
+
+``appendAsLeader`` writes every index entry with magic NORMAL, a NOOP's too (``encodeIndex(...,
+DLedgerEntryType.NORMAL.getMagic(), ...)``): the index reader notes that (``noop_indexed_as_normal``)
+rather than calling it a mismatch. Checked against bytes DLedger's own code wrote:
+``tests/formats/rocketmq/java_dledger/``.
 """
 
 from __future__ import annotations
@@ -285,6 +293,9 @@ class DataWalker:
         if magic not in MAGICS:
             return None, Problem("bad_magic", pos, f"magic {magic} is not an entry type (1 NORMAL, 2 NOOP, "
                                  "3 CONFIG_CHANGE) nor the blank -1; DLedger's recovery stops here", actual=magic)
+        if size == 0:
+            return None, Problem("bad_length", pos + 4, f"size 0 after magic {magic}: DLedger's recovery takes a "
+                                 "size of 0 as the end of the entries", actual=size)
         if size < BODY_OFFSET:
             return None, Problem("bad_length", pos + 4, f"size {size} is smaller than an entry header "
                                  f"({BODY_OFFSET})", actual=size)
@@ -449,9 +460,18 @@ def data_dir_of(path: str | None) -> str | None:
 
 
 def _check_against_data(u: IndexEntry, data: DataFiles) -> None:
+    """``index_data_mismatch`` as ``DLedgerMmapFileStore.recover`` compares an index entry with its data
+    entry; a NOOP data entry indexed as NORMAL is a note (``noop_indexed_as_normal``): ``appendAsLeader``
+    writes every index entry with magic NORMAL (``DLedgerServer.dealRaftLogRead`` appends NOOPs so),
+    and recover, when it reads that entry, rebuilds the index from it."""
     v = u.values
     got = data.head_at(v["pos"]) if v["pos"] >= 0 else None
     want = (v["magic"], v["size"], v["index"], v["term"])
+    if got is not None and got[0] == 2 and got[1:] == want[1:] and v["magic"] == 1:
+        u.notes = [Problem("noop_indexed_as_normal", u.position, f"index entry {v['index']} says NORMAL (1) for a NOOP "
+                           "(2) data entry: DLedgerMmapFileStore.appendAsLeader indexes every entry as NORMAL; when "
+                           "recover reads this entry it rebuilds the index from here (no entry is lost)")]
+        return
     if got != want:
         what = "no data entry" if got is None or got[:2] == (0, 0) else \
             "the data entry there has magic {}, size {}, index {}, term {}".format(*got)

@@ -476,6 +476,75 @@ DLEDGER_INDEX = Format(
 )
 
 
+_DLEDGER_META = re.compile(r"(?:^|/)dledger-[^/]+/(?:currterm(?:\.bak|\.tmp)?|snapshot/[^/]+/(?:snapshot_meta|data))$")
+
+
+def _dledger_meta_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.dledgersnap import iter_meta
+
+    return iter_meta(source)
+
+
+def _encode_dledger_meta(obj: dict, ctx) -> list:
+    from wireinspect.formats.rocketmq.dledgersnap import encode_meta
+
+    return [(None, encode_meta(obj, ctx))]
+
+
+DLEDGER_META = Format(
+    id="rocketmq-dledger-meta",
+    description="DLedger's other files: currterm (MemberState's term and vote, .bak/.tmp too), a snapshot's "
+                "snapshot_meta (SnapshotMeta JSON) and data (the state machine's bytes: not decoded)",
+    recognised_by="path dledger-<id>/currterm(.bak|.tmp), dledger-<id>/snapshot/<dir>/snapshot_meta or data",
+    sniff=_path_sniff(_DLEDGER_META),
+    units=_dledger_meta_units,
+    encode=_encode_dledger_meta,
+    encode_types=frozenset({"dledger_meta"}),
+)
+
+
+# -- a DLedger log as a whole (dledgerdir.py) -------------------------------------------------------
+
+def _dledger_log_units(source: Source, opts):
+    from wireinspect.formats.rocketmq.dledgerdir import log_units
+
+    return log_units(source, opts)
+
+
+def _looks_like_dledger_log(names) -> bool:
+    s = set(names)  # dledgerdir.looks_like_log, without importing it for every directory listed
+    return {"data", "index"} <= s and s <= {"data", "index", "snapshot", "currterm", "currterm.bak", "currterm.tmp"}
+
+
+def _dledger_data_dir(path: str, names) -> bool:
+    """``dledger-<id>/data`` given as the input itself: claimed by its place (its files are a commit log's
+    by their names alone)."""
+    p = os.path.abspath(path)
+    return os.path.basename(p) == "data" and re.match(r"dledger-", os.path.basename(os.path.dirname(p))) is not None
+
+
+def _dledger_recover_files(directory: str, names, plans) -> list:
+    from wireinspect.formats.rocketmq.dledgerdir import recover_files
+
+    return recover_files(directory, names, plans)
+
+
+DLEDGER_LOG = Format(
+    id="rocketmq-dledger-log",
+    description="RocketMQ DLedger log directory dledger-<id>/ (data/, index/, currterm, snapshot/): recovered "
+                "across its files as DLedgerMmapFileStore.recover does (start file, index and term continuity, "
+                "the data and index ends, files deleted, the index rebuilt)",
+    recognised_by="a directory holding data and index and nothing but currterm(.bak) and snapshot; a "
+                  "dledger-<id>/data directory given as the input",
+    sniff=lambda head, name: 0,
+    units=_dledger_log_units,
+    dir_sniff=_looks_like_dledger_log,
+    dir_place=_dledger_data_dir,
+    dir_noun=("DLedger log", "DLedger logs"),
+    recover_files=_dledger_recover_files,
+)
+
+
 # -- the store directory as a whole (storedir.py) ---------------------------------------------------
 
 def _store_units(source: Source, opts):
@@ -663,7 +732,7 @@ ROCKETMQ5_FORMATS = (BATCHCONSUMEQUEUE, TIMERLOG, TIMERWHEEL, TIMERCHECK, COMPAC
                      COMPACTION_POSITION)
 
 FORMATS = (COMMITLOG, CONSUMEQUEUE, INDEX, REMOTING, CHECKPOINT, ABORT, LOCK, CONFIG, DLEDGER, DLEDGER_INDEX,
-           STORE) + ROCKETMQ5_FORMATS
+           DLEDGER_META, DLEDGER_LOG, STORE) + ROCKETMQ5_FORMATS
 
 
 def offsets_report(**options):

@@ -721,7 +721,9 @@ def check_store(store: str, names=None, opts=None) -> StoreUnit:
     for w in why:
         unit.fproblem("unreadable", "consumequeue", 0, w)
     _check_index(store, unit, end, abort, ck)
-    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), "not part of a RocketMQ store")}
+    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), "DLedger commit log (rocketmq-dledger-log: "
+                                                                 "DLedgerMmapFileStore's own recovery)"
+                                                 if n.startswith("dledger-") else "not part of a RocketMQ store")}
                            for n in names if n not in STORE_PARTS]
     unit.info["commitLog"] = [f.to_json() for f in unit.files]
     unit.info["consumeQueues"] = [q.to_json() for q in unit.queues]
