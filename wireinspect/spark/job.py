@@ -86,7 +86,6 @@ def start_session(cfg: ScanConfig):
         java = [f"-Dlog4j2.configurationFile={_log_config()}"]
         if local and SparkContext._gateway is None and "spark.driver.extraJavaOptions" not in cfg.conf:
             java += _class_archive_options()  # (this call starts the JVM: its options apply)
-            java += os.environ.get("WI_JAVA_EXTRA", "").split()  # TEMP
         defaults["spark.driver.extraJavaOptions"] = " ".join(java)
     for k, v in {**defaults, **cfg.conf}.items():
         builder = builder.config(k, v)
