@@ -75,8 +75,8 @@ FSIZE_LIMIT = 256 << 20  # RLIMIT_FSIZE of the harness: a file write past it fai
 
 # the entry points every family of files takes (weights), and those of the families that need their own
 ENTRIES = ("json", "json-tree", "tree", "hexdump", "verify", "verify-deep", "recover-dry", "recover-salvage-dry",
-           "cli", "recover-write")
-ENTRY_WEIGHTS = (26, 12, 3, 3, 24, 12, 8, 8, 1, 3)
+           "cli", "recover-write", "columns")
+ENTRY_WEIGHTS = (26, 12, 3, 3, 24, 12, 8, 8, 1, 3, 8)
 REPORT_ENTRIES = ("group-offsets", "transactions", "metadata")
 FAMILY_ENTRIES = {"encode-json": ("encode",), "registry": ("schemas",)}
 ALL_ENTRIES = ENTRIES + ("encode", "schemas") + REPORT_ENTRIES
@@ -385,6 +385,24 @@ def _execute(case: Case, run: Run, arg: str, wd: "Workdir") -> None:
 
         rec.recover_items(app, arg, wd.out + os.sep, salvage=bool(run.params.get("salvage")),
                           dry_run=False, force=False, as_json=run.as_json)
+    elif e == "columns":  # every columnar table of each input from one read, as `scan` and `sql` read them
+        from wireinspect.columnar.columns import RowColumns
+        from wireinspect.columnar.read import read_tables
+        from wireinspect.columnar.tables import TABLES
+        from wireinspect.errors import InputError
+
+        for item in app.items([arg]):
+            small = {t: RowColumns(TABLES[t]) for t in TABLES if t != "records"}
+            try:
+                with item.source:
+                    for table, got in read_tables(item, {t: None for t in TABLES}, None, app.opts):
+                        if table != "records":
+                            small[table].add(got)
+            except InputError as ex:
+                app.unreadable(item.source.name, str(ex))
+                continue
+            for rows in small.values():
+                rows.take()
     elif e == "encode":
         _execute_encode(app, run, arg, wd)
     elif e == "schemas":

@@ -504,6 +504,13 @@ def rocketmq_seeds() -> list:
         if (dl / rel).exists():
             cases.append(single("rocketmq", "dledger-" + rel.replace("/", "-"), "store/dledger-n0/" + rel,
                                 (dl / rel).read_bytes()[:MAX_SEED]))
+    # DLedger's own currterm (MemberState's properties), as its Java code wrote it (tests/formats/rocketmq/java_dledger),
+    # and a snapshot's meta JSON (SnapshotMeta's fields)
+    term = Path(__file__).resolve().parents[1] / "formats" / "rocketmq" / "java_dledger" / "store" / "dledger-n0" / "currterm"
+    if term.exists():
+        cases.append(single("rocketmq", "dledger-currterm", "store/dledger-n0/currterm", term.read_bytes()[:MAX_SEED]))
+    cases.append(single("rocketmq", "dledger-snapshot-meta", "store/dledger-n0/snapshot/snapshot_12/snapshot_meta",
+                        b'{"lastIncludedIndex":12,"lastIncludedTerm":2}'))
     cases += rocketmq5_seeds()
     return cases
 
