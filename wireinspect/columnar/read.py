@@ -162,29 +162,23 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
     wants = {t: tuple(c) if c is not None else names(t) for t, c in wants.items()}
     src, fmt = item.source, item.format
     topic, partition = topic_partition(src.name)
-    if "problems" in wants or "files" in wants:
-        from wireinspect.ops.verify import verify_item
-
-        rep = verify_item(item, replace(opts, start=0)).to_json()
-        if "files" in wants:
-            yield "files", F.file_row(rep, rep["path"], topic, partition)
-        if "problems" in wants:
-            for i, p in enumerate(rep["problems"]):
-                yield "problems", F.problem_row(rep["path"], i, p, topic, partition)
-            for i, p in enumerate(rep.get("notes", ())):
-                yield "problems", F.problem_row(rep["path"], i, p, topic, partition, note=True)
+    check = "problems" in wants or "files" in wants
     capture = bool(fmt.stream_positions)
     frames = "frames" in wants and capture  # (only captures and stream dumps have frames)
     batches = wants.get("batches")
+    runs = ("records" in wants and not capture and fmt.record_runs is not None and fmt.dir_sniff is None
+            and (selection is None or not selection.active))
+    if check and not runs:
+        yield from _check_rows(item, opts, topic, partition, wants)
     if "records" not in wants and batches is None and not frames or fmt.dir_sniff is not None:
         return  # (a directory's own unit holds its checks: no batch, record or frame; its files are read apart)
-    heads = runs = False
+    heads = False
     if "records" not in wants and not frames and not capture and not BATCH_NEEDS_RECORDS & set(batches):
         opts = replace(opts, headers_only=True)
         heads = fmt.heads is not None and (selection is None or not selection.active)
-    elif "records" in wants and not capture and fmt.record_runs is not None and (selection is None
-                                                                                   or not selection.active):
-        runs = True  # records: clean stretches as runs of batches whose records come as Arrow buffers
+    # runs: a read of records takes clean stretches as runs of batches whose records come as Arrow buffers;
+    # the check of the input is then answered by the runs when they were all there was (seen), else made after
+    seen: list | None = [] if runs and check else None
     units = fmt.heads(src, opts) if heads else fmt.record_runs(src, opts) if runs else _units(item, opts, selection)
     cols = None
     if "records" in wants:
@@ -248,23 +242,59 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
             if batches is not None and k > done:
                 yield "batches", _chunk_slice(head, only, done, k)
             done = k + 1
+            if opts.deep:
+                seen_all[0] = False  # (its records' problems are verify --deep's)
             yield from unit_rows(got, None)
         if batches is not None and head.n > done:
             yield "batches", _chunk_slice(head, only, done, head.n)
 
+    seen_all = [True]  # every unit was a run (whose batches read clean, for --deep)
     for n, u in enumerate(units):
         if (heads or runs) and getattr(u, "heads", None) is not None:
             if runs:  # a run of clean batches: records from buffers, unit columns from the headers as columns
+                if seen is not None:
+                    seen.append(_Seen(u))
                 yield from run_rows(u)
                 continue
             counters.units_read += u.entries  # a run of clean batches: their headers as columns
             yield "batches", _heads_chunk(u, only, src.name, topic, partition)
             continue
+        seen_all[0] = False
         yield from unit_rows(u, n if capture else None)
     if cols is not None:
         last = cols.take()
         if last is not None:
             yield "records", last
+    if seen is not None:  # the check: from the runs when they were the whole input, else a verify of it
+        yield from _check_rows(item, opts, topic, partition, wants, seen if seen_all[0] else None)
+
+
+class _Seen:
+    """What ``verify`` counts of a run of clean batches (``verify_item``'s unit members), without
+    the run's headers: the check of an input made of runs alone is answered from them."""
+
+    __slots__ = ("position", "length", "entries", "records_count", "valid", "problems", "notes", "report_table",
+                 "summary_text")
+
+    def __init__(self, run):
+        self.position, self.length, self.entries, self.records_count = run.position, run.length, run.entries, \
+            run.records_count
+        self.valid, self.problems, self.notes, self.report_table, self.summary_text = True, (), (), None, None
+
+
+def _check_rows(item, opts: Options, topic, partition, wants: dict, units=None):
+    """The ``files`` and ``problems`` rows of ``verify``'s check of ``item`` (``units``: the units it
+    counts, in place of a read of the input: :class:`_Seen` runs)."""
+    from wireinspect.ops.verify import verify_item
+
+    rep = verify_item(item, replace(opts, start=0), units).to_json()
+    if "files" in wants:
+        yield "files", F.file_row(rep, rep["path"], topic, partition)
+    if "problems" in wants:
+        for i, p in enumerate(rep["problems"]):
+            yield "problems", F.problem_row(rep["path"], i, p, topic, partition)
+        for i, p in enumerate(rep.get("notes", ())):
+            yield "problems", F.problem_row(rep["path"], i, p, topic, partition, note=True)
 
 
 def _heads_chunk(run, only, path: str, topic, partition) -> RowChunk:
