@@ -666,7 +666,7 @@ def _dledger_why(dl: DLedgerMode, abort: bool) -> str:
             f"both run DLedger's own recovery (DLedgerMmapFileStore.recover) and take the DLedger data end "
             "(getMaxWrotePosition) as the commit log's valid end; when a consume queue reaches it, "
             "truncateDirtyLogicFiles cuts the queues there"
-            + ("; the abort file (an unclean shutdown) changes that in RocketMQ 4.x not at all; 5.x's "
+            + ("; with the abort file (an unclean shutdown) RocketMQ 4.x does the same; 5.x's "
                "dledgerRecoverAbnormally first dispatches the messages again from the data file the checkpoint "
                "names and cuts at an offset that counts the messages' sizes without their 48-byte entry "
                "headers, so it may cut more units of the last file, which the reput service dispatches again at "
@@ -780,6 +780,11 @@ class StoreUnit(UnitBase):
         n = len(self.files)
         head = f"{n} commit-log file{'s' if n != 1 else ''}, {len(self.queues)} consume queue" + \
             ("s" if len(self.queues) != 1 else "")
+        dl = self.dledger
+        if dl is not None:
+            head = f"DLedger log {dl.name}, " + (head if n else head.split(", ", 1)[1])
+            return f"{head}; DLedger does not start" if dl.end is None else \
+                f"{head}; DLedger recovery, commit log valid to offset {dl.end}"
         if r is None:
             return head
         return f"{head}; {r.mode} recovery, commit log valid to offset {r.end}"
@@ -811,7 +816,18 @@ class StoreUnit(UnitBase):
             else:
                 role = "not checked by recovery"
             rows.append([f"commitlog/{f.name}", rng, str(f.records) if f.walked else "-", role])
+        dl = self.dledger
+        for f in dl.log.data if dl is not None else []:
+            rr = dl.log
+            role = "deleted by DLedger's recovery" if f.rel in rr.deleted else "-" if rr.refused else (
+                f"valid to position {rr.stop_position}" if rr.stop_file is not None and rr.data[rr.stop_file] is f
+                else "past the end" if rr.stop_file is not None and f.base > rr.data[rr.stop_file].base else "kept")
+            rows.append([f"{dl.name}/{f.rel}", f"{f.base}..{f.base + f.size}", "-", role])
         footer = []
+        if self.dledger is not None:
+            footer.append(f"recovery: {self.info['recovery']['reason']}")
+            footer.append(f"valid end: commit-log offset {self.dledger.end}" if self.dledger.end is not None else
+                          f"valid end: not known (DLedger does not start: {self.dledger.log.refused})")
         if r is not None:
             footer.append(f"recovery: {r.mode}: {r.why}")
             footer.append(f"valid end: commit-log offset {r.end}" + (
@@ -836,6 +852,9 @@ class StoreUnit(UnitBase):
             r = self.recovery
             n = root.add("recovery", 0, 0, r.mode, display=f"recovery: {r.mode}: {r.why}")
             n.add("validEnd", 0, 0, r.end)
+        elif self.dledger is not None:
+            n = root.add("recovery", 0, 0, "dledger", display=f"recovery: {self.info['recovery']['reason']}")
+            n.add("validEnd", 0, 0, self.dledger.end)
         qs = root.add("consumeQueues", 0, 0, kind="list")
         for i, q in enumerate(self.queues):
             by_file[f"consumequeue/{q.topic}/{q.queue_id}"] = qs.add(
@@ -947,10 +966,11 @@ def check_store(store: str, names=None, opts=None) -> StoreUnit:
     finally:
         if messages is not None:
             messages.close()
-    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), "DLedger commit log (rocketmq-dledger-log: "
-                                                                 "DLedgerMmapFileStore's own recovery)"
-                                                 if n.startswith("dledger-") else "not part of a RocketMQ store")}
-                           for n in names if n not in STORE_PARTS]
+    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), (
+        "the store's commit log in DLedger mode (its recovered end is the store's; rocketmq-dledger-log reads it as a "
+        "whole)" if dl is not None and n == dl.name else "DLedger commit log (rocketmq-dledger-log: "
+        "DLedgerMmapFileStore's own recovery)") if n.startswith("dledger-") else "not part of a RocketMQ store")}
+        for n in names if n not in STORE_PARTS]
     unit.info["commitLog"] = [f.to_json() for f in unit.files]
     unit.info["consumeQueues"] = [q.to_json() for q in unit.queues]
     return unit
@@ -1206,7 +1226,10 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
         if e["droppedAtRecovery"]:
             acts.append((e["file"], "left", "the broker's abnormal start destroys it (endTimestamp past the "
                                             "checkpoint's indexMsgTimestamp) and indexes the messages it walks "
-                                            "again"))
+                                            "again" + ("" if dl is None else " (in DLedger mode 4.x walks none: "
+                                                       "only the messages dispatched after the queues' end are "
+                                                       "indexed again; 5.x from the data file the checkpoint "
+                                                       "names)")))
         else:
             acts.append((e["file"], "copied", "kept by the broker (IndexService.load)" + (
                 f"; {e['entriesPastCommitLogEnd']} entries point past the commit log's end (the broker keeps them)"
