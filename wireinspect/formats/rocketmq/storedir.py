@@ -30,9 +30,17 @@ unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the
   5.3.0. From 5.3.1 on (8fc57f14, Sep 2025) ``recoverNormally`` walks back from the last file to the
   consume-queue store's dispatch offset instead of taking the last three (a RocksDB-queue concern): a
   4.x/5.x file-queue broker's answer is the one given here.
-* the consume-queue units and index entries that point at or past the commit log's valid end
-  (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
-  query may return, that the commit log no longer holds;
+* the consume-queue and batch-consume-queue units and index entries that point at or past the commit
+  log's valid end (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may
+  have seen, or a query may return, that the commit log no longer holds;
+* **DLedger mode** (``enableDLegerCommitLog``: ``dledger-<selfId>/`` holds the commit log, no
+  ``commitlog/``; :func:`dledger_mode`): ``DLedgerCommitLog.recoverNormally``/``recoverAbnormally`` run
+  DLedger's own recovery (``DLedgerMmapFileStore.recover``: :func:`~.dledgerdir.recover_log`, not
+  repeated here) and take its data end (``getMaxWrotePosition``) as the commit log's valid end, cutting
+  the queues there as above; a message's physical offset is its entry's ``pos`` + 48 (the append hook),
+  so units and index entries before the end must point at an entry holding a message of their size
+  (:class:`DLedgerMessages`). Read at rocketmq-all-4.9.8 and 5.3.3 (5.x's ``dledgerRecoverAbnormally``
+  differs in a way the queues do not keep: :func:`_dledger_why`);
 * ``recover -o``: the store as the broker's start leaves it (:func:`recover_files`): the commit log cut,
   each consume queue and batch consume queue cut as ``ConsumeQueue.recover`` then
   ``truncateDirtyLogicFiles`` cut it (:func:`plan_queues`), the index files ``IndexService.load`` keeps, the
