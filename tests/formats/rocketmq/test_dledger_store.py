@@ -139,6 +139,20 @@ def test_torn_dledger_log_cuts_the_queues(store, tmp_path, crashed):
     assert "offset_beyond_queue_end" in r.output
 
 
+def test_dledger_that_does_not_start_leaves_the_queues(store):
+    """A data file shorter than the others: MmapFileList.doLoad refuses it and the broker does not start;
+    the store's end is not known, nothing is cut, and the next message is still read (by file name)."""
+    f = store / "dledger-n0" / "data" / "00000000000000001024"
+    f.write_bytes(f.read_bytes()[:1000])
+    s = store_obj(store)
+    assert s["recovery"]["validEnd"] is None and "refused" in s["recovery"] and s["problems"] == []
+    assert run("verify", store).exit_code == 1  # the log's own dledger_refuses_to_start
+    r = run("recover", "--dry-run", store)
+    assert r.output.count("left: DLedger does not start: nothing is recovered\n") == 2  # the two queue files
+    r = run("rocketmq-offsets", "--json", store)
+    assert r.exit_code == 0 and '"storeTimestamp":1700000004000' in r.output
+
+
 def test_rocketmq_offsets_reads_the_next_message_from_the_dledger_log():
     r = run("rocketmq-offsets", "--json", STORE)
     assert r.exit_code == 0, r.output

@@ -55,6 +55,7 @@ read-only: files are opened through :class:`~wireinspect.inputs.source.FileSourc
 
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from dataclasses import dataclass, field
@@ -558,13 +559,13 @@ class DLedgerMessages:
 
     def __init__(self, files: list, size: int | None, begin: int = 0):
         self.files, self.size, self.begin, self.open = files, size, begin, {}
+        self.bases = [f.base for f in files]
 
     def _read(self, offset: int, n: int) -> bytes:
-        """``n`` bytes at log offset ``offset`` (fewer at its file's end; b"" when no file holds it)."""
-        if not self.files or not self.size or offset < self.files[0].base:
-            return b""
-        k = (offset - self.files[0].base) // self.size
-        if k >= len(self.files):
+        """``n`` bytes at log offset ``offset`` (fewer at its file's end; b"" when no file holds it). The
+        file is found by its name (offset), so files of unequal lengths (DLedger refuses them) still read."""
+        k = bisect.bisect_right(self.bases, offset) - 1
+        if k < 0 or offset - self.files[k].base >= self.files[k].size:
             return b""
         f = self.files[k]
         src = self.open.get(f.path)
