@@ -111,7 +111,7 @@ def test_torn_dledger_log_cuts_the_queues(store, tmp_path, crashed):
     assert s["recovery"]["validEnd"] == LAST and s["recovery"]["ledgerEndIndex"] == 7
     codes = {p["code"]: p for p in s["problems"]}
     assert codes["cq_beyond_commitlog_end"]["file"] == "consumequeue/orders/1/00000000000000000000"
-    assert codes["cq_beyond_commitlog_end"]["position"] == 60 and codes["cq_beyond_commitlog_end"]["actual"] == LAST + 48
+    assert (codes["cq_beyond_commitlog_end"]["position"], codes["cq_beyond_commitlog_end"]["actual"]) == (60, LAST + 48)
     assert codes["index_beyond_commitlog_end"]["actual"] == LAST + 48
     r = run("recover", "--dry-run", store)
     assert r.exit_code == 1, r.output
