@@ -51,8 +51,9 @@ def entry(magic: int, index: int, term: int, pos: int, body: bytes) -> bytes:
     return struct.pack(">iiqqqiiii", magic, 48 + len(body), index, term, pos, 0, 0, 0, len(body)) + body
 
 
-def build() -> dict:
-    """{relative path: bytes} of the sample."""
+def build(placed: list | None = None) -> dict:
+    """{relative path: bytes} of the sample; ``placed``, when given, gets ``(i, queueId, queueOffset,
+    physicalOffset, size, tags)`` of each message (samples/make_dledger_store.py builds its queues so)."""
     files, index = {}, b""
     base, cur = 0, b""
     queue_offsets = [0] * QUEUES
@@ -72,6 +73,8 @@ def build() -> dict:
             base, cur = base + DATA_FILE, b""
         pos = base + len(cur)
         cur += entry(magic, n, term, pos, body_of(pos))
+        if placed is not None and n:
+            placed.append((n - 1, (n - 1) % QUEUES, qo, pos + 48, size - 48, "raft"))
         index += struct.pack(">iqiqq", magic, pos, size, n, term)
     files[f"data/{base:020d}"] = cur + bytes(DATA_FILE - len(cur))
     files[f"index/{0:020d}"] = index + bytes(INDEX_FILE - len(index))

@@ -107,8 +107,9 @@ def consume_queues(placed) -> dict:
     return {q: data + bytes(CQ_FILE - len(data)) for q, data in out.items()}
 
 
-def index_file(placed) -> bytes:
-    """``IndexFile.putKey`` of each message's ``topic#KEYS``: header, slots, entries (numbered from 1)."""
+def index_file(placed, stored_at=stored_at) -> bytes:
+    """``IndexFile.putKey`` of each message's ``topic#KEYS``: header, slots, entries (numbered from 1).
+    ``stored_at(i)``: message ``i``'s storeTimestamp (samples/make_dledger_store.py passes its own)."""
     slots = [0] * INDEX_SLOTS
     entries = bytearray(20 * (INDEX_ENTRIES + 1))
     begin = stored_at(placed[0][0])

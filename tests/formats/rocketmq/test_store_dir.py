@@ -369,7 +369,8 @@ def test_batch_consume_queue_cut_at_the_commit_logs_end(tmp_path):
 
 def test_dledger_store_queues_are_not_dropped(tmp_path):
     """A DLedger-mode store has no commitlog files (its log is dledger-<id>/data): its consume queues are
-    not taken for a store without a commit log (destroyLogics) but recovered file by file."""
+    not taken for a store without a commit log (destroyLogics) but cut at the DLedger log's end
+    (tests/formats/rocketmq/test_dledger_store.py)."""
     store = tmp_path / "store"
     shutil.copytree(STORE, store, ignore=shutil.ignore_patterns("000000000000000*"))
     for q in range(4):

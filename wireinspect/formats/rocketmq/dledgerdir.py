@@ -43,13 +43,26 @@ from dataclasses import dataclass, field
 from wireinspect.formats.common import all_zero
 from wireinspect.formats.rocketmq.dledger import (BLANK_MAGIC, BODY_OFFSET, HEAD, HEADER_SIZE, INDEX_STRUCT,
                                                   INDEX_UNIT_SIZE, MAGICS)
-from wireinspect.formats.rocketmq.storedir import FileProblem
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource
-from wireinspect.model import Node
+from wireinspect.model import Node, Problem
 
 LOG_PARTS = frozenset({"data", "index", "snapshot", "currterm", "currterm.bak", "currterm.tmp"})
 NORMAL_FILES = 3  # DLedgerMmapFileStore.recover: index = mappedFiles.size() - 3
+
+
+@dataclass(slots=True)
+class FileProblem(Problem):
+    """A :class:`Problem` about one file of a directory (a DLedger log, a RocketMQ store: storedir.py, which
+    reads a DLedger-mode store's log through this module, uses it too): ``position`` is a byte position in
+    ``file`` (the path relative to the directory)."""
+
+    file: str = ""
+
+    def to_dict(self) -> dict:
+        d = Problem.to_dict(self)
+        d["file"] = self.file
+        return d
 
 
 def looks_like_log(names) -> bool:
@@ -104,6 +117,7 @@ class LogRecovery:
     deleted: list = field(default_factory=list)  # relative paths
     truncated: dict = field(default_factory=dict)  # relative path -> position (bytes past it are dead)
     walked: int = 0  # entries the walk read
+    last_pos: int | None = None  # log offset of the last entry the walk kept (a message's physical offset: + 48)
 
     @property
     def begin_index(self) -> int:
@@ -343,6 +357,7 @@ def _recover(r: LogRecovery, data: _Reader, idx: _Reader) -> None:
         if need_write:
             r.rebuilt.append((index, absolute, esize, magic, term))
         last_index, last_term = index, term
+        r.last_pos = absolute
         process += esize
         rel += esize
         r.walked += 1
@@ -396,7 +411,7 @@ def _truncate(r: LogRecovery, files: list, size: int | None, offset: int, reader
 class LogUnit(UnitBase):
     """The ``dledger_log`` unit: ``info`` (``directory``, ``recovery``: DLedger's answer, ``dataFiles``,
     ``indexFiles``, ``currterm``, ``snapshots``, ``others``); problems and notes are
-    :class:`~wireinspect.formats.rocketmq.storedir.FileProblem` objects (``file`` relative to the log)."""
+    :class:`FileProblem` objects (``file`` relative to the log)."""
 
     type = "dledger_log"
     valid = True

@@ -557,6 +557,8 @@ def _looks_like_store(names) -> bool:
     s = set(names)  # storedir.looks_like_store, without importing it for every directory listed
     if "commitlog" in s and ("consumequeue" in s or "checkpoint" in s):
         return True
+    if "consumequeue" in s and any(n.startswith("dledger-") for n in s):  # DLedger mode: no commitlog/
+        return True
     return "checkpoint" in s and bool(s & {"config", "abort", "lock", "commitlog", "consumequeue", "index"})
 
 
@@ -571,8 +573,8 @@ STORE = Format(
     description="RocketMQ store directory: which recovery the broker's next start runs (normal: the last three "
                 "commit-log files; abnormal: from the checkpoint's times) and where the commit log's valid end "
                 "is; consume-queue units and index entries past it",
-    recognised_by="a directory holding commitlog and consumequeue (or checkpoint), or checkpoint beside config, "
-                  "abort or lock",
+    recognised_by="a directory holding commitlog and consumequeue (or checkpoint), dledger-<id> and consumequeue "
+                  "(DLedger mode), or checkpoint beside config, abort or lock",
     sniff=lambda head, name: 0,
     units=_store_units,
     dir_sniff=_looks_like_store,

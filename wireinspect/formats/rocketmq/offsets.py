@@ -9,7 +9,8 @@ against the consume queue, read from a RocketMQ store directory (nothing is aske
   lag ``maxOffset - committed`` (what ``mqadmin consumerProgress`` prints as diff);
 * the next message to consume: the consume-queue unit at the committed offset gives ``commitLogOffset``
   and ``size``, and the commit-log record there its ``storeTimestamp`` (ms since the epoch): how far
-  behind the consumer is in time.
+  behind the consumer is in time. In DLedger mode (``dledger-<selfId>/`` holds the commit log) the record
+  is the body of the DLedger entry at ``commitLogOffset - 48`` (storedir.DLedgerMessages).
 
 Problems (exit status 1): ``offset_beyond_queue_end`` (committed past the queue's end: the consume queue
 lost units, e.g. cut by recovery, and the consumer will be reset), ``consume_queue_missing`` (an offset
@@ -94,7 +95,7 @@ class StoreOffsets:
         return path, table if isinstance(table, dict) else {}
 
     def finish(self) -> Outcome:
-        from wireinspect.formats.rocketmq.storedir import list_queues, scan_queue
+        from wireinspect.formats.rocketmq.storedir import dledger_mode, list_queues, scan_queue
         from wireinspect.formats.rocketmq.store import CommitLogStore
 
         out = Outcome()
@@ -108,7 +109,15 @@ class StoreOffsets:
             by_queue = {(q.topic, q.queue_id): q for q in queues}
             scanned = set()
             cl_dir = os.path.join(store, "commitlog")
-            log = CommitLogStore(cl_dir) if os.path.isdir(cl_dir) else None
+            try:
+                dl = dledger_mode(store, os.listdir(store))
+            except OSError:
+                dl = None
+            if dl is not None:  # DLedger mode: the messages are in dledger-<id>/data (entry pos + 48)
+                log = dl.messages()
+                notes.append(f"DLedger mode: the next messages read from {os.path.join(store, dl.name, 'data')}")
+            else:
+                log = CommitLogStore(cl_dir) if os.path.isdir(cl_dir) else None
             if log is None:
                 notes.append(f"{cl_dir}: no commit log: the next messages' times are not known")
             rows = []

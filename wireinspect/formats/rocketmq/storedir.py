@@ -30,9 +30,17 @@ unit that ``verify DIR`` and ``dump DIR`` print after the store's files, and the
   5.3.0. From 5.3.1 on (8fc57f14, Sep 2025) ``recoverNormally`` walks back from the last file to the
   consume-queue store's dispatch offset instead of taking the last three (a RocksDB-queue concern): a
   4.x/5.x file-queue broker's answer is the one given here.
-* the consume-queue units and index entries that point at or past the commit log's valid end
-  (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may have seen, or a
-  query may return, that the commit log no longer holds;
+* the consume-queue and batch-consume-queue units and index entries that point at or past the commit
+  log's valid end (``cq_beyond_commitlog_end``, ``index_beyond_commitlog_end``): messages a consumer may
+  have seen, or a query may return, that the commit log no longer holds;
+* **DLedger mode** (``enableDLegerCommitLog``: ``dledger-<selfId>/`` holds the commit log, no
+  ``commitlog/``; :func:`dledger_mode`): ``DLedgerCommitLog.recoverNormally``/``recoverAbnormally`` run
+  DLedger's own recovery (``DLedgerMmapFileStore.recover``: :func:`~.dledgerdir.recover_log`, not
+  repeated here) and take its data end (``getMaxWrotePosition``) as the commit log's valid end, cutting
+  the queues there as above; a message's physical offset is its entry's ``pos`` + 48 (the append hook),
+  so units and index entries before the end must point at an entry holding a message of their size
+  (:class:`DLedgerMessages`). Read at rocketmq-all-4.9.8 and 5.3.3 (5.x's ``dledgerRecoverAbnormally``
+  differs in a way the queues do not keep: :func:`_dledger_why`);
 * ``recover -o``: the store as the broker's start leaves it (:func:`recover_files`): the commit log cut,
   each consume queue and batch consume queue cut as ``ConsumeQueue.recover`` then
   ``truncateDirtyLogicFiles`` cut it (:func:`plan_queues`), the index files ``IndexService.load`` keeps, the
@@ -47,11 +55,13 @@ read-only: files are opened through :class:`~wireinspect.inputs.source.FileSourc
 
 from __future__ import annotations
 
+import bisect
 import os
 import struct
 from dataclasses import dataclass, field
 
 from wireinspect.errors import InputError
+from wireinspect.formats.rocketmq.dledgerdir import FileProblem  # (a problem naming its file: store-relative here)
 from wireinspect.formats.unit import UnitBase
 from wireinspect.inputs.source import FileSource
 from wireinspect.model import Node, Problem
@@ -69,19 +79,6 @@ OTHER_PARTS = {
     "rocksdbstore": "RocketMQ 5 RocksDB consume queues (not decoded)", "timeline": "", "delayoffset": "",
 }
 NORMAL_FILES = 3  # CommitLog.recoverNormally: "Began to recover from the last third file"
-
-
-@dataclass(slots=True)
-class FileProblem(Problem):
-    """A :class:`Problem` about one file of the store: ``position`` is a byte position in ``file``
-    (store-relative path)."""
-
-    file: str = ""
-
-    def to_dict(self) -> dict:
-        d = Problem.to_dict(self)
-        d["file"] = self.file
-        return d
 
 
 def _digits20(name: str) -> bool:
@@ -250,6 +247,7 @@ class Queue:
     maxOffset: int | None = None
     past_end: int = 0
     first_past: tuple | None = None
+    bad: dict = field(default_factory=dict)  # DLedger mode: code -> [count, (file, position, queueOffset, why)]
 
     def to_json(self) -> dict:
         return {"topic": self.topic, "queueId": self.queue_id, "files": len(self.files), "minOffset": self.minOffset,
@@ -300,9 +298,10 @@ def list_queues(store: str, top: str = "consumequeue") -> tuple[list[Queue], lis
     return out, why
 
 
-def scan_queue(q: Queue, end: int | None) -> list[str]:
-    """Fill ``q``'s offsets (and, when the commit log's valid ``end`` is known, its units past it) from
-    its files, read 64 KiB at a time; returns what could not be read."""
+def scan_queue(q: Queue, end: int | None, messages=None) -> list[str]:
+    """Fill ``q``'s offsets (and, when the commit log's valid ``end`` is known, its units past it; with
+    ``messages``, a :class:`DLedgerMessages`, the units before it that point at no message of that size)
+    from its files, read 64 KiB at a time; returns what could not be read."""
     from wireinspect.formats.rocketmq.store import CQ_UNIT, CQ_UNIT_SIZE, INT_MAX
 
     why = []
@@ -320,12 +319,19 @@ def scan_queue(q: Queue, end: int | None) -> list[str]:
                         if (off, size, tags) != (0, INT_MAX, 0) and q.minOffset is None:
                             q.minOffset = qo
                         q.maxOffset = qo + 1
-                        if end is not None and size != INT_MAX and off + size > end:
+                        if size == INT_MAX:
+                            continue
+                        if end is not None and off + size > end:
                             q.past_end += 1
                             if q.first_past is None:
-                                rel = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(
-                                    os.path.dirname(path)))))
-                                q.first_past = (rel, at, qo, off)
+                                q.first_past = (_queue_rel(path), at, qo, off)
+                        elif messages is not None and off >= messages.begin:
+                            got = messages.check(off, size)
+                            if got is not None:
+                                slot = q.bad.setdefault(got[0], [0, None])
+                                slot[0] += 1
+                                if slot[1] is None:
+                                    slot[1] = (_queue_rel(path), at, qo, got[1])
                     pos += len(chunk)
         except InputError as e:
             why.append(str(e))
@@ -333,12 +339,18 @@ def scan_queue(q: Queue, end: int | None) -> list[str]:
     return why
 
 
-def _scan_index(path: str, end: int | None):
-    """``(header values, entries, entries at or past end, the first one's (position, phyOffset))`` of an
+def _queue_rel(path: str) -> str:
+    """``consumequeue/<topic>/<queueId>/<file>`` of a queue file's path."""
+    return os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path)))))
+
+
+def _scan_index(path: str, end: int | None, messages=None):
+    """``(header values, entries, entries at or past end, the first one's (position, phyOffset), entries
+    before it that point at no message (``messages``: DLedger mode), the first one's (position, why))`` of an
     index file, or the reason it cannot be read."""
     from wireinspect.formats.rocketmq.store import IndexEntry, IndexHeader, iter_index
 
-    header, count, past, first = None, 0, 0, None
+    header, count, past, first, bad, first_bad = None, 0, 0, None, 0, None
     try:
         with FileSource(path) as src:
             for u in iter_index(src):
@@ -351,9 +363,14 @@ def _scan_index(path: str, end: int | None):
                         past += 1
                         if first is None:
                             first = (u.position, phy)
+                    elif messages is not None and phy >= messages.begin:
+                        got = messages.check(phy)
+                        if got is not None:
+                            bad += 1
+                            first_bad = first_bad or (u.position, got[1])
     except InputError as e:
         return str(e)
-    return header, count, past, first
+    return header, count, past, first, bad, first_bad
 
 
 # -- what the broker's start does to the consume queues (recover -o) ---------------------------------------
@@ -527,6 +544,220 @@ def plan_queues(store: str, end: int | None, has_commitlog: bool) -> tuple[list[
     return plans, why
 
 
+# -- DLedger mode: the commit log is a DLedger log ---------------------------------------------------------
+
+class DLedgerMessages:
+    """The messages of a DLedger-mode store's commit log, ``<store>/dledger-<selfId>/data/`` (``files``: the
+    log's data :class:`~wireinspect.formats.rocketmq.dledgerdir.MFile` list, ``size`` their mapped file
+    size). A message's physical offset (what consume-queue units and index entries hold, and its own
+    ``physicalOffset``) is its DLedger entry's log offset plus the 48-byte entry header
+    (``DLedgerEntry.BODY_OFFSET``: ``DLedgerCommitLog``'s append hook writes ``entry.getPos() + bodyOffset``,
+    ``putMessage`` returns it as the wrote offset); its size (a unit's ``size``: ``DispatchRequest.msgSize``)
+    is the message's ``totalSize``, the entry's ``bodySize``. Reads 48 + 8 bytes a check, the message
+    itself only for :meth:`record_at`. Raises nothing on bad bytes (:class:`InputError` when a file cannot
+    be read). ``begin``: the log's first offset (units below it point at expired messages)."""
+
+    def __init__(self, files: list, size: int | None, begin: int = 0):
+        self.files, self.size, self.begin, self.open = files, size, begin, {}
+        self.bases = [f.base for f in files]
+
+    def _read(self, offset: int, n: int) -> bytes:
+        """``n`` bytes at log offset ``offset`` (fewer at its file's end; b"" when no file holds it). The
+        file is found by its name (offset), so files of unequal lengths (DLedger refuses them) still read."""
+        k = bisect.bisect_right(self.bases, offset) - 1
+        if k < 0 or offset - self.files[k].base >= self.files[k].size:
+            return b""
+        f = self.files[k]
+        src = self.open.get(f.path)
+        if src is None:
+            src = self.open[f.path] = FileSource(f.path)
+        return src.read(offset - f.base, n)
+
+    def check(self, phys: int, size: int | None = None) -> tuple[str, str] | None:
+        """None when a NORMAL entry holding one message of ``size`` bytes (any, when None) starts at
+        ``phys - 48``; else ``(problem code, why)``: ``cq_size_mismatch`` or ``cq_record_invalid``."""
+        from wireinspect.formats.rocketmq.commitlog import MAGIC_V1, MAGIC_V2
+        from wireinspect.formats.rocketmq.dledger import BODY_OFFSET, HEAD
+
+        at = phys - BODY_OFFSET
+        b = self._read(at, BODY_OFFSET + 8) if at >= 0 else b""
+        if len(b) < BODY_OFFSET + 8:
+            return "cq_record_invalid", (f"physical offset {phys}: no DLedger entry can start at log offset {at} "
+                                         "(the physical offset less the 48-byte entry header)")
+        magic, esize, _index, _term, pos, _ch, _cc, _bc, body_size = HEAD.unpack_from(b)
+        total, mmagic = struct.unpack_from(">iI", b, BODY_OFFSET)
+        if magic != 1 or pos != at or esize != body_size + BODY_OFFSET or mmagic not in (MAGIC_V1, MAGIC_V2) \
+                or total != body_size:
+            return "cq_record_invalid", (f"no message starts at physical offset {phys}: no NORMAL DLedger entry "
+                                         f"with pos {at} and one message as its body there")
+        if size is not None and size != total:
+            return "cq_size_mismatch", f"size {size}, but the message at {phys} has totalSize {total}"
+        return None
+
+    def record_at(self, phys: int):
+        """The parsed message (a commit-log ``Record``) whose physical offset is ``phys``, the DLedger
+        ``Entry`` there when it holds no such message, or None when no file holds it (what
+        :meth:`~wireinspect.formats.rocketmq.store.CommitLogStore.record_at` gives for a commit log)."""
+        from wireinspect.formats.rocketmq.dledger import BODY_OFFSET, parse_entry
+
+        at = phys - BODY_OFFSET
+        head = self._read(at, BODY_OFFSET) if at >= 0 else b""
+        if len(head) < 8:
+            return None
+        esize = struct.unpack_from(">i", head, 4)[0]
+        data = self._read(at, max(len(head), min(esize, 64 << 20)))
+        e = parse_entry(data, 0, 0, len(data), None)
+        return e.record if e.record is not None and e.values.get("pos") == at else e
+
+    def close(self):
+        for s in self.open.values():
+            s.close()
+
+
+@dataclass
+class DLedgerMode:
+    """A store in DLedger mode: ``name`` (``dledger-<selfId>``), ``log`` (DLedger's recovery of it:
+    :class:`~wireinspect.formats.rocketmq.dledgerdir.LogRecovery`), ``end`` (the commit log's valid end:
+    DLedger's ``processOffset``, ``getMaxWrotePosition`` after its recovery; None when DLedger does not
+    start), ``begin`` (the first data file's offset: ``dividedCommitlogOffset``, ``getMinOffset``),
+    ``last_store``/``last_msg`` (storeTimestamp and physical offset of the last message kept)."""
+
+    name: str
+    log: object
+    end: int | None
+    begin: int
+    last_store: int | None = None
+    last_msg: int | None = None
+
+    def messages(self) -> DLedgerMessages:
+        return DLedgerMessages(self.log.data, self.log.data_size, self.begin)
+
+
+def dledger_mode(store: str, names) -> DLedgerMode | None:
+    """The DLedger log of ``store`` when the store is in DLedger mode: a ``dledger-*`` directory holding a
+    DLedger log (``data/`` and ``index/``) with data files (the first by name when there are several:
+    a broker uses the one of its ``dLegerSelfId``), recovered as ``DLedgerMmapFileStore.recover`` does
+    (:func:`~wireinspect.formats.rocketmq.dledgerdir.recover_log`). None otherwise: with no data file
+    a DLedger-mode broker recovers ``commitlog/`` as a normal store (``isInrecoveringOldCommitlog``)."""
+    from wireinspect.formats.rocketmq.dledger import BODY_OFFSET
+    from wireinspect.formats.rocketmq.dledgerdir import looks_like_log, recover_log
+
+    for n in sorted(names):
+        d = os.path.join(store, n)
+        if not n.startswith("dledger-") or not os.path.isdir(d):
+            continue
+        try:
+            if not looks_like_log(os.listdir(d)) or not any(_digits20(x) or x.isdigit()
+                                                             for x in os.listdir(os.path.join(d, "data"))):
+                continue
+        except OSError:
+            continue
+        r = recover_log(d)
+        kept = [f for f in r.data if f.rel not in r.deleted]
+        mode = DLedgerMode(n, r, None if r.refused else r.process_offset, kept[0].base if kept else 0)
+        if not r.refused and r.last_pos is not None:
+            msgs = mode.messages()
+            try:
+                rec = msgs.record_at(r.last_pos + BODY_OFFSET)
+            except InputError:
+                rec = None
+            finally:
+                msgs.close()
+            if rec is not None and rec.type == "record" and rec.valid:
+                mode.last_store, mode.last_msg = rec.values.get("storeTimestamp"), r.last_pos + BODY_OFFSET
+        return mode
+    return None
+
+
+def _dledger_why(dl: DLedgerMode, abort: bool) -> str:
+    """The reason text of a DLedger-mode store's recovery."""
+    return (f"DLedger mode (the commit log is {dl.name}/): DLedgerCommitLog.recoverNormally and recoverAbnormally "
+            f"both run DLedger's own recovery (DLedgerMmapFileStore.recover) and take the DLedger data end "
+            "(getMaxWrotePosition) as the commit log's valid end; when a consume queue reaches it, "
+            "truncateDirtyLogicFiles cuts the queues there"
+            + ("; with the abort file (an unclean shutdown) RocketMQ 4.x does the same; 5.x's "
+               "dledgerRecoverAbnormally first dispatches the messages again from the data file the checkpoint "
+               "names and cuts at an offset that counts the messages' sizes without their 48-byte entry "
+               "headers, so it may cut more units of the last file, which the reput service dispatches again at "
+               "start: the queues end as given here" if abort else ""))
+
+
+def _judge_dledger(unit, dl: DLedgerMode, abort: bool, ck: dict | None) -> None:
+    r = dl.log
+    rec = {"mode": "dledger", "reason": _dledger_why(dl, abort), "dledgerLog": dl.name, "validEnd": dl.end,
+           "minOffset": dl.begin, "lastStoreTimestamp": dl.last_store, "lastMessageOffset": dl.last_msg}
+    if r.refused:
+        rec["refused"] = r.refused
+        unit.info["recovery"] = rec
+        unit.fproblem("store_recovery", dl.name, 0, f"DLedger mode: DLedger does not start ({r.refused}): the "
+                      "broker does not start; the commit log's end is not known and the queues are not checked "
+                      f"against it (verify {dl.name}/ says why)", note=True)
+        return
+    stop = r.data[r.stop_file] if r.stop_file is not None else None
+    rec.update(endFile=f"{dl.name}/{stop.rel}" if stop else None, endPosition=r.stop_position,
+               ledgerEndIndex=r.end_index, ledgerEndTerm=r.end_term)
+    unit.info["recovery"] = rec
+    where = f" ({dl.name}/{stop.rel} position {r.stop_position}: {r.stop_text})" if stop else ""
+    unit.fproblem("store_recovery", "", 0, f"{_dledger_why(dl, abort)}; the commit log is valid to offset "
+                  f"{dl.end}{where}, entries {r.begin_index}..{r.end_index}", note=True)
+    if ck and dl.last_store is not None and ck.get("physicMsgTimestamp", 0) > dl.last_store:
+        unit.fproblem("checkpoint_beyond_commitlog", "checkpoint", 0,
+                      f"physicMsgTimestamp {ck['physicMsgTimestamp']} (in DLedger mode the time of the last message "
+                      f"dispatched to a consume queue), but the DLedger log's last message was stored at "
+                      f"{dl.last_store}: dispatched messages are missing", expected=dl.last_store,
+                      actual=ck["physicMsgTimestamp"])
+
+
+def check_bcq(store: str, unit, end: int | None, messages) -> None:
+    """The batch consume queues of ``store`` against the commit log's valid ``end`` and, in DLedger mode,
+    the messages (``messages``: :class:`DLedgerMessages`): ``cq_beyond_commitlog_end``,
+    ``cq_record_invalid``/``cq_size_mismatch`` per queue (the first unit, and the count)."""
+    kind = queue_kinds()[1]
+    queues, why = list_queues(store, kind.top)
+    for w in why:
+        unit.fproblem("unreadable", kind.top, 0, w)
+    for q in queues:
+        past, bad = [0, None], {}
+        try:
+            for base, path in q.files:
+                for pos, u in _units(path, kind.unit):
+                    if not kind.in_use(u):
+                        break
+                    rel = f"{kind.top}/{q.topic}/{q.queue_id}/{os.path.basename(path)}"
+                    _judge_unit(u[0], u[1], end, messages, rel, pos, past, bad)
+        except InputError as e:
+            unit.fproblem("unreadable", f"{kind.top}/{q.topic}/{q.queue_id}", 0, str(e))
+        _unit_problems(unit, f"{q.topic}/{q.queue_id} (batch consume queue)", end, past, bad)
+
+
+def _judge_unit(off: int, size: int, end, messages, rel: str, at: int, past: list, bad: dict) -> None:
+    """One queue unit against the commit log's ``end`` and ``messages`` (DLedger mode): counts into
+    ``past`` (``[count, (file, position, offset)]``) and ``bad`` (code -> ``[count, (file, position, why)]``)."""
+    if end is not None and off + size > end:
+        past[0] += 1
+        if past[1] is None:
+            past[1] = (rel, at, off)
+        return
+    if messages is not None and off >= messages.begin:
+        got = messages.check(off, size)
+        if got is not None:
+            slot = bad.setdefault(got[0], [0, None])
+            slot[0] += 1
+            if slot[1] is None:
+                slot[1] = (rel, at, got[1])
+
+
+def _unit_problems(unit, name: str, end, past: list, bad: dict) -> None:
+    if past[0]:
+        rel, at, off = past[1]
+        unit.fproblem("cq_beyond_commitlog_end", rel, at,
+                      f"{name}: {past[0]} unit(s) from commitLogOffset {off} point at or past the commit log's valid "
+                      f"end {end}: messages the commit log no longer holds; truncateDirtyLogicFiles removes them at "
+                      "the broker's next start", expected=end, actual=off)
+    for code, (n, (rel, at, why)) in sorted(bad.items()):
+        unit.fproblem(code, rel, at, f"{name}: {n} unit(s) point at no message of the DLedger log; the first: {why}")
+
+
 # -- the store unit -------------------------------------------------------------------------------------
 
 class StoreUnit(UnitBase):
@@ -545,6 +776,7 @@ class StoreUnit(UnitBase):
         self.notes: list = []
         self.files: list[LogFile] = []
         self.recovery: Recovery | None = None
+        self.dledger: DLedgerMode | None = None
         self.queues: list[Queue] = []
 
     entries = 0
@@ -557,6 +789,11 @@ class StoreUnit(UnitBase):
         n = len(self.files)
         head = f"{n} commit-log file{'s' if n != 1 else ''}, {len(self.queues)} consume queue" + \
             ("s" if len(self.queues) != 1 else "")
+        dl = self.dledger
+        if dl is not None:
+            head = f"DLedger log {dl.name}, " + (head if n else head.split(", ", 1)[1])
+            return f"{head}; DLedger does not start" if dl.end is None else \
+                f"{head}; DLedger recovery, commit log valid to offset {dl.end}"
         if r is None:
             return head
         return f"{head}; {r.mode} recovery, commit log valid to offset {r.end}"
@@ -588,7 +825,18 @@ class StoreUnit(UnitBase):
             else:
                 role = "not checked by recovery"
             rows.append([f"commitlog/{f.name}", rng, str(f.records) if f.walked else "-", role])
+        dl = self.dledger
+        for f in dl.log.data if dl is not None else []:
+            rr = dl.log
+            role = "deleted by DLedger's recovery" if f.rel in rr.deleted else "-" if rr.refused else (
+                f"valid to position {rr.stop_position}" if rr.stop_file is not None and rr.data[rr.stop_file] is f
+                else "past the end" if rr.stop_file is not None and f.base > rr.data[rr.stop_file].base else "kept")
+            rows.append([f"{dl.name}/{f.rel}", f"{f.base}..{f.base + f.size}", "-", role])
         footer = []
+        if self.dledger is not None:
+            footer.append(f"recovery: {self.info['recovery']['reason']}")
+            footer.append(f"valid end: commit-log offset {self.dledger.end}" if self.dledger.end is not None else
+                          f"valid end: not known (DLedger does not start: {self.dledger.log.refused})")
         if r is not None:
             footer.append(f"recovery: {r.mode}: {r.why}")
             footer.append(f"valid end: commit-log offset {r.end}" + (
@@ -613,6 +861,9 @@ class StoreUnit(UnitBase):
             r = self.recovery
             n = root.add("recovery", 0, 0, r.mode, display=f"recovery: {r.mode}: {r.why}")
             n.add("validEnd", 0, 0, r.end)
+        elif self.dledger is not None:
+            n = root.add("recovery", 0, 0, "dledger", display=f"recovery: {self.info['recovery']['reason']}")
+            n.add("validEnd", 0, 0, self.dledger.end)
         qs = root.add("consumeQueues", 0, 0, kind="list")
         for i, q in enumerate(self.queues):
             by_file[f"consumequeue/{q.topic}/{q.queue_id}"] = qs.add(
@@ -699,8 +950,19 @@ def check_store(store: str, names=None, opts=None) -> StoreUnit:
             unit.fproblem("commitlog_gap", f"commitlog/{b.name}", 0,
                           f"commitlog/{b.name} starts at offset {b.base}, commitlog/{a.name} ends at {a.base + a.size}: "
                           "MappedFileQueue.checkSelf reports the files as broken", expected=a.base + a.size, actual=b.base)
-    end = None
-    if unit.files:
+    end, messages = None, None
+    dl = unit.dledger = dledger_mode(store, names)
+    if dl is not None:
+        end = dl.end
+        _judge_dledger(unit, dl, abort, ck)
+        if end is not None:
+            messages = dl.messages()
+        if unit.files:
+            unit.fproblem("commitlog_before_dledger", "commitlog", 0, f"{len(unit.files)} commit-log file(s) beside "
+                          f"the DLedger log: the commit log of before DLedger mode; DLedgerCommitLog reads the "
+                          f"messages below {dl.begin} (dividedCommitlogOffset) there and does not recover it",
+                          note=True)
+    elif unit.files:
         rec = plan_recovery(unit.files, [p for _, _, p in listed], abort, ck, opts)
         unit.recovery = rec
         end = rec.end
@@ -708,9 +970,30 @@ def check_store(store: str, names=None, opts=None) -> StoreUnit:
     elif "commitlog" in names or "consumequeue" in names:
         unit.fproblem("no_commitlog", "commitlog", 0, "no commit-log file: the broker's recovery deletes every "
                       "consume queue (destroyLogics)", note=True)
+    try:
+        _check_queues(store, unit, end, abort, ck, messages)
+    finally:
+        if messages is not None:
+            messages.close()
+    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), (
+        "the store's commit log in DLedger mode (its recovered end is the store's; rocketmq-dledger-log reads it as a "
+        "whole)" if dl is not None and n == dl.name else "DLedger commit log (rocketmq-dledger-log: "
+        "DLedgerMmapFileStore's own recovery)") if n.startswith("dledger-") else "not part of a RocketMQ store")}
+        for n in names if n not in STORE_PARTS]
+    unit.info["commitLog"] = [f.to_json() for f in unit.files]
+    unit.info["consumeQueues"] = [q.to_json() for q in unit.queues]
+    return unit
+
+
+def _check_queues(store: str, unit: StoreUnit, end, abort: bool, ck, messages) -> None:
+    """The consume queues, batch consume queues and index files against the commit log's valid ``end``
+    (and the DLedger log's ``messages``)."""
     unit.queues, why = list_queues(store)
     for q in unit.queues:
-        why += scan_queue(q, end)
+        why += scan_queue(q, end, messages)
+        for code, (n, (rel, at, qo, what)) in sorted(q.bad.items()):
+            unit.fproblem(code, rel, at, f"{q.topic}/{q.queue_id}: {n} unit(s) point at no message of the DLedger "
+                          f"log; the first, queue offset {qo}: {what}")
         if q.past_end:
             rel, at, qo, off = q.first_past
             unit.fproblem("cq_beyond_commitlog_end", rel, at,
@@ -720,14 +1003,8 @@ def check_store(store: str, names=None, opts=None) -> StoreUnit:
                           expected=end, actual=off)
     for w in why:
         unit.fproblem("unreadable", "consumequeue", 0, w)
-    _check_index(store, unit, end, abort, ck)
-    unit.info["others"] = [{"name": n, "what": OTHER_PARTS.get(n.lower(), "DLedger commit log (rocketmq-dledger-log: "
-                                                                 "DLedgerMmapFileStore's own recovery)"
-                                                 if n.startswith("dledger-") else "not part of a RocketMQ store")}
-                           for n in names if n not in STORE_PARTS]
-    unit.info["commitLog"] = [f.to_json() for f in unit.files]
-    unit.info["consumeQueues"] = [q.to_json() for q in unit.queues]
-    return unit
+    check_bcq(store, unit, end, messages)
+    _check_index(store, unit, end, abort, ck, messages)
 
 
 def _judge_recovery(unit: StoreUnit, rec: Recovery, ck: dict | None) -> None:
@@ -766,7 +1043,7 @@ def _judge_recovery(unit: StoreUnit, rec: Recovery, ck: dict | None) -> None:
                       expected=rec.last_store, actual=ck["physicMsgTimestamp"])
 
 
-def _check_index(store: str, unit: StoreUnit, end: int | None, abort: bool, ck: dict | None) -> None:
+def _check_index(store: str, unit: StoreUnit, end: int | None, abort: bool, ck: dict | None, messages=None) -> None:
     d = os.path.join(store, "index")
     try:
         names = sorted(n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n)))
@@ -775,11 +1052,14 @@ def _check_index(store: str, unit: StoreUnit, end: int | None, abort: bool, ck: 
     out = []
     for n in names:
         rel = f"index/{n}"
-        got = _scan_index(os.path.join(d, n), end)
+        got = _scan_index(os.path.join(d, n), end, messages)
         if isinstance(got, str):
             unit.fproblem("unreadable", rel, 0, got)
             continue
-        header, count, past, first = got
+        header, count, past, first, bad, first_bad = got
+        if bad:
+            unit.fproblem("index_record_invalid", rel, first_bad[0], f"{bad} index entr{'y' if bad == 1 else 'ies'} "
+                          f"point at no message of the DLedger log; the first: {first_bad[1]}")
         entry = {"file": rel, "entries": count, "entriesPastCommitLogEnd": past,
                  "endTimestamp": header[1] if header else None, "endPhyOffset": header[3] if header else None}
         dropped = bool(abort and ck and header and header[1] > ck.get("indexMsgTimestamp", 0))
@@ -894,14 +1174,22 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
     unit = check_store(directory)
     acts = []
     r = unit.recovery
-    try:
-        dledger = r is None and any(n.lower().startswith("dledger") for n in os.listdir(directory))
-    except OSError:
-        dledger = False
-    if dledger:
-        acts.append(("", "recovery", "DLedger mode (dledger-*/): the commit log is recovered by DLedgerCommitLog, "
-                                     "file by file here (rocketmq-dledger); the consume queues are recovered file "
-                                     "by file too, not cut by the store's plan"))
+    dl = unit.dledger
+    if dl is not None:
+        if dl.end is None:
+            acts.append(("", "recovery", f"DLedger mode: DLedger does not start ({dl.log.refused}): the broker does "
+                                         "not start; the consume queues are left as they are"))
+        else:
+            rr = dl.log
+            stop = rr.data[rr.stop_file] if rr.stop_file is not None else None
+            acts.append(("", "recovery", f"{_dledger_why(dl, 'abort' in names)}; the commit log is valid to offset "
+                                         f"{dl.end}" + (f" ({dl.name}/{stop.rel} position {rr.stop_position}: "
+                                                        f"{rr.stop_text})" if stop else "")
+                         + f"; {dl.name}/ is written by the DLedger log's own plan"))
+        for f in unit.files:
+            acts.append((f"commitlog/{f.name}", "copied", "the commit log of before DLedger mode: DLedgerCommitLog "
+                                                          "does not recover it"))
+        r = Recovery("dledger", "", end=dl.end or 0, last_store=dl.last_store)  # (the confirm offset: not set)
     elif r is None:
         acts.append(("", "recovery", "no commit-log file: nothing to recover"))
     else:
@@ -923,7 +1211,14 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
             else:
                 acts.append((rel, "copied", "checked by the broker's recovery" if f.walked else
                              "before where recovery starts: the broker leaves it as it is"))
-    qplans, why = plan_queues(directory, None if r is None else r.end, bool(unit.files)) if not dledger else ([], [])
+    if dl is not None and dl.end is None:
+        qplans, why = [], []
+        for kind in queue_kinds():
+            for q in list_queues(directory, kind.top)[0]:
+                acts += [(f"{kind.top}/{q.topic}/{q.queue_id}/{os.path.basename(p)}", "left", "DLedger does not "
+                          "start: nothing is recovered") for _, p in q.files]
+    else:
+        qplans, why = plan_queues(directory, None if r is None else r.end, bool(unit.files) or dl is not None)
     for w in why:
         acts.append(("consumequeue", "left", f"cannot be listed: {w}"))
     for q in qplans:
@@ -940,7 +1235,10 @@ def recover_files(directory: str, names, plans) -> list[tuple]:
         if e["droppedAtRecovery"]:
             acts.append((e["file"], "left", "the broker's abnormal start destroys it (endTimestamp past the "
                                             "checkpoint's indexMsgTimestamp) and indexes the messages it walks "
-                                            "again"))
+                                            "again" + ("" if dl is None else " (in DLedger mode 4.x walks none: "
+                                                       "only the messages dispatched after the queues' end are "
+                                                       "indexed again; 5.x from the data file the checkpoint "
+                                                       "names)")))
         else:
             acts.append((e["file"], "copied", "kept by the broker (IndexService.load)" + (
                 f"; {e['entriesPastCommitLogEnd']} entries point past the commit log's end (the broker keeps them)"
