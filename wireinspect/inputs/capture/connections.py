@@ -93,6 +93,8 @@ class _Conv:
         if ev.kind == "gap":
             self.gaps += 1
             self.gap_bytes += ev.length
+        if self.ignored:  # (decided while the other direction's closing events were still to come)
+            return []
         if self.proto is None:
             self.held.append((ep, ev))
             if not self._decide():
@@ -135,10 +137,11 @@ class _Conv:
             server = self.ends[1] if self.client == self.ends[0] else self.ends[0]
             if server[1] not in ctx.server_ports:
                 return False
-        self.proto = ctx.choose(head, int(self.conv.server.rsplit(":", 1)[1]))
-        if self.proto is None or not ctx.filters.conversation_ok(self.conv):
-            self.ignored = True
+        proto = ctx.choose(head, int(self.conv.server.rsplit(":", 1)[1]))
+        if proto is None or not ctx.filters.conversation_ok(self.conv):
+            self.ignored = True  # (no protocol set: a conversation left out has no decoder)
             return True
+        self.proto = proto
         self.conv.protocol = self.proto.id
         self.decoder = self.proto.decoder(self.conv, ctx.opts)
         return True
