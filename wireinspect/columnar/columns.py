@@ -382,10 +382,10 @@ class RecordColumns:
         idx = None
         by_field = None  # the units' fields, one tuple a field (made once, for the first unit column)
         arrays = []
-        for name, t in self.decl:
-            at = arrow_type(t)
+        constant = {"path": self.path, "topic": self.topic, "partition": self.partition}
+        for (name, _), at in zip(self.decl, self.schema.types):
             if name in _CONSTANT:
-                arr = pa.repeat(pa.scalar(getattr(self, name), at), n)
+                arr = pa.repeat(pa.scalar(constant[name], at), n)
             elif name in _UNIT_INDEX:
                 if idx is None:
                     idx = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(self.unit_of)])
