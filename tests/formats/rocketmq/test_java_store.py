@@ -1,0 +1,211 @@
+"""Store directories written by RocketMQ's own Java store code, checked against what that code said.
+
+tests/fixtures/rocketmq-java/ holds two stores written by ``DefaultMessageStore`` of rocketmq-all-4.9.8,
+run by our driver tests/formats/rocketmq/java_store/MakeStore.java (README.md there says how), and
+expected.json: what RocketMQ reported about them (``lookMessageByOffset`` for every message, the consume
+queues' units through ``ConsumeQueue.getIndexBuffer``, and for a copy of each store reopened with
+``DefaultMessageStore.load()``, the recovery's max physical offset, queue offsets and deleted files).
+Where wireinspect and RocketMQ disagree, RocketMQ is right.
+
+* store-a: 121 messages on TopicTest and OrderTopic (2 queues each) and one on SCHEDULE_TOPIC_XXXX (a
+  delay-level-1 message, delivered to TopicTest a second later by ScheduleMessageService); bodies 0 to
+  9000 bytes, one zlib-compressed, one with IPv6 hosts; 64 KiB commit-log files (4), 400-byte consume
+  queue files, index files of 64 slots and 128 entries (not the default 1:4 ratio); clean shutdown.
+* store-b: 48 messages, then a crash: the JVM halted without shutdown (abort file kept, the next commit-log
+  file preallocated), after the first 120 bytes of a 906-byte message were written at the end of the
+  commit log and its consume-queue unit reached TopicTest/1.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from tests.paths import ROOT
+from wireinspect.cli import cli
+
+FIX = ROOT / "tests" / "fixtures" / "rocketmq-java"
+A, B = FIX / "store-a", FIX / "store-b"
+EXPECTED = json.loads((FIX / "expected.json").read_text(encoding="utf-8"))
+WRITTEN_A = EXPECTED["store-a"]["written"]
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def json_lines(*args):
+    r = run(*args)
+    assert r.exit_code in (0, 1), r.output
+    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
+def host_port(text):
+    """``1.2.3.4:10911``, ``[::1]:10911`` (wireinspect) or ``0:0:0:0:0:0:0:1:10911`` (Java's
+    ``getHostAddress() + ":" + port``) -> ``(ip_address, port)``."""
+    host, _, port = text.rpartition(":")
+    return ipaddress.ip_address(host.strip("[]")), int(port)
+
+
+def java_hash(s: str) -> int:
+    """``String.hashCode`` (UTF-16 code units, 32-bit overflow)."""
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+@pytest.fixture(scope="module")
+def records_a():
+    out = []
+    for f in sorted((A / "commitlog").iterdir()):
+        out += [d for d in json_lines("dump", "--json", f) if d["type"] == "record"]
+    return out
+
+
+def test_verify_store_a_clean_every_file_accounted_for():
+    r = run("verify", A)
+    assert r.exit_code == 0, r.output
+    files = sorted(p.relative_to(A).as_posix() for p in A.rglob("*") if p.is_file())
+    assert files == sorted(EXPECTED["store-a"]["reopened"]["filesBeforeLoad"])
+    for f in files:
+        assert f"store-a/{f}: rocketmq-" in r.output, f  # each file read by its own RocketMQ format
+    assert "normal recovery, commit log valid to offset %d: ok" % WRITTEN_A["maxPhyOffset"] in r.output
+
+
+def test_index_files_of_a_non_default_geometry():
+    """maxHashSlotNum 64 and maxIndexNum 128 (not 1:4): the geometry comes from the used entries, and
+    every entry's keyHash is abs(String.hashCode(topic + "#" + key)) of a key of the message it points
+    at (IndexService.buildIndex: UNIQ_KEY and each of KEYS)."""
+    by_offset = {m["commitLogOffset"]: m for m in WRITTEN_A["messages"]}
+    entries = 0
+    for f in sorted((A / "index").iterdir()):
+        units = json_lines("dump", "--json", f)
+        head = units[0]
+        assert (head["slotNum"], head["indexNum"], head["problems"]) == (64, 128, [])
+        for u in units:
+            assert u["problems"] == []
+            if u["type"] == "index_entry":
+                m = by_offset[u["phyOffset"]]
+                keys = m["properties"]["KEYS"].split(" ") + [m["properties"]["UNIQ_KEY"]]
+                assert u["keyHash"] in {abs(java_hash(m["topic"] + "#" + k)) for k in keys}
+                entries += 1
+    assert entries == sum(len(m["properties"]["KEYS"].split(" ")) + 1 for m in WRITTEN_A["messages"])
+
+
+def test_commitlog_messages_as_rocketmq_reports_them(records_a):
+    expected = WRITTEN_A["messages"]
+    assert len(records_a) == len(expected) == 121
+    for got, want in zip(records_a, expected):
+        base = int(got["path"].rsplit("/", 1)[1])
+        assert got["problems"] == [] and got["valid"]
+        assert base + got["position"] == got["physicalOffset"] == want["commitLogOffset"]
+        for name in ("topic", "queueId", "queueOffset", "bodyCRC", "flag", "sysFlag", "bornTimestamp",
+                     "storeTimestamp", "reconsumeTimes", "preparedTransactionOffset", "bodyLength"):
+            assert got[name] == want[name], (name, want["commitLogOffset"])
+        assert got["totalSize"] == want["storeSize"]
+        assert host_port(got["bornHost"]) == host_port(want["bornHost"])
+        assert host_port(got["storeHost"]) == host_port(want["storeHost"])
+        assert dict(got["properties"]) == want["properties"]
+        props = dict(got["properties"])
+        assert props.get("KEYS") == want["keys"] and props.get("TAGS") == want["tags"]
+        body = base64.b64decode(got.get("body", ""))
+        if "body" not in got:  # a compressed body is shown decompressed; its stored bytes are still checked
+            assert got["sysFlag"] & 1 and got["crcValid"]
+        else:
+            assert hashlib.sha256(body).hexdigest() == want["bodySha256"]
+        # MessageDecoder.createMessageId: store host address + port + commit-log offset
+        ip, port = host_port(got["storeHost"])
+        msg_id = (ip.packed + port.to_bytes(4, "big") + got["physicalOffset"].to_bytes(8, "big")).hex().upper()
+        assert msg_id == want["msgId"]
+
+
+def test_consume_queue_units_point_at_the_messages():
+    by_offset = {m["commitLogOffset"]: m for m in WRITTEN_A["messages"]}
+    for q in WRITTEN_A["queues"]:
+        d = A / "consumequeue" / q["topic"] / str(q["queueId"])
+        if not q["units"]:
+            assert not d.exists()
+            continue
+        units = []
+        for f in sorted(d.iterdir()):
+            units += [u for u in json_lines("dump", "--json", f) if u["type"] == "cq_unit"]
+        got = [[u["queueOffset"], u["commitLogOffset"], u["size"], u["tagsCode"]] for u in units]
+        assert got == q["units"]
+        assert all(u["problems"] == [] and u["commitLogChecked"] for u in units)
+        for qo, off, size, _ in got:
+            m = by_offset[off]
+            assert (m["topic"], m["queueId"], m["queueOffset"], m["storeSize"]) == (q["topic"], q["queueId"], qo, size)
+
+
+def test_store_a_recovers_normally_where_rocketmq_does():
+    reopened = EXPECTED["store-a"]["reopened"]
+    assert reopened["recovery"] == "normal" and reopened["filesDeletedByLoad"] == []
+    r = run("recover", "--dry-run", A)
+    assert r.exit_code == 0, r.output
+    assert "recovery: normal" in r.output
+    assert f"the commit log is valid to offset {reopened['maxPhyOffset']} " in r.output
+
+
+def test_store_b_abnormal_recovery_truncates_where_rocketmq_did():
+    reopened = EXPECTED["store-b"]["reopened"]
+    torn = EXPECTED["store-b"]["written"]["tornMessage"]
+    assert reopened["recovery"] == "abnormal" and reopened["loaded"]
+    assert reopened["maxPhyOffset"] == torn["commitLogOffset"] == 102351
+    plan = json_lines("recover", "--dry-run", "--json", B)
+    by_path = {p["path"].split("store-b/", 1)[1]: p for p in plan}
+    store = by_path[""]
+    assert store["reason"].startswith("abnormal")
+    assert f"the commit log is valid to offset {reopened['maxPhyOffset']} " in store["reason"]
+    cut = [p for p in plan if p.get("truncateOffset") is not None and "/commitlog/" in p["path"]]
+    assert [p["truncateOffset"] for p in cut] == [reopened["maxPhyOffset"]]
+    assert cut[0]["truncateReason"]["code"] == "crc_mismatch"  # CommitLog.checkMessageAndReturnSize: CRC check failed
+    # the files RocketMQ's load deleted: the preallocated commit-log file and the index file
+    for f in reopened["filesDeletedByLoad"]:
+        p = by_path[f]
+        assert p["action"] == "deleted" or "destroys it" in p["reason"], p
+    # consume queues: RocketMQ's max offset per queue after recovery
+    for q in reopened["queues"]:
+        if q["maxOffset"] == 0:
+            continue
+        f = f"consumequeue/{q['topic']}/{q['queueId']}/00000000000000000000"
+        if f in by_path and "action" in by_path[f]:
+            assert f"from queue offset {q['maxOffset']} " in by_path[f]["reason"]
+        else:
+            units = [u for u in json_lines("dump", "--json", B / f) if u["type"] == "cq_unit"]
+            assert units[-1]["queueOffset"] + 1 == q["maxOffset"]
+
+
+def test_store_b_verify_names_the_torn_message_and_the_unit_past_the_end():
+    r = run("verify", B)
+    assert r.exit_code == 1
+    torn = EXPECTED["store-b"]["written"]["tornMessage"]
+    assert (f"recovery_truncates: the broker's abnormal recovery truncates the commit log at offset "
+            f"{torn['commitLogOffset']}") in r.output
+    assert (f"cq_beyond_commitlog_end: TopicTest/1: 1 unit(s) from queue offset {torn['queueOffset']} "
+            f"(commitLogOffset {torn['commitLogOffset']})") in r.output
+    assert "bad_file_size" not in r.output and "bad_slot" not in r.output
+
+
+def test_index_geometry_from_entries_cut_and_damaged():
+    """The geometry read from the entries never raises on a cut or damaged file, and gives way to the
+    size heuristic (a ``bad_file_size``) when the newest entry does not end the file or its
+    ``phyOffset`` is not the header's ``endPhyOffset``."""
+    from wireinspect.formats.rocketmq.store import iter_index
+    from wireinspect.inputs.source import BytesSource
+    data = (A / "index" / "20261127222326695").read_bytes()  # 34 used entries of 128, 64 slots
+    for cut in range(0, len(data) + 1, 13):
+        units = list(iter_index(BytesSource(data[:cut], "i", "i")))
+        assert units
+    tail = bytearray(data)
+    tail[-1] = 1  # a non-zero byte after the used entries: not where the newest entry ends
+    assert any(p.code == "bad_file_size" for p in list(iter_index(BytesSource(bytes(tail), "i", "i")))[0].problems)
+    wrong_end = bytearray(data)
+    wrong_end[24:32] = (1).to_bytes(8, "big")  # endPhyOffset no longer the newest entry's phyOffset
+    assert any(p.code == "bad_file_size" for p in list(iter_index(BytesSource(bytes(wrong_end), "i", "i")))[0].problems)
