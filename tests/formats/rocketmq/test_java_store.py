@@ -14,6 +14,11 @@ Where wireinspect and RocketMQ disagree, RocketMQ is right.
 * store-b: 48 messages, then a crash: the JVM halted without shutdown (abort file kept, the next commit-log
   file preallocated), after the first 120 bytes of a 906-byte message were written at the end of the
   commit log and its consume-queue unit reached TopicTest/1.
+* store-c: 88 messages in three phases (4 s apart, the last unflushed), then the crash, and one body
+  byte of the first file's second message inverted. The checkpoint's physicMsgTimestamp was still
+  phase 1's, so RocketMQ's abnormal recovery started from the first file, stopped at the damaged
+  message (offset 212) and deleted the three later commit-log files and every consume-queue file
+  whose first unit lies past 212.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from tests.paths import ROOT
 from wireinspect.cli import cli
 
 FIX = ROOT / "tests" / "fixtures" / "rocketmq-java"
-A, B = FIX / "store-a", FIX / "store-b"
+A, B, C = FIX / "store-a", FIX / "store-b", FIX / "store-c"
 EXPECTED = json.loads((FIX / "expected.json").read_text(encoding="utf-8"))
 WRITTEN_A = EXPECTED["store-a"]["written"]
 
@@ -209,3 +214,41 @@ def test_index_geometry_from_entries_cut_and_damaged():
     wrong_end = bytearray(data)
     wrong_end[24:32] = (1).to_bytes(8, "big")  # endPhyOffset no longer the newest entry's phyOffset
     assert any(p.code == "bad_file_size" for p in list(iter_index(BytesSource(bytes(wrong_end), "i", "i")))[0].problems)
+
+
+def recovery_plan(store):
+    plan = json_lines("recover", "--dry-run", "--json", store)
+    return {p["path"].split(store.name + "/", 1)[1]: p for p in plan}
+
+
+def test_store_c_damage_in_the_first_file_cuts_where_rocketmq_cut():
+    reopened = EXPECTED["store-c"]["reopened"]
+    damaged = EXPECTED["store-c"]["written"]["damagedMessage"]
+    assert reopened["recovery"] == "abnormal" and reopened["maxPhyOffset"] == damaged["commitLogOffset"] == 212
+    plan = recovery_plan(C)
+    assert plan[""]["reason"].startswith("abnormal")
+    assert "from the first file; the commit log is valid to offset 212 " in plan[""]["reason"]
+    first = plan["commitlog/00000000000000000000"]
+    assert first["action"] == "truncated" and "at position 212 (offset 212): crc_mismatch" in first["reason"]
+    deleted_logs = [f for f in reopened["filesDeletedByLoad"] if f.startswith("commitlog/")]
+    assert len(deleted_logs) == 3
+    assert all(plan[f]["action"] == "deleted" for f in deleted_logs)
+    gone = [f for f in reopened["filesDeletedByLoad"] if f.startswith("index/")]
+    assert gone and all("destroys it" in plan[f]["reason"] for f in gone)
+    kept_index = [f for f in reopened["filesBeforeLoad"] if f.startswith("index/") and f not in gone]
+    assert kept_index and all(plan[f]["action"] == "copied" for f in kept_index)
+    # TopicTest/0 keeps its first unit (it points at offset 0): RocketMQ's max offset 1
+    q = next(q for q in reopened["queues"] if (q["topic"], q["queueId"]) == ("TopicTest", 0))
+    assert q["maxOffset"] == 1
+    assert "from queue offset 1 (position 20)" in plan["consumequeue/TopicTest/0/00000000000000000000"]["reason"]
+
+
+@pytest.mark.xfail(strict=True, reason="storedir's recovery plan names only the first consume-queue file of a "
+                   "queue; ConsumeQueue.truncateDirtyLogicFiles deletes every file whose first unit lies past "
+                   "the commit log's end (reported to the lead: storedir.py belongs to another helper)")
+def test_store_c_consume_queue_files_rocketmq_deleted():
+    reopened = EXPECTED["store-c"]["reopened"]
+    plan = recovery_plan(C)
+    for f in reopened["filesDeletedByLoad"]:
+        if f.startswith("consumequeue/"):
+            assert f in plan and plan[f]["action"] == "deleted", f

@@ -5,7 +5,9 @@
  *
  *   java MakeStore normal  STORE_DIR  OUT.json   store A: messages put, clean shutdown
  *   java MakeStore crash   STORE_DIR  OUT.json   store B: messages put, torn tail written, JVM halted
- *   java MakeStore recover STORE_COPY OUT.json   load + recover a copy of B as the broker does
+ *   java MakeStore crash-late STORE_DIR OUT.json  store C: three phases, crash long after the checkpoint,
+ *                                                 a body byte of the first file's second message inverted
+ *   java MakeStore recover STORE_COPY OUT.json   load + recover a copy of B or C as the broker does
  */
 import java.io.File;
 import java.io.FileOutputStream;
@@ -341,6 +343,41 @@ public class MakeStore {
                 + ", \"consumeQueueUnitWritten\": " + cqWritten + "}"
                 + ",\n\"queuesBeforeCrash\": " + queues + ",\n\"messages\": [\n" + String.join(",\n", msgs) + "\n]}\n");
             Runtime.getRuntime().halt(0);           // no shutdown: abort file stays, as after a crash
+        } else if (mode.equals("crash-late")) {
+            // A crash long after the checkpoint: abnormal recovery starts from a later file, not the first.
+            DefaultMessageStore s = open(root);
+            if (!s.load()) throw new IllegalStateException("load failed");
+            s.start();
+            putMessages(s, 10, 5, false);           // phase 1: fills the first file and starts the second
+            waitReput(s);
+            Thread.sleep(4000);
+            putMessages(s, 8, 6, false);            // phase 2, stored 4 s later
+            waitReput(s);
+            Thread.sleep(2500);                     // flushed: the checkpoint holds phase 2's times
+            putMessages(s, 4, 7, false);            // phase 3: written, then the crash
+            waitReput(s);
+            List<String> msgs = commitLogMessages(s);
+            String queues = queuesJson(s, false);
+            // damage a body byte of the second message of the first file: before where recovery starts
+            SelectMappedBufferResult head = s.getCommitLog().getMessage(0, 4);
+            int first = head.getByteBuffer().getInt();
+            head.release();
+            SelectMappedBufferResult second = s.getCommitLog().getMessage(first, 4);
+            int secondSize = second.getByteBuffer().getInt();
+            second.release();
+            MessageExt victim = s.lookMessageByOffset(first, secondSize);
+            long at = first + 88 + victim.getBody().length / 2;  // IPv4 hosts: the body starts at byte 88
+            try (RandomAccessFile f = new RandomAccessFile(root + "/commitlog/" + UtilAll.offset2FileName(0), "rw")) {
+                f.seek(at);
+                int b = f.read();
+                f.seek(at);
+                f.write(b ^ 0xFF);
+            }
+            write(out, "{\"rocketmq\": \"4.9.8\", \"store\": \"crashed late\", \"maxPhyOffsetBeforeCrash\": " + s.getMaxPhyOffset()
+                + ", \"damagedMessage\": {\"commitLogOffset\": " + first + ", \"storeSize\": " + secondSize
+                + ", \"bodyLength\": " + victim.getBody().length + ", \"invertedByteAt\": " + at + "}"
+                + ",\n\"queuesBeforeCrash\": " + queues + ",\n\"messages\": [\n" + String.join(",\n", msgs) + "\n]}\n");
+            Runtime.getRuntime().halt(0);
         } else if (mode.equals("recover")) {
             boolean abortExists = new File(StorePathConfigHelper.getAbortFile(root)).exists();
             String cp = checkpointJson(root);
