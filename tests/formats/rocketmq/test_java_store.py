@@ -19,6 +19,11 @@ Where wireinspect and RocketMQ disagree, RocketMQ is right.
   phase 1's, so RocketMQ's abnormal recovery started from the first file, stopped at the damaged
   message (offset 212) and deleted the three later commit-log files and every consume-queue file
   whose first unit lies past 212.
+* store-5: rocketmq-all-5.1.4's DefaultMessageStore with its TimerMessageStore: 48 messages, 32 of them
+  timer messages (put on rmq_sys_wheel_timer as the broker's HookUtils does), 16 due during the run and
+  delivered to their topics by the timer, 16 hours ahead; timerlog files of 2048 bytes; clean shutdown.
+  Its 38,707,200-byte timerwheel (604,800 x 2 slots of 32 bytes, fixed by TimerMessageStore) is kept
+  xz-compressed beside it (store-5.timerwheel.xz, the same bytes) and put back in a copy for the tests.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import base64
 import hashlib
 import ipaddress
 import json
+import lzma
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -68,10 +75,7 @@ def java_hash(s: str) -> int:
 
 @pytest.fixture(scope="module")
 def records_a():
-    out = []
-    for f in sorted((A / "commitlog").iterdir()):
-        out += [d for d in json_lines("dump", "--json", f) if d["type"] == "record"]
-    return out
+    return commitlog_records(A)
 
 
 def test_verify_store_a_clean_every_file_accounted_for():
@@ -104,10 +108,10 @@ def test_index_files_of_a_non_default_geometry():
     assert entries == sum(len(m["properties"]["KEYS"].split(" ")) + 1 for m in WRITTEN_A["messages"])
 
 
-def test_commitlog_messages_as_rocketmq_reports_them(records_a):
-    expected = WRITTEN_A["messages"]
-    assert len(records_a) == len(expected) == 121
-    for got, want in zip(records_a, expected):
+def check_messages(records, expected):
+    """wireinspect's commit-log records against RocketMQ's ``lookMessageByOffset`` of each message."""
+    assert len(records) == len(expected)
+    for got, want in zip(records, expected):
         base = int(got["path"].rsplit("/", 1)[1])
         assert got["problems"] == [] and got["valid"]
         assert base + got["position"] == got["physicalOffset"] == want["commitLogOffset"]
@@ -131,10 +135,11 @@ def test_commitlog_messages_as_rocketmq_reports_them(records_a):
         assert msg_id == want["msgId"]
 
 
-def test_consume_queue_units_point_at_the_messages():
-    by_offset = {m["commitLogOffset"]: m for m in WRITTEN_A["messages"]}
-    for q in WRITTEN_A["queues"]:
-        d = A / "consumequeue" / q["topic"] / str(q["queueId"])
+def check_queues(store, queues, messages):
+    """Each consume queue's units as ``ConsumeQueue.getIndexBuffer`` read them, pointing at the messages."""
+    by_offset = {m["commitLogOffset"]: m for m in messages}
+    for q in queues:
+        d = store / "consumequeue" / q["topic"] / str(q["queueId"])
         if not q["units"]:
             assert not d.exists()
             continue
@@ -147,6 +152,22 @@ def test_consume_queue_units_point_at_the_messages():
         for qo, off, size, _ in got:
             m = by_offset[off]
             assert (m["topic"], m["queueId"], m["queueOffset"], m["storeSize"]) == (q["topic"], q["queueId"], qo, size)
+
+
+def commitlog_records(store):
+    out = []
+    for f in sorted((store / "commitlog").iterdir()):
+        out += [d for d in json_lines("dump", "--json", f) if d["type"] == "record"]
+    return out
+
+
+def test_commitlog_messages_as_rocketmq_reports_them(records_a):
+    assert len(records_a) == 121
+    check_messages(records_a, WRITTEN_A["messages"])
+
+
+def test_consume_queue_units_point_at_the_messages():
+    check_queues(A, WRITTEN_A["queues"], WRITTEN_A["messages"])
 
 
 def test_store_a_recovers_normally_where_rocketmq_does():
@@ -252,3 +273,84 @@ def test_store_c_consume_queue_files_rocketmq_deleted():
     for f in reopened["filesDeletedByLoad"]:
         if f.startswith("consumequeue/"):
             assert f in plan and plan[f]["action"] == "deleted", f
+
+
+WRITTEN_5 = EXPECTED["store-5"]["written"]
+
+
+@pytest.fixture(scope="module")
+def store5(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rmq5") / "store-5"
+    shutil.copytree(FIX / "store-5", d)
+    (d / "timerwheel").write_bytes(lzma.decompress((FIX / "store-5.timerwheel.xz").read_bytes()))
+    return d
+
+
+def test_store5_verify_clean_every_file_accounted_for(store5):
+    r = run("verify", store5)
+    assert r.exit_code == 0, r.output
+    for f in sorted(p.relative_to(store5).as_posix() for p in store5.rglob("*") if p.is_file()):
+        assert f"store-5/{f}: rocketmq-" in r.output, f
+    assert "skipped" not in r.output.replace("0 skipped", "")
+    assert "abort_backup" in r.output and "unclean_shutdown" not in r.output  # RocketMQ 5 leaves abort.bak
+
+
+def test_store5_commitlog_and_consume_queues(store5):
+    records = commitlog_records(store5)
+    assert len(records) == 64  # 48 put, 16 delivered by the timer
+    check_messages(records, WRITTEN_5["messages"])
+    check_queues(store5, WRITTEN_5["queues"], WRITTEN_5["messages"])
+    timer_topic = [m for m in WRITTEN_5["messages"] if m["topic"] == "rmq_sys_wheel_timer"]
+    assert len(timer_topic) == 32 and all("TIMER_OUT_MS" in m["properties"] for m in timer_topic)
+
+
+def test_store5_timer_wheel_and_log_as_rocketmq_reads_them(store5):
+    """Each deliver time's slot (TimerWheel.getSlot) and its chain of timer-log units (newest first, by
+    prevPos) as RocketMQ read them; the wheel stores timeMs / timerPrecisionMs (wireinspect's ``time``)."""
+    precision = WRITTEN_5["timerPrecisionMs"]
+    slots = {u["slot"]: u for u in json_lines("dump", "--json", store5 / "timerwheel") if u["type"] == "timer_slot"}
+    units = {}
+    for f in sorted((store5 / "timerlog").iterdir()):
+        base = int(f.name)
+        for u in json_lines("dump", "--json", f):
+            if u["type"] == "timer_unit":
+                units[base + u["position"]] = u
+    assert len(slots) == len(WRITTEN_5["timer"]) == 12
+    by_offset = {m["commitLogOffset"]: m for m in WRITTEN_5["messages"]}
+    seen = 0
+    for t in WRITTEN_5["timer"]:
+        got, want = slots[t["slotIndex"]], t["slot"]
+        assert got["problems"] == []
+        assert (got["time"] * precision, got["firstPos"], got["lastPos"], got["num"], got["magic"]) == \
+            (want["timeMs"], want["firstPos"], want["lastPos"], want["num"], want["magic"])
+        for c in t["chain"]:
+            u = units[c["position"]]
+            assert u["problems"] == [] and u["commitLogChecked"]
+            assert (u["size"], u["prevPos"], u["magic"], u["currWriteTime"], u["delayedTime"], u["offsetPy"],
+                    u["sizePy"], u["hashCode"], u["reserved"]) == \
+                (c["size"], c["prevPos"], c["magic"], c["currWriteTime"], c["delayedTime"], c["offsetPy"],
+                 c["sizePy"], c["hashCodeOfRealTopic"], c["reserved"])
+            # TimerMessageStore's deliver time: currWriteTime + delayedTime, the message's TIMER_OUT_MS
+            assert u["currWriteTime"] + u["delayedTime"] == t["deliverMs"]
+            m = by_offset[u["offsetPy"]]
+            assert m["storeSize"] == u["sizePy"] and int(m["properties"]["TIMER_OUT_MS"]) == t["deliverMs"]
+            seen += 1
+    assert seen == len(units) == 32
+
+
+def test_store5_timer_checkpoint(store5):
+    ck = [u for u in json_lines("dump", "--json", store5 / "config" / "timercheck") if u["type"] == "timer_checkpoint"]
+    want = WRITTEN_5["timerCheckpoint"]
+    assert len(ck) == 1 and ck[0]["problems"] == []
+    for name in ("lastReadTimeMs", "lastTimerLogFlushPos", "lastTimerQueueOffset", "masterTimerQueueOffset"):
+        assert ck[0][name] == want[name], name
+    assert (ck[0]["timestamp"], ck[0]["counter"]) == (want["dataVersion"]["timestamp"], want["dataVersion"]["counter"])
+
+
+def test_abort_of_rocketmq5_holds_the_process_id(tmp_path):
+    """RocketMQ 5's createTempFile writes MixAll.getPID() into abort (MixAll.string2File)."""
+    d = tmp_path / "store"
+    d.mkdir()
+    (d / "abort").write_bytes(b"48213")
+    r = run("dump", d / "abort")
+    assert r.exit_code == 0 and "process id 48213 (RocketMQ 5 writes it)" in r.output
