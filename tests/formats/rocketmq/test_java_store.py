@@ -177,6 +177,11 @@ def test_store_a_recovers_normally_where_rocketmq_does():
     assert r.exit_code == 0, r.output
     assert "recovery: normal" in r.output
     assert f"the commit log is valid to offset {reopened['maxPhyOffset']} " in r.output
+    # the last file on its own: the next offset is RocketMQ's max physical offset (the end of the last
+    # message, physicalOffset + totalSize), not the last message's physicalOffset + 1 (243617 before)
+    last = sorted((A / "commitlog").iterdir())[-1]
+    plan = json_lines("recover", "--dry-run", "--json", last)
+    assert plan[0]["truncateOffset"] == reopened["maxPhyOffset"] == 243938
 
 
 def test_store_b_abnormal_recovery_truncates_where_rocketmq_did():
