@@ -24,6 +24,10 @@ Where wireinspect and RocketMQ disagree, RocketMQ is right.
   delivered to their topics by the timer, 16 hours ahead; timerlog files of 2048 bytes; clean shutdown.
   Its 38,707,200-byte timerwheel (604,800 x 2 slots of 32 bytes, fixed by TimerMessageStore) is kept
   xz-compressed beside it (store-5.timerwheel.xz, the same bytes) and put back in a copy for the tests.
+* store-5b: the same with 5.1.4, then a crash (JVM halted; abort holds the broker's process id) after the
+  first 120 bytes of a copy of the last message were written at the commit log's end. RocketMQ's
+  abnormal recovery of a copy stopped there (offset 101610) and deleted the preallocated commit-log
+  file and the index file.
 """
 
 from __future__ import annotations
@@ -283,12 +287,17 @@ def test_store_c_consume_queue_files_rocketmq_deleted():
 WRITTEN_5 = EXPECTED["store-5"]["written"]
 
 
+def with_wheel(tmp_path_factory, name):
+    """A copy of the store ``name`` with its timer wheel decompressed into it."""
+    d = tmp_path_factory.mktemp("rmq5") / name
+    shutil.copytree(FIX / name, d)
+    (d / "timerwheel").write_bytes(lzma.decompress((FIX / f"{name}.timerwheel.xz").read_bytes()))
+    return d
+
+
 @pytest.fixture(scope="module")
 def store5(tmp_path_factory):
-    d = tmp_path_factory.mktemp("rmq5") / "store-5"
-    shutil.copytree(FIX / "store-5", d)
-    (d / "timerwheel").write_bytes(lzma.decompress((FIX / "store-5.timerwheel.xz").read_bytes()))
-    return d
+    return with_wheel(tmp_path_factory, "store-5")
 
 
 def test_store5_verify_clean_every_file_accounted_for(store5):
@@ -359,3 +368,22 @@ def test_abort_of_rocketmq5_holds_the_process_id(tmp_path):
     (d / "abort").write_bytes(b"48213")
     r = run("dump", d / "abort")
     assert r.exit_code == 0 and "process id 48213 (RocketMQ 5 writes it)" in r.output
+
+
+def test_store5b_crash_recovered_where_rocketmq_recovered(tmp_path_factory):
+    d = with_wheel(tmp_path_factory, "store-5b")
+    reopened = EXPECTED["store-5b"]["reopened"]
+    torn = EXPECTED["store-5b"]["written"]["tornMessage"]
+    assert reopened["recovery"] == "abnormal" and reopened["maxPhyOffset"] == torn["commitLogOffset"] == 101610
+    r = run("verify", d)
+    assert r.exit_code == 1
+    assert f"process id {reopened['abortFileBeforeLoad']} (RocketMQ 5 writes it)" in r.output
+    assert f"recovery_truncates: the broker's abnormal recovery truncates the commit log at offset {torn['commitLogOffset']}" \
+        in r.output
+    plan = recovery_plan(d)
+    assert f"the commit log is valid to offset {reopened['maxPhyOffset']} " in plan[""]["reason"]
+    for f in reopened["filesDeletedByLoad"]:
+        assert plan[f]["action"] == "deleted" or "destroys it" in plan[f]["reason"], plan[f]
+    # no consume-queue unit reached past the torn message: RocketMQ kept every queue whole, and so does the plan
+    assert reopened["queues"] == [dict(q) for q in EXPECTED["store-5b"]["written"]["queuesBeforeCrash"]]
+    assert not [p for p, v in plan.items() if p.startswith("consumequeue/") and "action" in v]

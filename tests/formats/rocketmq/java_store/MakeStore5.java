@@ -3,10 +3,14 @@
  * store code (DefaultMessageStore and TimerMessageStore of rocketmq-all-5.1.4), and records in
  * expected.json what RocketMQ itself reports about it. See tests/fixtures/rocketmq-java/README.md.
  *
- *   java MakeStore5 timer STORE_DIR OUT.json
+ *   java MakeStore5 timer   STORE_DIR OUT.json    timer messages, clean shutdown
+ *   java MakeStore5 crash   STORE_DIR OUT.json    timer messages, a torn tail written, JVM halted
+ *   java MakeStore5 recover STORE_COPY OUT.json   load (commit log, consume queues, timer) as the broker does
  */
 import java.io.File;
 import java.io.FileOutputStream;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -21,6 +25,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.rocketmq.common.BrokerConfig;
 import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.UtilAll;
 import org.apache.rocketmq.common.message.MessageAccessor;
 import org.apache.rocketmq.common.message.MessageClientIDSetter;
 import org.apache.rocketmq.common.message.MessageConst;
@@ -34,6 +39,7 @@ import org.apache.rocketmq.store.PutMessageResult;
 import org.apache.rocketmq.store.SelectMappedBufferResult;
 import org.apache.rocketmq.store.config.FlushDiskType;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
+import org.apache.rocketmq.store.config.StorePathConfigHelper;
 import org.apache.rocketmq.store.stats.BrokerStatsManager;
 import org.apache.rocketmq.store.timer.Slot;
 import org.apache.rocketmq.store.timer.TimerCheckpoint;
@@ -45,6 +51,7 @@ public class MakeStore5 {
     static final int MAGIC = -626843481;       // CommitLog.MESSAGE_MAGIC_CODE (V1)
     static final int BLANK = -875286124;       // CommitLog.BLANK_MAGIC_CODE
     static final long BORN0 = 1764280000000L;
+    static long lastOffset;                    // commit-log offset of the last message put
 
     static MessageStoreConfig config(String root) {
         MessageStoreConfig c = new MessageStoreConfig();
@@ -95,6 +102,7 @@ public class MakeStore5 {
         m.setTagsCode(MessageExtBrokerInner.tagsString2tagsCode(m.getTags()));
         PutMessageResult r = s.putMessage(m);
         if (!r.isOk()) throw new IllegalStateException("put failed: " + r);
+        lastOffset = r.getAppendMessageResult().getWroteOffset();
     }
 
     // ---- a tiny JSON writer (no library) ----
@@ -237,18 +245,55 @@ public class MakeStore5 {
         }
     }
 
-    public static void main(String[] args) throws Exception {
-        String root = args[1], out = args[2];
-        MessageStoreConfig cfg = config(root);
+    static DefaultMessageStore store;
+    static TimerMessageStore timer;
+
+    /** The store and its timer, set up as BrokerController.initializeMessageStore does when timerWheelEnable is set. */
+    static void open(MessageStoreConfig cfg, String root) throws Exception {
         MessageArrivingListener none = (topic, queueId, logicOffset, tagsCode, msgStoreTime, filterBitMap, properties) -> { };
         BrokerStatsManager stats = new BrokerStatsManager("wireinspect", true);
         DefaultMessageStore s = new DefaultMessageStore(cfg, stats, none, new BrokerConfig(), new ConcurrentHashMap<String, TopicConfig>());
-        // as BrokerController.initializeMessageStore does when timerWheelEnable is set
         TimerCheckpoint cp = new TimerCheckpoint(root + File.separator + "config" + File.separator + "timercheck");
         TimerMetrics metrics = new TimerMetrics(root + File.separator + "config" + File.separator + "timermetrics");
         TimerMessageStore t = new TimerMessageStore(s, cfg, cp, metrics, stats);
         t.registerEscapeBridgeHook(msg -> s.putMessage(msg));
         s.setTimerMessageStore(t);
+        store = s;
+        timer = t;
+    }
+
+    static TreeMap<String, Long> files(File dir, String prefix, TreeMap<String, Long> out) {
+        File[] list = dir.listFiles();
+        if (list == null) return out;
+        for (File f : list) {
+            if (f.isDirectory()) files(f, prefix + f.getName() + "/", out);
+            else out.put(prefix + f.getName(), f.length());
+        }
+        return out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0], root = args[1], out = args[2];
+        MessageStoreConfig cfg = config(root);
+        if (mode.equals("recover")) {
+            File abort = new File(StorePathConfigHelper.getAbortFile(root));
+            String abortText = abort.exists() ? new String(Files.readAllBytes(abort.toPath()), StandardCharsets.US_ASCII) : null;
+            TreeMap<String, Long> before = files(new File(root), "", new TreeMap<>());
+            open(cfg, root);
+            boolean ok = store.load() && timer.load();
+            TreeMap<String, Long> after = files(new File(root), "", new TreeMap<>());
+            List<String> gone = new ArrayList<>();
+            for (String f : before.keySet()) if (!after.containsKey(f)) gone.add(q(f));
+            write(out, "{\"rocketmq\": \"5.1.4\", \"store\": \"recovered copy\", \"loaded\": " + ok
+                + ", \"abortFileBeforeLoad\": " + q(abortText) + ", \"recovery\": " + q(abortText != null ? "abnormal" : "normal")
+                + ", \"minPhyOffset\": " + store.getMinPhyOffset() + ", \"maxPhyOffset\": " + store.getMaxPhyOffset()
+                + ", \"filesDeletedByLoad\": [" + String.join(", ", gone) + "]"
+                + ",\n\"queues\": " + queuesJson(store) + "}\n");
+            Runtime.getRuntime().halt(0);
+        }
+        open(cfg, root);
+        DefaultMessageStore s = store;
+        TimerMessageStore t = timer;
         if (!s.load() || !t.load()) throw new IllegalStateException("load failed");
         s.start();
         t.start(true);                          // a master runs the dequeue
@@ -275,6 +320,32 @@ public class MakeStore5 {
                     n++;
                 }
             }
+        }
+        if (mode.equals("crash")) {
+            Thread.sleep(3000);                 // enqueued into the wheel, flushed; none due yet
+            for (int i = 0; i < 200 && s.dispatchBehindBytes() > 0; i++) Thread.sleep(50);
+            List<String> msgs = commitLogMessages(s);
+            String queues = queuesJson(s);
+            // a torn write at the end of the commit log: the first 120 bytes of a copy of the last message,
+            // its queue offset and physical offset advanced to where the next one would have gone
+            long maxPhy = s.getMaxPhyOffset();
+            MessageExt last = s.lookMessageByOffset(lastOffset);
+            SelectMappedBufferResult enc = s.getCommitLog().getMessage(lastOffset, last.getStoreSize());
+            byte[] whole = new byte[enc.getSize()];
+            enc.getByteBuffer().get(whole);
+            enc.release();
+            ByteBuffer w = ByteBuffer.wrap(whole);
+            w.putLong(20, s.getMaxOffsetInQueue(last.getTopic(), last.getQueueId()));
+            w.putLong(28, maxPhy);
+            try (RandomAccessFile f = new RandomAccessFile(root + "/commitlog/" + UtilAll.offset2FileName(maxPhy - maxPhy % (64 * 1024)), "rw")) {
+                f.seek(maxPhy % (64 * 1024));
+                f.write(whole, 0, 120);
+            }
+            write(out, "{\"rocketmq\": \"5.1.4\", \"store\": \"crashed, timer messages\", \"maxPhyOffsetBeforeCrash\": " + maxPhy
+                + ", \"tornMessage\": {\"commitLogOffset\": " + maxPhy + ", \"storeSize\": " + whole.length + ", \"bytesWritten\": 120"
+                + ", \"copyOf\": " + lastOffset + "}"
+                + ",\n\"queuesBeforeCrash\": " + queues + ",\n\"messages\": [\n" + String.join(",\n", msgs) + "\n]}\n");
+            Runtime.getRuntime().halt(0);
         }
         Thread.sleep(9000);                     // enqueue into the wheel, deliver the due ones, flush
         for (int i = 0; i < 200 && s.dispatchBehindBytes() > 0; i++) Thread.sleep(50);
