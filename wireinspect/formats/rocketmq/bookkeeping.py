@@ -180,7 +180,9 @@ def encode_checkpoint(obj: dict, ctx) -> bytes:
 
 # -- abort and lock ------------------------------------------------------------------------------
 
-MARKER_BYTES = {"store_abort": b"", "store_lock": b"lock"}  # what RocketMQ writes into them (4.x's lock)
+# what RocketMQ writes into them (4.x's abort and lock; RocketMQ 5 writes the broker's process id into
+# abort through MixAll.string2File, which first copies the previous content, none, to abort.bak)
+MARKER_BYTES = {"store_abort": b"", "store_abort_backup": b"", "store_lock": b"lock"}
 MAX_MARKER = 1 << 20  # bytes of a marker file kept for dump --raw (RocketMQ writes 0 or 4)
 
 
@@ -202,20 +204,41 @@ def encode_marker(obj: dict, ctx) -> bytes:
 
     t = obj.get("type")
     if t not in MARKER_BYTES:
-        raise EncodeError(f".type: {t!r} is not store_abort or store_lock")
+        raise EncodeError(f".type: {t!r} is not store_abort, store_abort_backup or store_lock")
     if obj.get("fileBytes") is not None:
         return ctx.raw(obj["fileBytes"], ".fileBytes")
     return MARKER_BYTES[t]
 
 
-def iter_abort(source):
-    """The unit of an ``abort`` file: a ``store_abort`` note (the broker did not shut down cleanly)."""
+def _abort_content(source) -> str:
+    """What an ``abort`` (or ``abort.bak``) holds, for a note: nothing (4.x), the broker's process id
+    (RocketMQ 5: ``createTempFile`` writes ``MixAll.getPID()`` as text), or other bytes."""
     size = source.size
-    extra = "" if size == 0 else f"; it holds {size} bytes (RocketMQ writes none)"
+    if size == 0:
+        return ""
+    data = bytes(source.read(0, min(size, 32)))
+    if size <= 20 and data.isdigit():
+        return f"; it holds the broker's process id {data.decode()} (RocketMQ 5 writes it)"
+    return f"; it holds {size} bytes (RocketMQ writes none, or from 5.0 the broker's process id)"
+
+
+def iter_abort(source, backup: bool = False):
+    """The unit of an ``abort`` file: a ``store_abort`` note (the broker did not shut down cleanly). With
+    ``backup``, of ``abort.bak``: a ``store_abort_backup`` note (``MixAll.string2File`` keeps the abort
+    file's previous content there; the broker never reads it, so it says nothing about the last shutdown:
+    a RocketMQ 5 store shut down cleanly keeps an empty one)."""
+    size = source.size
+    if backup:
+        yield StoreMarker(0, size, [], type="store_abort_backup",
+                          notes=[Problem("abort_backup", 0, "abort.bak: the previous content of the abort file, "
+                                         "kept by MixAll.string2File when RocketMQ 5 writes the process id into "
+                                         "abort; the broker never reads it (only abort decides how it recovers)"
+                                         + _abort_content(source))])
+        return
     yield StoreMarker(0, size, [], type="store_abort",
                notes=[Problem("unclean_shutdown", 0, "the abort file is present: the broker did not shut down "
                               "cleanly; its next start recovers the commit log abnormally, from the checkpoint's "
-                              "timestamps (CommitLog.recoverAbnormally)" + extra)])
+                              "timestamps (CommitLog.recoverAbnormally)" + _abort_content(source))])
 
 
 def iter_lock(source):

@@ -347,7 +347,13 @@ class Record(UnitBase):
 
     @property
     def last_offset(self):
-        return self.values.get("physicalOffset")
+        """The last commit-log offset the record covers: a message takes ``totalSize`` physical offsets,
+        so the next one starts at ``physicalOffset + totalSize`` (where the broker's recovery puts the
+        commit log's end after it: ``processOffset``), not at ``physicalOffset + 1``."""
+        start, size = self.values.get("physicalOffset"), self.values.get("totalSize")
+        if start is None or not size or size < 1:
+            return start
+        return start + size - 1
 
     # -- projections -----------------------------------------------------------------------
     def _abs(self, off: int):

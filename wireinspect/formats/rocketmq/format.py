@@ -303,7 +303,18 @@ _by_name_checkpoint = _store_file_sniff("checkpoint")
 def _abort_units(source: Source, opts):
     from wireinspect.formats.rocketmq.bookkeeping import iter_abort
 
-    return iter_abort(source)
+    return iter_abort(source, backup=_parts(source.name)[0] == "abort.bak")
+
+
+def _abort_sniff(head: bytes, name: str) -> int:
+    """``abort``, and RocketMQ 5's ``abort.bak`` (:func:`_store_file_sniff`)."""
+    base, parent = _parts(name)
+    if base == "abort.bak":
+        return _by_name_abort(head, name[:-4])
+    return _by_name_abort(head, name)
+
+
+_by_name_abort = _store_file_sniff("abort")
 
 
 def _lock_units(source: Source, opts):
@@ -360,11 +371,11 @@ ABORT = Format(
     id="rocketmq-abort",
     description="RocketMQ store abort file: present while the broker runs; left behind, the broker did not shut "
                 "down cleanly (a note)",
-    recognised_by="the name abort (in a store directory)",
-    sniff=_store_file_sniff("abort"),
+    recognised_by="the name abort, or RocketMQ 5's abort.bak (in a store directory)",
+    sniff=_abort_sniff,
     units=_abort_units,
     encode=_encode_marker,
-    encode_types=frozenset({"store_abort"}),
+    encode_types=frozenset({"store_abort", "store_abort_backup"}),
 )
 
 LOCK = Format(

@@ -21,7 +21,11 @@ IndexFile (``store/.../index/IndexFile.java``, ``IndexHeader.java``; ``index/<yy
                  keyHash int32 | phyOffset int64 | timeDiff int32 (s since beginTimestamp) | prevIndex int32
 
 The default is 5,000,000 slots and 20,000,000 entries (420,000,040 bytes); other sizes are read from
-the file length assuming ``maxIndexNum = 4 * maxHashSlotNum`` (the default ratio).
+the file length assuming ``maxIndexNum = 4 * maxHashSlotNum`` (the default ratio), else, when the
+file does not have that length (a broker configured with another ratio: ``maxHashSlotNum`` and
+``maxIndexNum`` are independent settings, and the file records neither), from where the used
+entries end: the last entry ``indexCount - 1`` holds the file's last non-zero byte and its
+``phyOffset`` is the header's ``endPhyOffset`` (``IndexFile.putKey``).
 """
 
 from __future__ import annotations
@@ -404,6 +408,47 @@ def index_geometry(size: int) -> tuple[int, int]:
     return DEFAULT_SLOTS, DEFAULT_SLOTS * 4
 
 
+def _last_nonzero(win, start: int, end: int) -> int:
+    """Position of the last non-zero byte in ``[start, end)``, or ``-1``: read backwards a window
+    chunk at a time."""
+    p = end
+    while p > start:
+        n = min(win.chunk, p - start)
+        buf, i = win.get(p - n, n)
+        n = min(n, len(buf) - i)
+        if n <= 0:
+            return -1
+        chunk = bytes(buf[i:i + n])
+        kept = len(chunk.rstrip(b"\x00"))
+        if kept:
+            return p - n + kept - 1
+        p -= n
+    return -1
+
+
+def geometry_from_entries(win, size: int, values) -> tuple[int, int] | None:
+    """``(slotNum, indexNum)`` of an index file whose length does not follow the default ratio,
+    found from its used entries: entry ``indexCount - 1`` (the newest) lies at ``base + 20 * n`` with
+    ``base = 40 + 4 * slotNum``, holds the file's last non-zero byte, and its ``phyOffset`` is the
+    header's ``endPhyOffset``; ``size - base`` is ``20 * indexNum``. ``values``: the six header
+    fields. ``None`` when fewer than two entries are used or nothing fits (the caller falls back to
+    the size heuristic and reports the file size)."""
+    count = values[5]
+    if count < 2 or size % 4:
+        return None
+    last = _last_nonzero(win, INDEX_HEADER_SIZE, size)
+    if last < 0:
+        return None
+    low = last - 20 * count + 1  # base lies in [low, low + 20): entry count-1 covers the last non-zero byte
+    base = low + (size - low) % 20
+    if base <= INDEX_HEADER_SIZE or (base - INDEX_HEADER_SIZE) % 4 or base + 20 * count > size:
+        return None
+    buf, i = win.get(base + 20 * (count - 1), 20)
+    if len(buf) - i < 20 or INDEX_ENTRY.unpack_from(buf, i)[1] != values[3]:
+        return None
+    return (base - INDEX_HEADER_SIZE) // 4, (size - base) // 20
+
+
 def iter_index(source, *, slots: int | None = None):
     """Header, used slots and used entries of an index file; checks ``indexCount``, slot and chain
     numbers, ``phyOffset`` within the header's range and ``timeDiff`` not negative. Units cover only
@@ -420,6 +465,11 @@ def iter_index(source, *, slots: int | None = None):
         return
     buf, i = win.get(0, INDEX_HEADER_SIZE)
     values = INDEX_HEADER.unpack_from(buf, i)
+    if size != expected and (slots is None or slots < 1):
+        found = geometry_from_entries(win, size, values)
+        if found:
+            slot_num, index_num = found
+            expected = size
     probs = []
     if size != expected:
         probs.append(Problem("bad_file_size", 0, f"an index file of {slot_num} slots is {expected} bytes, this one "
