@@ -10,7 +10,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from wireinspect.catalog import Recognition, all_formats, claims_name, get_format, recognise
+from wireinspect.catalog import NAMED, Recognition, all_formats, claims_name, get_format, recognise
 from wireinspect.errors import InputError
 from wireinspect.formats.base import Format
 from wireinspect.inputs.hexdump import looks_like_hexdump, looks_textual, parse_hexdump
@@ -59,6 +59,8 @@ def maybe_hex(source: Source) -> Source:
     head = source.read(0, SNIFF_BYTES)
     if not looks_textual(head):
         return source
+    if recognise(head, source.path or source.name).confidence >= NAMED:  # name and text agree: a RocketMQ
+        return source  # abort holding its broker's process id ("6025" is also hex)
     dumpish = looks_like_hexdump(head.decode("ascii", "replace"))
     if source.size > HEX_TEXT_MAX:
         if dumpish:

@@ -198,9 +198,10 @@ def test_store_b_abnormal_recovery_truncates_where_rocketmq_did():
     store = by_path[""]
     assert store["reason"].startswith("abnormal")
     assert f"the commit log is valid to offset {reopened['maxPhyOffset']} " in store["reason"]
-    cut = [p for p in plan if p.get("truncateOffset") is not None and "/commitlog/" in p["path"]]
-    assert [p["truncateOffset"] for p in cut] == [reopened["maxPhyOffset"]]
-    assert cut[0]["truncateReason"]["code"] == "crc_mismatch"  # CommitLog.checkMessageAndReturnSize: CRC check failed
+    cut = [p for p in plan if p.get("action") == "truncated" and "/commitlog/" in p["path"]]
+    # CommitLog.checkMessageAndReturnSize: CRC check failed
+    assert len(cut) == 1 and f"offset {reopened['maxPhyOffset']}, the commit log's valid end (crc_mismatch)" \
+        in cut[0]["reason"]
     # the files RocketMQ's load deleted: the preallocated commit-log file and the index file
     for f in reopened["filesDeletedByLoad"]:
         p = by_path[f]
@@ -210,8 +211,8 @@ def test_store_b_abnormal_recovery_truncates_where_rocketmq_did():
         if q["maxOffset"] == 0:
             continue
         f = f"consumequeue/{q['topic']}/{q['queueId']}/00000000000000000000"
-        if f in by_path and "action" in by_path[f]:
-            assert f"from queue offset {q['maxOffset']} " in by_path[f]["reason"]
+        if f in by_path and by_path[f].get("action") == "truncated":
+            assert f"(queue offset {q['maxOffset']}: " in by_path[f]["reason"]
         else:
             units = [u for u in json_lines("dump", "--json", B / f) if u["type"] == "cq_unit"]
             assert units[-1]["queueOffset"] + 1 == q["maxOffset"]
@@ -259,7 +260,8 @@ def test_store_c_damage_in_the_first_file_cuts_where_rocketmq_cut():
     assert plan[""]["reason"].startswith("abnormal")
     assert "from the first file; the commit log is valid to offset 212 " in plan[""]["reason"]
     first = plan["commitlog/00000000000000000000"]
-    assert first["action"] == "truncated" and "at position 212 (offset 212): crc_mismatch" in first["reason"]
+    assert first["action"] == "truncated" and "at position 212 of 65536: offset 212, the commit log's valid end " \
+        "(crc_mismatch)" in first["reason"]
     deleted_logs = [f for f in reopened["filesDeletedByLoad"] if f.startswith("commitlog/")]
     assert len(deleted_logs) == 3
     assert all(plan[f]["action"] == "deleted" for f in deleted_logs)
@@ -270,13 +272,12 @@ def test_store_c_damage_in_the_first_file_cuts_where_rocketmq_cut():
     # TopicTest/0 keeps its first unit (it points at offset 0): RocketMQ's max offset 1
     q = next(q for q in reopened["queues"] if (q["topic"], q["queueId"]) == ("TopicTest", 0))
     assert q["maxOffset"] == 1
-    assert "from queue offset 1 (position 20)" in plan["consumequeue/TopicTest/0/00000000000000000000"]["reason"]
+    assert "at position 20 of 400: the units from position 20 on (queue offset 1: " in \
+        plan["consumequeue/TopicTest/0/00000000000000000000"]["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="storedir's recovery plan names only the first consume-queue file of a "
-                   "queue; ConsumeQueue.truncateDirtyLogicFiles deletes every file whose first unit lies past "
-                   "the commit log's end (reported to the lead: storedir.py belongs to another helper)")
 def test_store_c_consume_queue_files_rocketmq_deleted():
+    """ConsumeQueue.truncateDirtyLogicFiles deletes every file whose first unit lies past the commit log's end."""
     reopened = EXPECTED["store-c"]["reopened"]
     plan = recovery_plan(C)
     for f in reopened["filesDeletedByLoad"]:
@@ -386,4 +387,4 @@ def test_store5b_crash_recovered_where_rocketmq_recovered(tmp_path_factory):
         assert plan[f]["action"] == "deleted" or "destroys it" in plan[f]["reason"], plan[f]
     # no consume-queue unit reached past the torn message: RocketMQ kept every queue whole, and so does the plan
     assert reopened["queues"] == [dict(q) for q in EXPECTED["store-5b"]["written"]["queuesBeforeCrash"]]
-    assert not [p for p, v in plan.items() if p.startswith("consumequeue/") and "action" in v]
+    assert {v["action"] for p, v in plan.items() if p.startswith("consumequeue/")} == {"copied"}

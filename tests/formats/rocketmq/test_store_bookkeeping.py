@@ -382,3 +382,17 @@ def test_real_config_files_are_written_byte_for_byte(name):
     for p in sorted((real_store(name) / "config").iterdir()):
         data = p.read_bytes()
         assert pretty(read_config(data, str(p), len(data)).value).encode() == data, p
+
+
+@pytest.mark.parametrize("pid", [b"6025", b"31337"])
+def test_an_abort_holding_a_process_id_is_not_a_hex_dump_anywhere(tmp_path, pid):
+    """RocketMQ 5's broker writes its process id into ``abort``; digits are also hex text, and outside
+    a store-named directory the name alone is not enough to keep them from being decoded as a hex dump:
+    the name and the content agreeing are."""
+    path = tmp_path / "broker-a" / "abort"
+    path.parent.mkdir()
+    path.write_bytes(pid)
+    r = CliRunner().invoke(cli, ["verify", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "(hex dump)" not in r.output
+    assert f"process id {pid.strip().decode()}" in r.output

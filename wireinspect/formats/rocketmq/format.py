@@ -307,7 +307,12 @@ def _abort_units(source: Source, opts):
 
 
 def _abort_sniff(head: bytes, name: str) -> int:
-    """``abort``, and RocketMQ 5's ``abort.bak`` (:func:`_store_file_sniff`)."""
+    """``abort``, and RocketMQ 5's ``abort.bak`` (:func:`_store_file_sniff`). Outside a store-named directory,
+    the name and the content agreeing (a process id: ASCII digits, as RocketMQ 5's broker writes
+    in it) is 95: a pid such as ``6025`` is also hex text, and is not a hex dump here."""
+    base = _parts(name)[0]
+    if base in ("abort", "abort.bak") and len(head) <= 20 and head.isdigit():
+        return 95
     base, parent = _parts(name)
     if base == "abort.bak":
         return _by_name_abort(head, name[:-4])
