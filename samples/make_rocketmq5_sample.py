@@ -123,6 +123,9 @@ def build() -> dict:
     out.update(compaction())
     ck = struct.pack(">5q", timers[-1][2], timers[-1][2], timers[-1][2], 0, 0)
     out["checkpoint"] = ck + bytes(4096 - len(ck))
+    # RocketMQ 5's clean shutdown leaves abort.bak (MixAll.string2File keeps a .bak of the abort file it
+    # writes at start; shutdown deletes only the abort file): empty, as the 5.1.4 broker left it
+    out["abort.bak"] = b""
     return out
 
 
