@@ -207,7 +207,10 @@ class CommitLogStore:
 
 
 def find_commitlog(path: str | None) -> str | None:
-    """``<store>/commitlog`` for a path ``<store>/consumequeue/<topic>/<queueId>/<file>``."""
+    """``<store>/commitlog`` for a path ``<store>/consumequeue/<topic>/<queueId>/<file>``; in a store in
+    DLedger mode (no ``commitlog``), its one ``dledger-<id>/data``: a message's physical offset is its
+    place in that log (``DLedgerCommitLog``: the entry's position + 48, entries never span files), so
+    its files serve as the commit log's."""
     if not path:
         return None
     p = os.path.abspath(path)
@@ -216,7 +219,14 @@ def find_commitlog(path: str | None) -> str | None:
         return None
     store = p[:m.start() + (1 if p[m.start()] in "/\\" else 0)]
     d = os.path.join(store, "commitlog")
-    return d if os.path.isdir(d) else None
+    if os.path.isdir(d):
+        return d
+    try:
+        logs = [os.path.join(store, n, "data") for n in sorted(os.listdir(store)) if n.startswith("dledger-")]
+    except OSError:
+        return None
+    logs = [x for x in logs if os.path.isdir(x)]
+    return logs[0] if len(logs) == 1 else None
 
 
 def cq_identity(path: str | None):
