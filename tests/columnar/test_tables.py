@@ -446,3 +446,33 @@ def test_record_runs_equal_the_full_walker(tmp_path, kind):
 
     assert fast["records"] == slow["records"] and len(fast["records"]) >= 15
     assert batches(fast["batches"]) == batches(slow["batches"])
+
+
+@pytest.mark.parametrize("deep", [False, True])
+@pytest.mark.parametrize("kind", sorted(_record_run_segments()) + ["clean"])
+def test_the_check_read_with_records_equals_verify(tmp_path, kind, deep):
+    """``problems`` and ``files`` read beside ``records`` (answered from the record runs when they were the
+    whole input, else from a check made after them) equal ``verify``'s (``--deep``'s) report, row for row."""
+    from tests.kafka_bytes import v2_batch
+    from wireinspect.columnar.read import read_tables
+    from wireinspect.formats.options import Options
+    from wireinspect.inputs.open import iter_items
+    from wireinspect.ops.verify import verify_item
+
+    path = tmp_path / "00000000000000000000.log"
+    data = b"".join(v2_batch(i * 5, n=5, codec=i % 5) for i in range(6)) if kind == "clean" \
+        else _record_run_segments()[kind]
+    path.write_bytes(data)
+    opts = Options(deep=deep)
+    (item,) = iter_items([str(path)], None)
+    with item.source:
+        got = [(t, r) for t, r in read_tables(item, {"records": None, "problems": None, "files": None}, None, opts)
+               if t != "records"]
+    (item,) = iter_items([str(path)], None)
+    with item.source:
+        rep = verify_item(item, opts).to_json()
+    want = [("files", F.file_row(rep, rep["path"], None, None))]
+    want += [("problems", F.problem_row(rep["path"], i, p, None, None)) for i, p in enumerate(rep["problems"])]
+    want += [("problems", F.problem_row(rep["path"], i, p, None, None, note=True))
+             for i, p in enumerate(rep.get("notes", ()))]
+    assert sorted(map(repr, got)) == sorted(map(repr, want))
