@@ -854,13 +854,15 @@ def verify(app: App, paths, as_json, deep):
 def recover(app: App, path, out, salvage, dry_run, force, as_json):
     """Keep the valid prefix of a log as the broker would (and with --salvage, the valid entries past
     the damage), written atomically to OUT. The input is never modified, and nothing is written
-    beside it.
+    beside it. A RocketMQ store or DLedger log directory is written as its broker's start would leave
+    it (commit log, consume queues, index and checkpoint together; --salvage does not apply to it).
 
     \b
     Examples:
       wireinspect recover --dry-run samples/damaged/00000000000000000000.log
       wireinspect recover --salvage samples/damaged/00000000000000000000.log -o /tmp/repaired/
       wireinspect recover /var/lib/kafka/data/orders-3 -o /tmp/orders-3/
+      wireinspect recover --dry-run samples/rocketmq/store
     """
     from wireinspect.ops.recover import recover_items
 
