@@ -25,11 +25,11 @@ import json
 import os
 import struct
 
-from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS, decompress
+from wireinspect.codec.compression import DEFAULT_LIMIT, DEFAULT_MAX_RECORDS
 from wireinspect.codec.crc import crc32c
 from wireinspect.formats.kafka.legacy import clean_entry
 from wireinspect.formats.kafka.records import (BATCH_AT, BATCH_HEADER, BATCH_NAMES, CRC_START, RECORD_BATCH_OVERHEAD,
-                                              _skip, header_columns, parse_batch)
+                                              header_columns, parse_batch, record_data, skip_of)
 from wireinspect.formats.kafka.recordtable import OD, R, buffers, read_records
 from wireinspect.formats.kafka.segment import (HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY, MIN_LENGTH, Resync, iter_log,
                                                next_valid)
@@ -86,7 +86,7 @@ class Run(UnitBase):
         caller keeps current between items, as :func:`~.recordtable.buffers` takes it. The run's bytes
         are read once (a run of :func:`fast_check`'s ``run_bytes``: about a window). Raises
         ``OSError`` as :meth:`Source.read`."""
-        skip = _skip(want)
+        skip = skip_of(want)
         base = self.position
         buf = source.read(base, self.length)
         for pos, h in self.heads or ():
@@ -122,15 +122,10 @@ def plain_records(buf, i: int, base: int, h, limit: int = DEFAULT_LIMIT, max_rec
     count = h[_COUNT]
     if attrs & 0x20 or count > max_records:
         return None
-    start, end = i + RECORD_BATCH_OVERHEAD, i + _OVERHEAD + h[_LENGTH]
-    codec = attrs & 7
-    if codec:
-        data, err = decompress(codec, buf[start:end], limit)
-        if err:
-            return None
-        first, stop, dbase = 0, len(data), None
-    else:
-        data, first, stop, dbase = buf, start, end, base
+    data, first, stop, dbase, err = record_data(buf, i + RECORD_BATCH_OVERHEAD, i + _OVERHEAD + h[_LENGTH], base,
+                                                attrs & 7, limit)
+    if err:
+        return None
     t = read_records(data, first, stop, count, max_records)
     n = t.n
     if t.bad or t.capped or n != count or t.end != stop or (n and t.recs[(n - 1) * R + OD] > h[_DELTA]):

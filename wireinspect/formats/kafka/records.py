@@ -348,7 +348,7 @@ class Batch(UnitBase):
         ``headers`` whose columns are built (None: all); the others are ``None``, their bytes not copied.
         ``keySchema``/``valueSchema`` in ``want`` while a Schema Registry is active: ``None`` (the labels
         are the full JSON's); with none active the labels are null and the columns serve."""
-        skip = _skip(want)
+        skip = skip_of(want)
         cols = None if skip is None else self.columns(skip=skip)
         return None if cols is None else (self.header_json(), cols)
 
@@ -356,7 +356,7 @@ class Batch(UnitBase):
         """``(header_json(), buffers)`` of a plain valid batch (:func:`~.recordtable.buffers`: its
         records' columns as Arrow buffers, ``want`` as :meth:`record_columns` takes it), else ``None``
         (then :meth:`record_columns` serves). ``bases``: as :func:`~.recordtable.buffers` takes them."""
-        skip = _skip(want)
+        skip = skip_of(want)
         got = None if skip is None else self.plain_table()
         if got is None:
             return None
@@ -642,7 +642,7 @@ class Batch(UnitBase):
         return recs
 
 
-def _skip(want) -> int | None:
+def skip_of(want) -> int | None:
     """:func:`~.recordtable.split`'s ``skip`` for the column names ``want`` (None: every column), or
     None when the columns cannot serve: Schema Registry labels asked for while a registry is active
     (they are the full JSON's)."""
@@ -799,6 +799,18 @@ def _decode_records(b: Batch) -> None:
                              b.problems, place)
 
 
+def record_data(buf, start: int, end: int, base: int, codec: int, limit: int = DEFAULT_LIMIT):
+    """Where a magic-2 batch's records are, its records area being ``buf[start:end]`` (absolute position
+    ``base + start``): ``(data, first, stop, data_base, err)``, the records in ``data[first:stop]`` and
+    ``data_base`` the absolute position of ``data[0]``: the slice itself, or for ``codec`` 1-4 the bytes
+    decompressed within ``limit`` (``data_base`` None; ``err`` as :func:`~wireinspect.codec.compression.decompress`
+    gives it, else None). Layout: Kafka's ``DefaultRecordBatch`` (the records follow the 61-byte header)."""
+    if codec:
+        data, err = decompress(codec, buf[start:end], limit)
+        return data, 0, len(data), None, err
+    return buf, start, end, base, None
+
+
 def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_records: int = DEFAULT_MAX_RECORDS) -> None:
     """Read the batch's records (decompressed if need be) into ``b.table`` by the one record reader
     (:func:`~.recordtable.read_records`), and their problems and the batch's checks against them
@@ -811,22 +823,17 @@ def _read_record_table(b: Batch, buf, pos: int, base: int, limit: int, max_recor
         return
     problems = b.problems
     cut = False  # the decompressed data stops early: what it cuts short is not news
+    b.data, first, stop, b.data_base, err = record_data(buf, start, end, base, codec, limit)
     if codec:
         b.compressed_length = end - start
-        data, err = decompress(codec, buf[start:end], limit)
         if err:
             problems.append(Problem(err[0], base + start, f"{codec_name(codec)}: {err[1]}"))
             cut = True
-        b.data, b.data_base = data, None
-        first, stop = 0, len(data)
         dpos = base + start
 
         def where(i):  # decompressed bytes have no input position: report the compressed start
             return dpos
     else:
-        b.data, b.data_base = buf, base
-        first, stop = start, end
-
         def where(i):
             return base + i
     count = max(h[12], 0)

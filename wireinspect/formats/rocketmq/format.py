@@ -313,7 +313,6 @@ def _abort_sniff(head: bytes, name: str) -> int:
     base = _parts(name)[0]
     if base in ("abort", "abort.bak") and len(head) <= 20 and head.isdigit():
         return 95
-    base, parent = _parts(name)
     if base == "abort.bak":
         return _by_name_abort(head, name[:-4])
     return _by_name_abort(head, name)
