@@ -391,3 +391,17 @@ def test_text_sidecar_with_a_zero_tail_is_decoded_up_to_its_first_nul(tmp_path):
     d = lines(r.stdout)[0]
     assert [(e["key"], e["value"]) for e in d["entries"]] == [("version", "1")]
     assert {"text_nul", "file_too_large"} <= {q["code"] for q in d["problems"]}
+
+
+def test_recover_partition_writes_the_rebuilt_index_not_the_damaged_one(tmp_path):
+    """A partition's indexes are rebuilt from the recovered segment (LogSegment.recover): a damaged
+    ``.index`` in the input is never what OUT holds (a directory plan's 'rebuilt' was once copied over
+    the rebuilt file)."""
+    src = tmp_path / "orders-0"
+    shutil.copytree(SAMPLES / "partition" / "orders-0", src)
+    index = src / "00000000000000000000.index"
+    good = index.read_bytes()
+    index.write_bytes(b"\xff" * 8)
+    r = CliRunner().invoke(cli, ["recover", str(src), "-o", str(tmp_path / "out") + "/"])
+    assert r.exit_code in (0, 1), r.output
+    assert (tmp_path / "out" / index.name).read_bytes() == good

@@ -371,9 +371,9 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
             continue
         actions[d] = fmt.recover_files(d, names, recovered)
         for n, act, _, *content in actions[d]:
-            if act in WRITTEN_ACTIONS:
-                writes.append((os.path.join(d, n), target_of(os.path.join(d, n)) if writing else None, act,
-                               content[0] if content else None))
+            c = content[0] if content else None
+            if act in WRITTEN_ACTIONS or callable(c):  # (a 3-member "rebuilt": its log's own plan writes it)
+                writes.append((os.path.join(d, n), target_of(os.path.join(d, n)) if writing else None, act, c))
 
     # a log that its directory's plan names (a RocketMQ store's commit-log and consume-queue files: copied, cut,
     # deleted) is written and said by that plan alone
@@ -466,8 +466,9 @@ def recover_items(app, path: str, out: str | None, *, salvage: bool, dry_run: bo
 
 # the actions of a directory's plan (Format.recover_files) that write the file, and those that make the plan the
 # file's only writer (a log among them is not written by its own plan). A plan's 4th member: the bytes to keep
-# (truncated), the new bytes (rewritten), or a callable giving the file's bytes in chunks (a DLedger log's).
-WRITTEN_ACTIONS = frozenset({"copied", "truncated", "rewritten", "rebuilt"})
+# (truncated), the new bytes (rewritten), or a callable giving the file's bytes in chunks (a DLedger log's files,
+# "rebuilt" among them); a Kafka partition's "rebuilt" indexes are written by their segment's own plan.
+WRITTEN_ACTIONS = frozenset({"copied", "truncated", "rewritten"})
 OWNED_ACTIONS = WRITTEN_ACTIONS | {"deleted", "left"}
 
 
