@@ -179,6 +179,7 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
     # runs: a read of records takes clean stretches as runs of batches whose records come as Arrow buffers;
     # the check of the input is then answered by the runs when they were all there was (seen), else made after
     seen: list | None = [] if runs and check else None
+    seen_all = True  # every unit was a run (whose batches read clean, for --deep)
     units = fmt.heads(src, opts) if heads else fmt.record_runs(src, opts) if runs else _units(item, opts, selection)
     cols = None
     if "records" in wants:
@@ -227,6 +228,7 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
         """The rows of a run of clean batches (``Format.record_runs``): a plain batch's records from
         its buffers and its unit columns from the run's headers as columns; any other batch of it
         through :func:`unit_rows`; the ``batches`` rows in order, as chunks of columns."""
+        nonlocal seen_all
         head = _heads_chunk(run, None, src.name, topic, partition)
         unit_of = list(zip(*(head.cols.get(name) or (None,) * head.n for name in _UNIT_INDEXED))) \
             if cols.want_unit else None
@@ -243,12 +245,11 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
                 yield "batches", _chunk_slice(head, only, done, k)
             done = k + 1
             if opts.deep:
-                seen_all[0] = False  # (its records' problems are verify --deep's)
+                seen_all = False  # (its records' problems are verify --deep's)
             yield from unit_rows(got, None)
         if batches is not None and head.n > done:
             yield "batches", _chunk_slice(head, only, done, head.n)
 
-    seen_all = [True]  # every unit was a run (whose batches read clean, for --deep)
     for n, u in enumerate(units):
         if (heads or runs) and getattr(u, "heads", None) is not None:
             if runs:  # a run of clean batches: records from buffers, unit columns from the headers as columns
@@ -259,14 +260,14 @@ def read_tables(item, wants: dict, selection=None, opts: Options | None = None, 
             counters.units_read += u.entries  # a run of clean batches: their headers as columns
             yield "batches", _heads_chunk(u, only, src.name, topic, partition)
             continue
-        seen_all[0] = False
+        seen_all = False
         yield from unit_rows(u, n if capture else None)
     if cols is not None:
         last = cols.take()
         if last is not None:
             yield "records", last
     if seen is not None:  # the check: from the runs when they were the whole input, else a verify of it
-        yield from _check_rows(item, opts, topic, partition, wants, seen if seen_all[0] else None)
+        yield from _check_rows(item, opts, topic, partition, wants, seen if seen_all else None)
 
 
 class _Seen:
